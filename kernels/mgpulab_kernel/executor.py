@@ -1,0 +1,93 @@
+"""Runs one cell's code in the kernel's persistent namespace, like IPython:
+the value of a final expression is shown, tracebacks point at the cell's own
+lines, and the kernel's own frames are hidden from them."""
+from __future__ import annotations
+
+import ast
+import base64
+import linecache
+import os
+import traceback
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Optional
+
+MAX_REPR_CHARS = 1_000_000
+
+
+@dataclass
+class CellError:
+    ename: str
+    evalue: str
+    traceback: list[str]
+
+
+def cell_filename(count: int) -> str:
+    return f"<cell [{count}]>"
+
+
+def register_source(filename: str, code: str) -> None:
+    # linecache lets tracebacks (and pdb, inspect) show the cell's lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+
+
+def run_code(code: str, namespace: dict, filename: str) -> tuple[bool, Any]:
+    """Executes `code`; returns (has_value, value) for a trailing expression."""
+    tree = ast.parse(code, filename=filename, mode="exec")
+    trailing: Optional[ast.Expression] = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        trailing = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running user code is the point
+    if trailing is None:
+        return False, None
+    return True, eval(compile(trailing, filename, "eval"), namespace)  # noqa: S307
+
+
+def mime_bundle(value: Any) -> dict[str, str]:
+    """text/plain always; image/png and text/html when the object offers them."""
+    bundle = {"text/plain": _truncated(_safe_repr(value))}
+    for method, mime, encode in (("_repr_png_", "image/png", True), ("_repr_html_", "text/html", False)):
+        render = getattr(value, method, None)
+        if not callable(render) or isinstance(value, type):
+            continue
+        try:
+            rendered = render()
+        except Exception:  # a broken optional repr must not hide the plain one
+            continue
+        if rendered is None:
+            continue
+        if encode and isinstance(rendered, (bytes, bytearray)):
+            bundle[mime] = base64.b64encode(rendered).decode("ascii")
+        elif isinstance(rendered, str):
+            bundle[mime] = _truncated(rendered)
+    return bundle
+
+
+KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def describe_error(exc: BaseException) -> CellError:
+    tb = _strip_kernel_frames(exc.__traceback__)
+    lines = traceback.format_exception(type(exc), exc, tb)
+    text_lines = "".join(lines).rstrip("\n").split("\n")
+    return CellError(ename=type(exc).__name__, evalue=str(exc), traceback=text_lines)
+
+
+def _strip_kernel_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
+    """Drops the leading frames that belong to the kernel itself (run_code, exec)."""
+    while tb is not None and os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == KERNEL_DIR:
+        tb = tb.tb_next
+    return tb
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # the repr of a user object can raise anything
+        return f"<repr of {type(value).__name__} failed: {exc!r}>"
+
+
+def _truncated(text: str) -> str:
+    if len(text) <= MAX_REPR_CHARS:
+        return text
+    return text[:MAX_REPR_CHARS] + f"\n… ({len(text) - MAX_REPR_CHARS} more characters not shown)"

@@ -1,0 +1,173 @@
+"""The kernel process: reads framed requests from the tty, runs cells in one
+persistent namespace, and reports everything as frames (stdout stays raw).
+
+Threads: a reader thread decodes input lines into a queue; the main thread
+runs cells (signals — Ctrl-C from the tty — are only delivered there).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import faulthandler
+import json
+import os
+import queue
+import shutil
+import signal
+import sys
+import threading
+import time
+from typing import Any, BinaryIO, Optional
+
+from . import environment, executor, protocol, streams
+
+
+class Kernel:
+    def __init__(self, stdin: BinaryIO):
+        self._stdin = stdin
+        self._requests: "queue.Queue[dict]" = queue.Queue()
+        self._namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+        self._count = 0
+        self._current_id = ""
+        self._executing = False
+        self._interrupt_requested = False
+        self._stdout = streams.make_raw_stdout()
+        self._stderr = streams.FramedStream("stderr", lambda: self._current_id, self._flush_stdout)
+
+    # --- set-up -------------------------------------------------------------
+
+    def install(self) -> None:
+        sys.stdout = self._stdout
+        sys.stderr = self._stderr
+        sys.stdin = streams.NoStdin()
+        self._namespace["display"] = self.display
+        signal.signal(signal.SIGINT, self._on_sigint)
+        # Crashes (segfaults) print their Python stack on the raw tty before the
+        # process dies, and Ctrl-\ (SIGQUIT) asks for every thread's stack.
+        faulthandler.enable(file=sys.__stderr__ or 2, all_threads=True)
+        if hasattr(faulthandler, "register"):
+            faulthandler.register(signal.SIGQUIT, file=sys.__stderr__ or 2, all_threads=True, chain=False)
+        threading.Thread(target=self._read_requests, name="mgpulab-reader", daemon=True).start()
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:  # noqa: ARG002
+        # Only user code is interrupted; the kernel's own bookkeeping is never
+        # cut in half. An interrupt that lands between "busy" and the start of
+        # user code is remembered and applied as the code starts.
+        if self._executing:
+            raise KeyboardInterrupt
+        self._interrupt_requested = True
+
+    def _read_requests(self) -> None:
+        for line in iter(self._stdin.readline, b""):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                request = json.loads(base64.b64decode(line, validate=True))
+            except (binascii.Error, ValueError) as exc:
+                self._log("warning", f"ignored a malformed request line ({exc})")
+                continue
+            if isinstance(request, dict):
+                self._requests.put(request)
+        self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
+
+    # --- main loop ----------------------------------------------------------
+
+    def serve(self) -> None:
+        self._emit(environment.hello_message(protocol.PROTOCOL_VERSION))
+        while True:
+            try:
+                request = self._requests.get()
+                kind = request.get("type")
+                if kind == "execute":
+                    self._execute(str(request.get("id", "")), str(request.get("code", "")))
+                elif kind == "ping":
+                    self._emit({"type": "pong", "id": str(request.get("id", ""))})
+                elif kind == "shutdown":
+                    return
+                else:
+                    self._log("warning", f"unknown request type {kind!r}")
+            except KeyboardInterrupt:
+                continue  # an interrupt that raced the end of a cell
+
+    def _execute(self, request_id: str, code: str) -> None:
+        self._count += 1
+        count = self._count
+        self._current_id = request_id
+        self._interrupt_requested = False  # one sent while idle is stale
+        self._emit({"type": "status", "id": request_id, "state": "busy"})
+        filename = executor.cell_filename(count)
+        executor.register_source(filename, code)
+        status = "ok"
+        started = time.perf_counter()
+        try:
+            self._executing = True
+            try:
+                if self._interrupt_requested:
+                    raise KeyboardInterrupt
+                has_value, value = executor.run_code(code, self._namespace, filename)
+            finally:
+                self._executing = False
+            if has_value and value is not None:
+                self._namespace["_"] = value
+                self._emit({"type": "execute_result", "id": request_id, "count": count, "data": executor.mime_bundle(value)})
+        except KeyboardInterrupt as exc:
+            status = "interrupted"
+            self._recover_stdout()
+            self._report_error(request_id, exc)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell must not end the kernel
+            status = "error"
+            self._report_error(request_id, exc)
+        duration_ms = (time.perf_counter() - started) * 1000
+        self._stderr.flush()
+        self._emit({"type": "execute_reply", "id": request_id, "count": count, "status": status, "durationMs": round(duration_ms, 3)})
+        self._emit({"type": "status", "id": request_id, "state": "idle"})
+
+    def _report_error(self, request_id: str, exc: BaseException) -> None:
+        error = executor.describe_error(exc)
+        self._emit({"type": "error", "id": request_id, "ename": error.ename, "evalue": error.evalue, "traceback": error.traceback})
+
+    # --- output -------------------------------------------------------------
+
+    def display(self, *objects: Any) -> None:
+        """`display(obj)` in a cell, as in Jupyter."""
+        for obj in objects:
+            self._emit({"type": "display_data", "id": self._current_id, "data": executor.mime_bundle(obj)})
+
+    def _emit(self, message: dict) -> None:
+        self._flush_stdout()
+        protocol.emit(message)
+
+    def _flush_stdout(self) -> None:
+        try:
+            self._stdout.flush()
+        except (OSError, ValueError, RuntimeError):
+            self._recover_stdout()
+
+    def _recover_stdout(self) -> None:
+        # An interrupt can land inside a write to the tty and leave the buffered
+        # writer half-flushed ("reentrant call"): start a fresh one.
+        self._stdout = streams.make_raw_stdout()
+        sys.stdout = self._stdout
+
+    def _log(self, level: str, message: str) -> None:
+        protocol.emit({"type": "kernel_log", "level": level, "message": message})
+
+
+def main(boot: dict, bundle_root: Optional[str] = None) -> None:
+    protocol.configure(boot["nonce"])
+    if bundle_root:
+        # Rank processes and subprocesses started from cells import the same package.
+        os.environ["PYTHONPATH"] = bundle_root + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+    kernel = Kernel(sys.stdin.buffer)
+    kernel.install()
+    try:
+        kernel.serve()
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        if bundle_root:
+            shutil.rmtree(bundle_root, ignore_errors=True)
+        os._exit(0)

@@ -1,0 +1,75 @@
+"""The kernel side of the wire protocol (TypeScript twin: server/protocol/kernel-messages.ts).
+
+Output frames are ``ESC ] mgl ; <nonce> ; <ASCII JSON> BEL`` written with a
+single ``os.write`` so that frames from several processes sharing the tty (DDP
+ranks) never interleave mid-frame. JSON is dumped with ``ensure_ascii`` so a
+frame holds no control byte that could end it early and no multi-byte UTF-8.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any, Callable, Optional
+
+FRAME_PREFIX = b"\x1b]mgl;"
+FRAME_END = b"\x07"
+BOOT_READY_MARKER = b"\x1b]mgl-boot;ready\x07"
+PROTOCOL_VERSION = 1
+
+_nonce: Optional[str] = None
+_fd = 1
+_sink: Optional[Callable[[dict], None]] = None
+_write_lock = threading.Lock()
+
+
+def configure(nonce: str, fd: int = 1) -> None:
+    """Set the frame nonce for this process (the kernel at boot; a rank process at start)."""
+    global _nonce, _fd
+    if len(nonce) != 32 or any(c not in "0123456789abcdef" for c in nonce):
+        raise ValueError("nonce must be 32 lowercase hex characters")
+    _nonce, _fd = nonce, fd
+
+
+def current_nonce() -> Optional[str]:
+    """The nonce, so a launcher can hand it to the rank processes it starts."""
+    return _nonce
+
+
+def set_sink(sink: Optional[Callable[[dict], None]]) -> None:
+    """Capture messages in-process instead of writing frames (tests, plain Python)."""
+    global _sink
+    _sink = sink
+
+
+def encode_frame(message: dict, nonce: str) -> bytes:
+    body = json.dumps(message, ensure_ascii=True, allow_nan=False, default=_json_default)
+    return FRAME_PREFIX + nonce.encode("ascii") + b";" + body.encode("ascii") + FRAME_END
+
+
+def emit(message: dict) -> None:
+    """Send one message to the server. Outside a kernel with no sink, it is dropped."""
+    if _sink is not None:
+        _sink(message)
+        return
+    if _nonce is None:
+        return
+    frame = encode_frame(message, _nonce)
+    with _write_lock:
+        _write_all(frame)
+
+
+def _write_all(data: bytes) -> None:
+    # A frame is one os.write; a pty accepts a short write only under pressure,
+    # and then the remainder follows before any other write from this process.
+    view = memoryview(data)
+    while view:
+        written = os.write(_fd, view)
+        view = view[written:]
+
+
+def _json_default(value: Any) -> Any:
+    # numpy / torch scalars and the like
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)

@@ -1,0 +1,81 @@
+/**
+ * Streams arrive in thousands of small chunks; viewers get them merged, a few
+ * dozen times a second, with discrete events always after the text that
+ * preceded them. Tail snapshots (flooding cells) go out at a slower cadence.
+ */
+import type { NotebookEvent } from "../protocol/socket-api";
+import type { StreamName, StreamSegment } from "./output-recorder";
+
+export interface CoalescerOptions {
+  appendIntervalMs: number;
+  tailIntervalMs: number;
+}
+
+export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tailIntervalMs: 250 };
+
+export interface TailSource {
+  tailOf(cellId: string): { elided: number; segments: StreamSegment[] } | null;
+}
+
+export class EventCoalescer {
+  private appends: Array<{ cellId: string; name: StreamName; text: string }> = [];
+  private dirtyTails = new Set<string>();
+  private appendTimer: NodeJS.Timeout | null = null;
+  private tailTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly send: (event: NotebookEvent) => void,
+    private readonly tails: TailSource,
+    private readonly options: CoalescerOptions = DEFAULT_COALESCING,
+  ) {}
+
+  append(cellId: string, name: StreamName, text: string): void {
+    const last = this.appends[this.appends.length - 1];
+    if (last && last.cellId === cellId && last.name === name) last.text += text;
+    else this.appends.push({ cellId, name, text });
+    this.appendTimer ??= setTimeout(() => this.flushAppends(), this.options.appendIntervalMs);
+  }
+
+  tailChanged(cellId: string): void {
+    this.dirtyTails.add(cellId);
+    this.tailTimer ??= setTimeout(() => this.flushTails(), this.options.tailIntervalMs);
+  }
+
+  /** A discrete event: everything pending goes first so order is preserved. */
+  emit(event: NotebookEvent): void {
+    this.flush();
+    this.send(event);
+  }
+
+  flush(): void {
+    this.flushAppends();
+    this.flushTails();
+  }
+
+  dispose(): void {
+    if (this.appendTimer) clearTimeout(this.appendTimer);
+    if (this.tailTimer) clearTimeout(this.tailTimer);
+    this.appendTimer = this.tailTimer = null;
+    this.appends = [];
+    this.dirtyTails.clear();
+  }
+
+  private flushAppends(): void {
+    if (this.appendTimer) clearTimeout(this.appendTimer);
+    this.appendTimer = null;
+    const pending = this.appends;
+    this.appends = [];
+    for (const { cellId, name, text } of pending) this.send({ type: "cell-stream", cellId, name, text });
+  }
+
+  private flushTails(): void {
+    if (this.tailTimer) clearTimeout(this.tailTimer);
+    this.tailTimer = null;
+    const dirty = [...this.dirtyTails];
+    this.dirtyTails.clear();
+    for (const cellId of dirty) {
+      const tail = this.tails.tailOf(cellId);
+      if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments });
+    }
+  }
+}

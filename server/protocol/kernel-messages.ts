@@ -1,0 +1,90 @@
+/**
+ * The kernel wire protocol: what travels between the server and a Python
+ * kernel over the PTY. The Python side is `kernels/mgpulab_kernel/protocol.py`;
+ * both are pinned by `kernels/protocol/fixtures.json`, parsed by both test suites.
+ *
+ * Output (kernel → server): one frame per message, written with one os.write:
+ *   ESC ] m g l ; <32 hex nonce> ; <ASCII-only JSON> BEL
+ * Bytes outside frames are the running cell's raw console output.
+ *
+ * Input (server → kernel): one line per message, base64(JSON) + "\n". Base64
+ * has no control characters, so the tty (ISIG kept for Ctrl-C) never sees an
+ * INTR/QUIT/EOF byte inside a message. Interrupt is the single byte 0x03.
+ */
+import { z } from "zod";
+
+export const FRAME_PREFIX = "\x1b]mgl;";
+export const FRAME_END = "\x07";
+export const BOOT_READY_MARKER = "\x1b]mgl-boot;ready\x07";
+export const NONCE_HEX_LENGTH = 32;
+export const KERNEL_PROTOCOL_VERSION = 1;
+export const INTERRUPT_BYTE = "\x03";
+/** Ask every process on the kernel's tty for its Python stacks (faulthandler on SIGQUIT). */
+export const DUMP_STACKS_BYTE = "\x1c";
+
+const mimeBundle = z.record(z.string(), z.string());
+
+export const kernelMessageSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("hello"),
+    protocol: z.number().int(),
+    pid: z.number().int(),
+    hostname: z.string(),
+    python: z.string(),
+    executable: z.string(),
+    torch: z.string().nullable(),
+    cudaDevices: z.number().int().nonnegative(),
+  }),
+  z.object({ type: z.literal("status"), id: z.string(), state: z.enum(["busy", "idle"]) }),
+  z.object({ type: z.literal("stream"), id: z.string(), name: z.enum(["stdout", "stderr"]), text: z.string() }),
+  z.object({ type: z.literal("execute_result"), id: z.string(), count: z.number().int(), data: mimeBundle }),
+  z.object({ type: z.literal("display_data"), id: z.string(), data: mimeBundle }),
+  z.object({
+    type: z.literal("error"),
+    id: z.string(),
+    ename: z.string(),
+    evalue: z.string(),
+    traceback: z.array(z.string()),
+  }),
+  z.object({
+    type: z.literal("execute_reply"),
+    id: z.string(),
+    count: z.number().int(),
+    status: z.enum(["ok", "error", "interrupted"]),
+    durationMs: z.number().nonnegative(),
+  }),
+  z.object({ type: z.literal("pong"), id: z.string() }),
+  /** A metric point from the experiment toolkit (kernel or a rank process). */
+  z.object({
+    type: z.literal("metric"),
+    runId: z.string().optional(),
+    rank: z.number().int().nonnegative(),
+    step: z.number().int().nonnegative(),
+    /** Non-finite values (a NaN loss) travel as null. */
+    values: z.record(z.string(), z.number().nullable()),
+  }),
+  z.object({ type: z.literal("kernel_log"), level: z.enum(["info", "warning", "error"]), message: z.string() }),
+]);
+
+export type KernelMessage = z.infer<typeof kernelMessageSchema>;
+export type KernelMessageType = KernelMessage["type"];
+export type KernelMessageOf<T extends KernelMessageType> = Extract<KernelMessage, { type: T }>;
+
+export const kernelRequestSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("execute"), id: z.string(), code: z.string() }),
+  z.object({ type: z.literal("ping"), id: z.string() }),
+  z.object({ type: z.literal("shutdown") }),
+]);
+export type KernelRequest = z.infer<typeof kernelRequestSchema>;
+
+/** The first line the bootstrap reads: the nonce and the kernel package's sources. */
+export interface BootPayload {
+  nonce: string;
+  protocol: number;
+  modules: Record<string, string>;
+  entry: string;
+}
+
+export function encodeKernelInput(message: KernelRequest | BootPayload): string {
+  return Buffer.from(JSON.stringify(message), "utf8").toString("base64") + "\n";
+}

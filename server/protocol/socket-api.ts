@@ -1,0 +1,68 @@
+/**
+ * The browser ↔ server protocol over socket.io. One command event with an
+ * acknowledgement, one event stream; both are tagged unions so a new message
+ * breaks the build until both ends handle it. Incoming commands are validated
+ * with `notebookCommandSchema` before anything acts on them.
+ */
+import { z } from "zod";
+import type { Cell, CellOutput, CellRunState, KernelStatus, NotebookDocument } from "./notebook-model";
+
+/** Limits enforced on the wire, stated once. */
+export const MAX_SOURCE_CHARS = 1_000_000;
+export const MAX_ID_CHARS = 64;
+
+const id = z.string().min(1).max(MAX_ID_CHARS).regex(/^[A-Za-z0-9_-]+$/, "ids are letters, digits, _ and -");
+const cellKind = z.enum(["code", "markdown"]);
+const source = z.string().max(MAX_SOURCE_CHARS, `a cell holds at most ${MAX_SOURCE_CHARS} characters`);
+
+export const notebookCommandSchema = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("open"), notebookId: id }),
+  z.object({
+    op: z.literal("insert-cell"),
+    notebookId: id,
+    index: z.number().int().nonnegative(),
+    cell: z.object({ id, kind: cellKind, source }),
+  }),
+  z.object({ op: z.literal("delete-cell"), notebookId: id, cellId: id }),
+  z.object({ op: z.literal("move-cell"), notebookId: id, cellId: id, toIndex: z.number().int().nonnegative() }),
+  z.object({ op: z.literal("set-source"), notebookId: id, cellId: id, source }),
+  z.object({ op: z.literal("set-kind"), notebookId: id, cellId: id, kind: cellKind }),
+  /** `source` is sent with the request so a run always uses what the user sees. */
+  z.object({ op: z.literal("execute"), notebookId: id, cellIds: z.array(id).min(1).max(10_000), sources: z.record(z.string(), source) }),
+  z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
+  z.object({ op: z.literal("interrupt"), notebookId: id }),
+  z.object({ op: z.literal("restart"), notebookId: id }),
+  z.object({ op: z.literal("shutdown"), notebookId: id }),
+]);
+
+export type NotebookCommand = z.infer<typeof notebookCommandSchema>;
+export type NotebookCommandOp = NotebookCommand["op"];
+
+export type CommandAck =
+  | { ok: true; notebook?: NotebookDocument }
+  | { ok: false; error: string };
+
+/** Everything the server tells a viewer of a notebook, in order. */
+export type NotebookEvent =
+  | { type: "cell-inserted"; index: number; cell: Cell }
+  | { type: "cell-deleted"; cellId: string }
+  | { type: "cell-moved"; cellId: string; toIndex: number }
+  | { type: "cell-source"; cellId: string; source: string; by: string }
+  | { type: "cell-kind"; cellId: string; kind: Cell["kind"] }
+  | { type: "cell-run-state"; cellId: string; runState: CellRunState; executionCount: number | null }
+  | { type: "cell-outputs-cleared"; cellId: string }
+  | { type: "cell-output"; cellId: string; output: CellOutput }
+  /** Append to the last stream output of that name (or start one). */
+  | { type: "cell-stream"; cellId: string; name: "stdout" | "stderr"; text: string }
+  /** Output went past the head budget: replace everything after the head with this tail. */
+  | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }> }
+  | { type: "cell-finished"; cellId: string; status: NonNullable<Cell["lastRun"]>["status"]; durationMs: number }
+  | { type: "kernel-status"; status: KernelStatus };
+
+export interface ServerToClientEvents {
+  "notebook:event": (notebookId: string, event: NotebookEvent) => void;
+}
+
+export interface ClientToServerEvents {
+  "notebook:command": (command: unknown, ack: (reply: CommandAck) => void) => void;
+}
