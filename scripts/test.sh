@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: typecheck, unit, Python, integration (real PTY,
+# real python3 and torch), then end-to-end in Debian's chromium.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+set -e
+ensure_debian_packages python3 python3-torch python3-pytest chromium
+ensure_node_modules
+set +e
+
+passed=0
+failed=0
+failures=()
+log=$(mktemp)
+
+count_node() { # reads node --test's closing lines
+  local p f
+  p=$(grep -E '^ℹ pass [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  f=$(grep -E '^ℹ fail [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+count_pytest() {
+  local line p f e
+  line=$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | awk '{print $1}')
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | awk '{print $1}')
+  e=$(grep -oE '[0-9]+ error' <<<"$line" | awk '{print $1}')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
+}
+step() { # step NAME COUNTER COMMAND...
+  local name=$1 counter=$2
+  shift 2
+  say "── $name"
+  "$@" 2>&1 | tee "$log"
+  local status=${PIPESTATUS[0]}
+  [ "$counter" != none ] && "$counter"
+  if [ "$status" != 0 ]; then
+    failures+=("$name")
+    # a step that failed without counting a failing test still fails the run
+    [ "$counter" = none ] || grep -qE '^ℹ fail [1-9]|[0-9]+ failed|[0-9]+ error' "$log" || failed=$((failed + 1))
+  fi
+}
+
+step "typecheck" none npx tsc --noEmit -p tsconfig.json
+step "unit tests" count_node npm run --silent test:unit
+step "python tests" count_pytest npm run --silent test:python
+step "integration tests" count_node npm run --silent test:integration
+step "web build" none ensure_next_build
+step "end-to-end tests" count_node npm run --silent test:e2e
+rm -f "$log"
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  say "failed steps: ${failures[*]}"
+  [ "$failed" -eq 0 ] && failed=${#failures[@]}
+fi
+echo "tests: $passed passed, $failed failed"
+[ ${#failures[@]} -eq 0 ]

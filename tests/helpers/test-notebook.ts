@@ -1,0 +1,72 @@
+/**
+ * A notebook runtime over a real kernel, with the events its viewers would
+ * receive, and waits keyed on those events.
+ */
+import { localHost } from "../../server/kernel/kernel-host";
+import { NotebookHub } from "../../server/notebook/notebook-hub";
+import type { OutputBudget } from "../../server/notebook/output-recorder";
+import type { NotebookRuntime } from "../../server/notebook/notebook-runtime";
+import type { NotebookEvent } from "../../server/protocol/socket-api";
+
+type Waiter = { test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void };
+
+export class TestNotebook {
+  readonly runtime: NotebookRuntime;
+  private readonly hub: NotebookHub;
+  private readonly waiters: Waiter[] = [];
+  private readonly observers: Array<(event: NotebookEvent) => void> = [];
+  private counter = 0;
+
+  constructor(options: { outputBudget?: OutputBudget } = {}) {
+    this.hub = new NotebookHub({
+      host: () => localHost(),
+      outputBudget: options.outputBudget,
+      broadcast: (_id, event) => this.receive(event),
+    });
+    this.runtime = this.hub.open(`test-${process.pid}`);
+  }
+
+  get notebookId(): string {
+    return this.runtime.doc.id;
+  }
+
+  /** Sees every event without keeping it (flood tests). */
+  observe(observer: (event: NotebookEvent) => void): void {
+    this.observers.push(observer);
+  }
+
+  waitFor(test: (event: NotebookEvent) => boolean): Promise<NotebookEvent> {
+    return new Promise((wake) => this.waiters.push({ test, wake }));
+  }
+
+  async addCell(source: string): Promise<string> {
+    const cellId = `c${++this.counter}`;
+    await this.runtime.handle({ op: "insert-cell", notebookId: this.notebookId, index: this.runtime.doc.cells.length, cell: { id: cellId, kind: "code", source } }, "test");
+    return cellId;
+  }
+
+  /** Runs a cell and resolves with its cell-finished event. */
+  async run(cellId: string): Promise<Extract<NotebookEvent, { type: "cell-finished" }>> {
+    const finished = this.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    await this.runtime.handle({ op: "execute", notebookId: this.notebookId, cellIds: [cellId], sources: {} }, "test");
+    return (await finished) as Extract<NotebookEvent, { type: "cell-finished" }>;
+  }
+
+  cell(cellId: string) {
+    const cell = this.runtime.doc.cells.find((candidate) => candidate.id === cellId);
+    if (!cell) throw new Error(`no cell ${cellId}`);
+    return cell;
+  }
+
+  async close(): Promise<void> {
+    await this.hub.shutdownAll();
+  }
+
+  private receive(event: NotebookEvent): void {
+    for (const observer of this.observers) observer(event);
+    for (const waiter of this.waiters.splice(0)) {
+      if (waiter.test(event)) waiter.wake(event);
+      else this.waiters.push(waiter);
+    }
+  }
+}
