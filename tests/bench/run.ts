@@ -1,0 +1,115 @@
+/**
+ * Benchmark: this lab's kernel path against Jupyter (ipykernel + jupyter_client)
+ * on the same machine in the same run. Prints a Markdown table and writes
+ * the figures to tests/bench/results.json. Not a test: nothing here asserts.
+ *
+ *   npm run bench [-- --rounds 500 --megabytes 50]
+ */
+import { spawnSync } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { localHost } from "../../server/kernel/kernel-host";
+import { chooseInterpreter } from "../../server/kernel/python-interpreter";
+import { TestKernel } from "../helpers/test-kernel";
+
+interface Figures {
+  startMs: number;
+  roundTripMedianMs: number;
+  roundTripP99Ms: number;
+  throughputMBps: number;
+  bytesReceived: number;
+}
+
+function option(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : Number(process.argv[at + 1]);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function measureLab(rounds: number, megabytes: number): Promise<Figures> {
+  localHost(); // resolve the interpreter before timing starts, as the server does at boot
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const begin = performance.now();
+    const kernel = await TestKernel.start();
+    const first = await kernel.run("1");
+    if (first.result !== "1") throw new Error("lab kernel gave a wrong first result");
+    starts.push(performance.now() - begin);
+    await kernel.close();
+  }
+
+  const kernel = await TestKernel.start();
+  for (let i = 0; i < 20; i++) await kernel.run("1");
+  const latencies: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const begin = performance.now();
+    await kernel.run("1");
+    latencies.push(performance.now() - begin);
+  }
+  latencies.sort((a, b) => a - b);
+
+  // Count bytes as they arrive, as a viewer would, instead of keeping 50 MB.
+  const begin = performance.now();
+  const received = await new Promise<number>((resolve) => {
+    let bytes = 0;
+    kernel.session.execute(`import sys\nline = 'x' * 999 + '\\n'\nfor _ in range(${megabytes * 1000}):\n    sys.stdout.write(line)\nsys.stdout.flush()`, {
+      started: () => undefined,
+      console: (text) => {
+        bytes += Buffer.byteLength(text, "utf8");
+      },
+      output: () => undefined,
+      finished: () => resolve(bytes),
+    });
+  });
+  const seconds = (performance.now() - begin) / 1000;
+  await kernel.close();
+  return {
+    startMs: median(starts),
+    roundTripMedianMs: median(latencies),
+    roundTripP99Ms: latencies[Math.ceil(latencies.length * 0.99) - 1]!,
+    throughputMBps: received / 1e6 / seconds,
+    bytesReceived: received,
+  };
+}
+
+function measureJupyter(rounds: number, megabytes: number): Figures {
+  const python = chooseInterpreter().executable;
+  const run = spawnSync(python, [path.join(__dirname, "jupyter_bench.py"), String(rounds), String(megabytes)], { encoding: "utf8", maxBuffer: 1 << 20 });
+  if (run.status !== 0) throw new Error(`Jupyter benchmark failed (is python3-ipykernel installed?):\n${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as Figures;
+}
+
+async function main(): Promise<void> {
+  const rounds = option("rounds", 500);
+  const megabytes = option("megabytes", 50);
+  const lab = await measureLab(rounds, megabytes);
+  const jupyter = measureJupyter(rounds, megabytes);
+  const rows: Array<[string, keyof Figures, "lower" | "higher", string]> = [
+    ["kernel start to first result", "startMs", "lower", "ms"],
+    [`trivial cell round trip, median of ${rounds}`, "roundTripMedianMs", "lower", "ms"],
+    [`trivial cell round trip, p99 of ${rounds}`, "roundTripP99Ms", "lower", "ms"],
+    [`output throughput, ${megabytes} MB printed`, "throughputMBps", "higher", "MB/s"],
+  ];
+  const lines = [
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${chooseInterpreter().executable}`,
+    "",
+    "| measurement | Multi-GPU Lab | Jupyter | lab is |",
+    "| --- | ---: | ---: | --- |",
+    ...rows.map(([label, key, better, unit]) => {
+      const ratio = better === "lower" ? jupyter[key] / lab[key] : lab[key] / jupyter[key];
+      return `| ${label} | ${lab[key].toFixed(2)} ${unit} | ${jupyter[key].toFixed(2)} ${unit} | ${ratio.toFixed(1)}× ${ratio >= 1 ? "faster" : "slower"} |`;
+    }),
+  ];
+  console.log(lines.join("\n"));
+  writeFileSync(path.join(__dirname, "results.json"), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, lab, jupyter }, null, 2));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
