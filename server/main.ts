@@ -11,7 +11,7 @@ import { localHost } from "./kernel/kernel-host";
 import { createLogger } from "./logger";
 import { NotebookHub } from "./notebook/notebook-hub";
 import type { ClientToServerEvents, ServerToClientEvents } from "./protocol/socket-api";
-import { attachNotebookSocket, roomOf } from "./socket/notebook-socket";
+import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "./socket/notebook-socket";
 
 async function main(): Promise<void> {
   const log = createLogger();
@@ -24,10 +24,7 @@ async function main(): Promise<void> {
   const handle = app.getRequestHandler();
 
   const httpServer = createServer((req, res) => void handle(req, res));
-  const io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, {
-    maxHttpBufferSize: 4 * 1024 * 1024,
-    pingTimeout: 20_000,
-  });
+  const io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
   const hub = new NotebookHub({
     host: () => host,
     broadcast: (notebookId, event) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event),

@@ -11,6 +11,9 @@ import type { Logger } from "../logger";
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
+/** Room for a source of MAX_SOURCE_CHARS characters in a command; shared by the server and its tests. */
+export const SOCKET_SERVER_OPTIONS = { maxHttpBufferSize: 4 * 1024 * 1024, pingTimeout: 20_000 } as const;
+
 export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;
 }

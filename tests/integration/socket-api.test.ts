@@ -1,0 +1,91 @@
+/** The socket.io edge with real kernels: commands, events to every viewer, and clear errors for bad input. */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { MAX_SOURCE_CHARS } from "../../server/protocol/socket-api";
+import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+
+const LIMIT = { timeout: 60_000 };
+
+describe("socket API", () => {
+  let harness: SocketHarness;
+  let alice: TestClient;
+  let bob: TestClient;
+  before(async () => {
+    harness = await SocketHarness.start();
+    alice = await harness.client();
+    bob = await harness.client();
+  });
+  after(async () => {
+    alice.close();
+    bob.close();
+    await harness.close();
+  });
+
+  it("opens a notebook with a snapshot and runs a cell, streaming to every viewer", LIMIT, async () => {
+    const opened = await alice.send({ op: "open", notebookId: "nb1" });
+    assert.ok(opened.ok && opened.notebook);
+    assert.equal(opened.notebook.cells.length, 1);
+    await bob.send({ op: "open", notebookId: "nb1" });
+
+    const insert = await alice.send({ op: "insert-cell", notebookId: "nb1", index: 1, cell: { id: "c2", kind: "code", source: "" } });
+    assert.deepEqual(insert, { ok: true });
+    const ran = await alice.send({ op: "execute", notebookId: "nb1", cellIds: ["c2"], sources: { c2: "print('hello')\n6 * 7" } });
+    assert.deepEqual(ran, { ok: true });
+
+    for (const viewer of [alice, bob]) {
+      const finished = await viewer.waitFor((event) => event.type === "cell-finished" && event.cellId === "c2");
+      assert.equal(finished.type === "cell-finished" && finished.status, "ok");
+      const streamed = viewer.events.filter((event) => event.type === "cell-stream" && event.cellId === "c2").map((event) => (event.type === "cell-stream" ? event.text : "")).join("");
+      assert.equal(streamed, "hello\n");
+      assert.ok(viewer.events.some((event) => event.type === "cell-output" && event.output.kind === "result" && event.output.data["text/plain"] === "42"));
+      assert.ok(viewer.events.some((event) => event.type === "cell-source" && event.cellId === "c2"));
+    }
+  });
+
+  it("gives a late viewer the outputs so far in its snapshot", LIMIT, async () => {
+    const carol = await harness.client();
+    try {
+      const opened = await carol.send({ op: "open", notebookId: "nb1" });
+      assert.ok(opened.ok && opened.notebook);
+      const cell = opened.notebook.cells.find((candidate) => candidate.id === "c2");
+      assert.equal(cell?.source, "print('hello')\n6 * 7");
+      assert.deepEqual(cell?.outputs.map((output) => output.kind), ["stream", "result"]);
+      assert.ok(cell?.executionCount);
+    } finally {
+      carol.close();
+    }
+  });
+
+  const badCommands: Array<[string, unknown, RegExp]> = [
+    ["not an object", "hello", /invalid command/],
+    ["an unknown op", { op: "format-disk", notebookId: "nb1" }, /invalid command/],
+    ["a hostile notebook id", { op: "open", notebookId: "../../etc/passwd" }, /notebookId: ids are letters/],
+    ["a negative index", { op: "insert-cell", notebookId: "nb1", index: -1, cell: { id: "x", kind: "code", source: "" } }, /index/],
+    ["a source over the limit", { op: "set-source", notebookId: "nb1", cellId: "c2", source: "x".repeat(MAX_SOURCE_CHARS + 1) }, /at most/],
+    ["a wrong kind", { op: "set-kind", notebookId: "nb1", cellId: "c2", kind: "sql" }, /kind/],
+    ["a cell that does not exist", { op: "delete-cell", notebookId: "nb1", cellId: "nope" }, /no cell nope/],
+    ["a duplicate cell id", { op: "insert-cell", notebookId: "nb1", index: 0, cell: { id: "c2", kind: "code", source: "" } }, /already exists/],
+    ["a notebook not opened", { op: "execute", notebookId: "other", cellIds: ["c1"], sources: {} }, /open notebook other before/],
+  ];
+  for (const [name, command, message] of badCommands) {
+    it(`rejects ${name} with a clear error and changes nothing`, LIMIT, async () => {
+      const before = (await alice.send({ op: "open", notebookId: "nb1" }));
+      const reply = await alice.send(command);
+      assert.equal(reply.ok, false);
+      assert.match(reply.ok ? "" : reply.error, message);
+      const afterwards = await alice.send({ op: "open", notebookId: "nb1" });
+      assert.deepEqual(afterwards.ok && afterwards.notebook?.cells, before.ok && before.notebook?.cells);
+    });
+  }
+
+  it("refuses to run a cell that is already running, and interrupts it", LIMIT, async () => {
+    await alice.send({ op: "insert-cell", notebookId: "nb1", index: 0, cell: { id: "loop", kind: "code", source: "print('go', flush=True)\nwhile True: pass" } });
+    await alice.send({ op: "execute", notebookId: "nb1", cellIds: ["loop"], sources: {} });
+    await alice.waitFor((event) => event.type === "cell-stream" && event.cellId === "loop");
+    const again = await alice.send({ op: "execute", notebookId: "nb1", cellIds: ["loop"], sources: {} });
+    assert.equal(again.ok, false);
+    await bob.send({ op: "interrupt", notebookId: "nb1" });
+    const finished = await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === "loop");
+    assert.equal(finished.type === "cell-finished" && finished.status, "interrupted");
+  });
+});
