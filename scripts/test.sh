@@ -43,6 +43,7 @@ step() { # step NAME COUNTER COMMAND...
 }
 
 step "typecheck" none npx tsc --noEmit -p tsconfig.json
+step "lint" none npm run --silent lint
 step "unit tests" count_node npm run --silent test:unit
 step "python tests" count_pytest npm run --silent test:python
 step "integration tests" count_node npm run --silent test:integration

@@ -43,8 +43,9 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, "shutting down: stopping kernels");
     await hub.shutdownAll();
-    io.close();
-    httpServer.close();
+    await new Promise<void>((resolve) => {
+      void io.close(() => resolve());
+    });
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

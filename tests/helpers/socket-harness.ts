@@ -46,7 +46,9 @@ export class SocketHarness {
 
   async close(): Promise<void> {
     await this.hub.shutdownAll();
-    await new Promise<void>((resolve) => this.io.close(() => resolve()));
+    await new Promise<void>((resolve) => {
+      void this.io.close(() => resolve());
+    });
     this.http.closeAllConnections();
   }
 }
