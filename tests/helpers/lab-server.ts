@@ -1,0 +1,52 @@
+/**
+ * Runs the real lab server (server/main.ts, production Next build) as a child
+ * process on a free port, and waits for its "listening" log line.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { createInterface } from "node:readline";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+
+export class LabServer {
+  private constructor(readonly url: string, private readonly child: ChildProcess, readonly logs: string[]) {}
+
+  static async start(env: Record<string, string> = {}, limitMs = 60_000): Promise<LabServer> {
+    const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const logs: string[] = [];
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start in ${limitMs} ms:\n${logs.join("\n")}`)), limitMs);
+      createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
+      createInterface({ input: child.stdout! }).on("line", (line) => {
+        logs.push(line);
+        if (!line.includes('"listening"')) return;
+        const parsed = JSON.parse(line) as { url?: string };
+        if (parsed.url) {
+          clearTimeout(timer);
+          resolve(parsed.url);
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code}:\n${logs.join("\n")}`));
+      });
+    });
+    return new LabServer(url, child, logs);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Stops the server the way an operator would (SIGTERM), or abruptly (SIGKILL). */
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    this.child.kill(signal);
+    await exited;
+  }
+}
