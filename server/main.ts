@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
   const hub = new NotebookHub({
     host: () => host,
-    broadcast: (notebookId, event) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event),
+    broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: (level, message) => log[level === "warning" ? "warn" : level](message),
   });
   attachNotebookSocket(io, hub, log);

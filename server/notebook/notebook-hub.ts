@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 
 export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log"> {
   host: () => KernelHost;
-  broadcast: (notebookId: string, event: NotebookEvent) => void;
+  broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
 }
 
 export class NotebookHub {
@@ -33,7 +33,7 @@ export class NotebookHub {
         outputBudget: this.options.outputBudget,
         coalescing: this.options.coalescing,
         log: this.options.log,
-        broadcast: (event) => this.options.broadcast(notebookId, event),
+        broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),
       });
       this.runtimes.set(notebookId, runtime);
     }

@@ -5,16 +5,17 @@
  * throws a CommandError.
  */
 import type { Cell, CellOutput, NotebookDocument } from "../protocol/notebook-model";
-import type { NotebookCommand, NotebookEvent } from "../protocol/socket-api";
+import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../protocol/socket-api";
 import type { KernelHost } from "../kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionSink } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
+import { EventJournal } from "./event-journal";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
-  broadcast: (event: NotebookEvent) => void;
+  broadcast: (event: NotebookEvent, seq: number) => void;
   outputBudget?: OutputBudget;
   coalescing?: CoalescerOptions;
   log?: (level: "info" | "warning" | "error", message: string) => void;
@@ -24,9 +25,10 @@ export class NotebookRuntime {
   readonly kernel: KernelSession;
   private readonly recorders = new Map<string, OutputRecorder>();
   private readonly coalescer: EventCoalescer;
+  private readonly journal = new EventJournal();
 
   constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
-    this.coalescer = new EventCoalescer(options.broadcast, {
+    this.coalescer = new EventCoalescer((event) => options.broadcast(event, this.journal.record(event)), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);
         return recorder ? { elided: recorder.elided, segments: recorder.tailSegments() } : null;
@@ -43,6 +45,14 @@ export class NotebookRuntime {
   snapshot(): NotebookDocument {
     this.coalescer.flush();
     return structuredClone(this.doc);
+  }
+
+  /** What a joining viewer needs: the events it missed since `resume` if we still have them, else a snapshot. */
+  join(resume?: JournalPosition): Extract<CommandAck, { ok: true }> {
+    this.coalescer.flush();
+    const missed = resume ? this.journal.since(resume) : null;
+    if (missed) return { ok: true, missed, journal: this.journal.position };
+    return { ok: true, notebook: structuredClone(this.doc), journal: this.journal.position };
   }
 
   async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {

@@ -16,7 +16,16 @@ const cellKind = z.enum(["code", "markdown"]);
 const source = z.string().max(MAX_SOURCE_CHARS, `a cell holds at most ${MAX_SOURCE_CHARS} characters`);
 
 export const notebookCommandSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("open"), notebookId: id }),
+  /**
+   * Join a notebook. With `resume` (what the client last applied), the reply
+   * carries only the events it missed when the server still has them;
+   * otherwise a full snapshot. Either way: nothing lost, nothing twice.
+   */
+  z.object({
+    op: z.literal("open"),
+    notebookId: id,
+    resume: z.object({ epoch: z.string().max(MAX_ID_CHARS), seq: z.number().int().nonnegative() }).optional(),
+  }),
   z.object({
     op: z.literal("insert-cell"),
     notebookId: id,
@@ -38,8 +47,27 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
 export type NotebookCommand = z.infer<typeof notebookCommandSchema>;
 export type NotebookCommandOp = NotebookCommand["op"];
 
+/** Position in a notebook's event journal. `epoch` changes when the server's journal restarts. */
+export interface JournalPosition {
+  epoch: string;
+  seq: number;
+}
+
+export interface SequencedEvent {
+  seq: number;
+  event: NotebookEvent;
+}
+
 export type CommandAck =
-  | { ok: true; notebook?: NotebookDocument }
+  | {
+      ok: true;
+      /** A full snapshot (on open without a usable resume point). */
+      notebook?: NotebookDocument;
+      /** On open with a usable resume point: the events after it, in order. */
+      missed?: SequencedEvent[];
+      /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
+      journal?: JournalPosition;
+    }
   | { ok: false; error: string };
 
 /** Everything the server tells a viewer of a notebook, in order. */
@@ -60,7 +88,8 @@ export type NotebookEvent =
   | { type: "kernel-status"; status: KernelStatus };
 
 export interface ServerToClientEvents {
-  "notebook:event": (notebookId: string, event: NotebookEvent) => void;
+  /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
+  "notebook:event": (notebookId: string, event: NotebookEvent, seq: number) => void;
 }
 
 export interface ClientToServerEvents {

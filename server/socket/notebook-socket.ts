@@ -40,7 +40,7 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   if (command.op === "open") {
     const runtime = hub.open(command.notebookId);
     await socket.join(roomOf(command.notebookId));
-    return { ok: true, notebook: runtime.snapshot() };
+    return runtime.join(command.resume);
   }
   const runtime = hub.get(command.notebookId);
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {

@@ -27,7 +27,7 @@ export class SocketHarness {
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, SOCKET_SERVER_OPTIONS);
     const hub = new NotebookHub({
       host: () => localHost(),
-      broadcast: (notebookId, event) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event),
+      broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
     attachNotebookSocket(io, hub, createLogger("silent"));
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
@@ -55,11 +55,13 @@ export class SocketHarness {
 
 export class TestClient {
   readonly events: NotebookEvent[] = [];
+  readonly seqs: number[] = [];
   private readonly waiters: Array<{ test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void }> = [];
 
   constructor(readonly socket: ClientSocket) {
-    socket.on("notebook:event", (_notebookId, event) => {
+    socket.on("notebook:event", (_notebookId, event, seq) => {
       this.events.push(event);
+      this.seqs.push(seq);
       for (const waiter of this.waiters.splice(0)) {
         if (waiter.test(event)) waiter.wake(event);
         else this.waiters.push(waiter);

@@ -88,4 +88,36 @@ describe("socket API", () => {
     const finished = await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === "loop");
     assert.equal(finished.type === "cell-finished" && finished.status, "interrupted");
   });
+
+  it("numbers events without gaps and replays exactly what a reconnecting viewer missed", LIMIT, async () => {
+    const dave = await harness.client();
+    const opened = await dave.send({ op: "open", notebookId: "nb1" });
+    assert.ok(opened.ok && opened.journal);
+    const position = opened.journal;
+    dave.close(); // offline while a cell runs
+
+    await alice.send({ op: "insert-cell", notebookId: "nb1", index: 0, cell: { id: "missed", kind: "code", source: "" } });
+    await alice.send({ op: "execute", notebookId: "nb1", cellIds: ["missed"], sources: { missed: "for i in range(3): print(i)\n'done'" } });
+    await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === "missed");
+
+    const back = await harness.client();
+    try {
+      const resumed = await back.send({ op: "open", notebookId: "nb1", resume: position });
+      assert.ok(resumed.ok && resumed.missed && resumed.journal);
+      assert.equal(resumed.notebook, undefined, "a resumable viewer gets events, not a snapshot");
+      const seqs = resumed.missed.map((entry) => entry.seq);
+      assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => position.seq + 1 + i), "contiguous, starting right after what it had");
+      assert.equal(resumed.journal.seq, position.seq + seqs.length);
+      const text = resumed.missed.map(({ event }) => (event.type === "cell-stream" && event.cellId === "missed" ? event.text : "")).join("");
+      assert.equal(text, "0\n1\n2\n");
+      assert.ok(resumed.missed.some(({ event }) => event.type === "cell-finished" && event.cellId === "missed"));
+
+      const stale = await back.send({ op: "open", notebookId: "nb1", resume: { epoch: "another-server-life", seq: 1 } });
+      assert.ok(stale.ok && stale.notebook, "an unknown epoch gets a full snapshot");
+    } finally {
+      back.close();
+    }
+    const live = alice.seqs;
+    for (let i = 1; i < live.length; i++) assert.equal(live[i], live[i - 1]! + 1, "live events arrive in sequence");
+  });
 });

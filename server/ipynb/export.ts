@@ -1,0 +1,113 @@
+/**
+ * The lab's notebook → .ipynb (nbformat 4.5), valid against the nbformat
+ * schema. Lab-only data (template, parameters, last run) goes in each cell's
+ * metadata under "mgpulab", which JupyterLab keeps when it saves the file.
+ */
+import type { CellOutput, MimeBundle } from "../protocol/notebook-model";
+import type { NotebookRepository } from "../persistence/notebook-repository";
+import type { JsonValue, StoredCell } from "../persistence/types";
+import { elidedMarker } from "./markers";
+
+export const NBFORMAT = 4;
+export const NBFORMAT_MINOR = 5;
+
+type Json = JsonValue;
+type JsonObject = { [key: string]: Json };
+
+export interface ExportableNotebook {
+  title: string;
+  cells: ReadonlyArray<Pick<StoredCell, "id" | "kind" | "source" | "outputs" | "executionCount" | "lastRun" | "template">>;
+}
+
+export function toIpynbObject(notebook: ExportableNotebook): JsonObject {
+  return {
+    cells: notebook.cells.map(exportCell),
+    metadata: {
+      kernelspec: { name: "python3", display_name: "Python 3", language: "python" },
+      language_info: { name: "python" },
+      mgpulab: { title: notebook.title },
+    },
+    nbformat: NBFORMAT,
+    nbformat_minor: NBFORMAT_MINOR,
+  };
+}
+
+/** The file's text, laid out as Jupyter writes it (one-space indent, trailing newline). */
+export function toIpynb(notebook: ExportableNotebook): string {
+  return JSON.stringify(toIpynbObject(notebook), null, 1) + "\n";
+}
+
+/** A file name for the download. */
+export function ipynbFileName(title: string): string {
+  const base = title.replace(/[^\p{L}\p{N} ._-]+/gu, "_").trim().slice(0, 100) || "notebook";
+  return `${base}.ipynb`;
+}
+
+export async function exportNotebook(notebooks: NotebookRepository, notebookId: string): Promise<{ fileName: string; text: string }> {
+  const notebook = await notebooks.load(notebookId);
+  return { fileName: ipynbFileName(notebook.title), text: toIpynb(notebook) };
+}
+
+function exportCell(cell: ExportableNotebook["cells"][number]): JsonObject {
+  const lab: JsonObject = {};
+  if (cell.template) lab.template = { id: cell.template.id, parameters: cell.template.parameters };
+  if (cell.kind === "code" && cell.lastRun) lab.lastRun = { status: cell.lastRun.status, durationMs: cell.lastRun.durationMs };
+  const metadata: JsonObject = Object.keys(lab).length > 0 ? { mgpulab: lab } : {};
+  if (cell.kind === "markdown") {
+    return { cell_type: "markdown", id: cell.id, metadata, source: lines(cell.source) };
+  }
+  return {
+    cell_type: "code",
+    execution_count: cell.executionCount,
+    id: cell.id,
+    metadata,
+    outputs: cell.outputs.map(exportOutput),
+    source: lines(cell.source),
+  };
+}
+
+function exportOutput(output: CellOutput): JsonObject {
+  switch (output.kind) {
+    case "stream":
+      return { name: output.name, output_type: "stream", text: lines(output.text) };
+    case "result":
+      return { data: exportBundle(output.data), execution_count: output.executionCount, metadata: {}, output_type: "execute_result" };
+    case "display":
+      return { data: exportBundle(output.data), metadata: {}, output_type: "display_data" };
+    case "error":
+      return { ename: output.ename, evalue: output.evalue, output_type: "error", traceback: output.traceback };
+    case "elided":
+      return { name: "stderr", output_type: "stream", text: [elidedMarker(output.elidedBytes)] };
+  }
+}
+
+/** Text as a list of lines (keeping "\n"), images as one string, JSON mime types as JSON. */
+function exportBundle(data: MimeBundle): JsonObject {
+  const bundle: JsonObject = {};
+  for (const [mime, value] of Object.entries(data)) {
+    if (/^application\/(.*\+)?json$/.test(mime)) bundle[mime] = parseJsonOr(value);
+    else if (mime.startsWith("text/") || mime === "image/svg+xml") bundle[mime] = lines(value);
+    else bundle[mime] = value;
+  }
+  return bundle;
+}
+
+function parseJsonOr(text: string): Json {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return text;
+  }
+}
+
+/** nbformat's multiline form: "a\nb" → ["a\n", "b"]; "" → []. */
+export function lines(text: string): string[] {
+  const result: string[] = [];
+  let start = 0;
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", start)) {
+    result.push(text.slice(start, index + 1));
+    start = index + 1;
+  }
+  if (start < text.length) result.push(text.slice(start));
+  return result;
+}

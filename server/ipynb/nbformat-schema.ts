@@ -1,0 +1,133 @@
+/**
+ * The subset of nbformat 4 the lab imports, as zod schemas with limits on
+ * every string and array. Unknown keys are ignored (other tools add their
+ * own); wrong types, missing fields and oversized values are errors with a path.
+ */
+import { z } from "zod";
+import { cellTemplateSchema, lastRunSchema } from "../persistence/types";
+import type { IpynbLimits } from "./limits";
+
+/** nbformat's multiline_string: a string or an array of strings, joined. */
+function multiline(maxChars: number) {
+  return z.unknown().transform((value, ctx): string => {
+    if (typeof value === "string") {
+      if (value.length <= maxChars) return value;
+      ctx.addIssue({ code: "custom", message: `longer than ${maxChars} characters` });
+      return z.NEVER;
+    }
+    if (Array.isArray(value)) {
+      let total = 0;
+      for (const [index, line] of value.entries()) {
+        if (typeof line !== "string") {
+          ctx.addIssue({ code: "custom", message: `expected a string or an array of strings; item ${index} is ${describe(line)}` });
+          return z.NEVER;
+        }
+        total += line.length;
+        if (total > maxChars) {
+          ctx.addIssue({ code: "custom", message: `longer than ${maxChars} characters` });
+          return z.NEVER;
+        }
+      }
+      return value.join("");
+    }
+    ctx.addIssue({ code: "custom", message: `expected a string or an array of strings, got ${describe(value)}` });
+    return z.NEVER;
+  });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Values of JSON mime types may be any JSON: kept as their JSON text. */
+function isJsonMime(mime: string): boolean {
+  return /^application\/(.*\+)?json$/.test(mime);
+}
+
+export function nbformatSchema(limits: IpynbLimits) {
+  const text = multiline(limits.maxOutputChars);
+  const boundedString = (max: number) => z.string().max(max, `longer than ${max} characters`);
+  const mimeBundle = z
+    .record(z.string().max(255, "a mime type has at most 255 characters"), z.unknown())
+    .refine((bundle) => Object.keys(bundle).length <= limits.maxMimeTypes, `more than ${limits.maxMimeTypes} mime types`)
+    .transform((bundle, ctx): Record<string, string> => {
+      const result: Record<string, string> = {};
+      for (const [mime, value] of Object.entries(bundle)) {
+        if (isJsonMime(mime) && typeof value !== "string") {
+          const json = JSON.stringify(value) ?? "null";
+          if (json.length > limits.maxOutputChars) {
+            ctx.addIssue({ code: "custom", message: `longer than ${limits.maxOutputChars} characters`, path: [mime] });
+            return z.NEVER;
+          }
+          result[mime] = json;
+          continue;
+        }
+        const parsed = text.safeParse(value);
+        if (!parsed.success) {
+          for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: [mime, ...issue.path] });
+          return z.NEVER;
+        }
+        result[mime] = parsed.data;
+      }
+      return result;
+    });
+  const executionCount = z.number().int("must be an integer").nonnegative().max(2 ** 31 - 1).nullable();
+
+  const output = z.discriminatedUnion("output_type", [
+    z.object({ output_type: z.literal("stream"), name: z.enum(["stdout", "stderr"]), text }),
+    z.object({ output_type: z.literal("execute_result"), execution_count: executionCount, data: mimeBundle }),
+    z.object({ output_type: z.literal("display_data"), data: mimeBundle }),
+    z.object({
+      output_type: z.literal("error"),
+      ename: boundedString(limits.maxOutputChars),
+      evalue: boundedString(limits.maxOutputChars),
+      traceback: z.array(boundedString(limits.maxOutputChars)).max(limits.maxTracebackLines, `more than ${limits.maxTracebackLines} lines`),
+    }),
+  ]);
+
+  const labMetadata = z
+    .object({
+      template: cellTemplateSchema.nullish(),
+      lastRun: lastRunSchema.optional(),
+    })
+    .optional();
+
+  const cellMetadata = z.object({ mgpulab: labMetadata }).optional();
+  const cellId = z
+    .string()
+    .min(1, "a cell id cannot be empty")
+    .max(64, "a cell id has at most 64 characters")
+    .regex(/^[A-Za-z0-9_-]+$/, "a cell id has only letters, digits, _ and -")
+    .optional();
+  const source = multiline(limits.maxSourceChars);
+
+  const cell = z.discriminatedUnion("cell_type", [
+    z.object({
+      cell_type: z.literal("code"),
+      id: cellId,
+      source,
+      metadata: cellMetadata,
+      execution_count: executionCount.optional(),
+      outputs: z.array(output).max(limits.maxOutputsPerCell, `more than ${limits.maxOutputsPerCell} outputs`),
+    }),
+    z.object({ cell_type: z.literal("markdown"), id: cellId, source, metadata: cellMetadata }),
+    z.object({ cell_type: z.literal("raw"), id: cellId, source, metadata: cellMetadata }),
+  ]);
+
+  return z.object({
+    nbformat: z.literal(4, "only nbformat 4 notebooks can be imported"),
+    nbformat_minor: z.number().int().nonnegative(),
+    metadata: z
+      .object({
+        mgpulab: z.object({ title: z.string().max(limits.maxTitleChars).optional() }).optional(),
+      })
+      .optional(),
+    cells: z.array(cell).max(limits.maxCells, `more than ${limits.maxCells} cells`),
+  });
+}
+
+export type NbformatNotebook = z.output<ReturnType<typeof nbformatSchema>>;
+export type NbformatCell = NbformatNotebook["cells"][number];
+export type NbformatOutput = Extract<NbformatCell, { cell_type: "code" }>["outputs"][number];

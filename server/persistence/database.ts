@@ -1,0 +1,117 @@
+/**
+ * The lab's database: one SQLite file under the data directory, migrated on
+ * open with the WebAssembly schema engine, and one shared PrismaClient per
+ * process (cached on globalThis so dev reloads and route handlers reuse it).
+ *
+ *   const db = await getDatabase();          // the shared one
+ *   const notebooks = new NotebookRepository(db.prisma);
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { PrismaClient } from "./generated/client";
+import { applyMigrations, diffToSchema, type MigrationPaths } from "./migrations";
+
+export type { PrismaClient } from "./generated/client";
+export { MigrationError } from "./migrations";
+
+export const DEFAULT_DB_FILE_NAME = "lab.db";
+/** How long a writer waits for another connection's lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 10_000;
+
+export interface DatabaseOptions extends MigrationPaths {
+  /** Directory of the database file; default $MGPULAB_DATA_DIR or ./data. */
+  dataDir?: string;
+  /** The database file; default <dataDir>/lab.db. */
+  file?: string;
+  /** Told about applied migrations. */
+  onMigrated?: (names: string[]) => void;
+}
+
+export interface Database {
+  readonly prisma: PrismaClient;
+  readonly file: string;
+  /** Migrations applied by this open (empty when the file was up to date). */
+  readonly appliedMigrations: string[];
+  close(): Promise<void>;
+}
+
+export function resolveDatabaseFile(options: Pick<DatabaseOptions, "dataDir" | "file"> = {}, env = process.env): string {
+  if (options.file) return path.resolve(options.file);
+  const dataDir = options.dataDir ?? (env.MGPULAB_DATA_DIR || path.resolve("data"));
+  return path.resolve(dataDir, DEFAULT_DB_FILE_NAME);
+}
+
+/**
+ * Opens (creating if needed) the database file, applies pending migrations
+ * and returns a client on it. Each call opens a new client: use
+ * `getDatabase()` in the server, this in tests and tools.
+ */
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  const file = resolveDatabaseFile(options);
+  mkdirSync(path.dirname(file), { recursive: true });
+  // WAL is a property of the file: readers never block the one writer.
+  const raw = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    raw.pragma("journal_mode = WAL");
+  } finally {
+    raw.close();
+  }
+  const appliedMigrations = await applyMigrations(file, options);
+  if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
+  const prisma = new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
+  await prisma.$connect();
+  return {
+    prisma,
+    file,
+    appliedMigrations,
+    close: () => prisma.$disconnect(),
+  };
+}
+
+/**
+ * Per-connection settings, applied to every connection the adapter opens:
+ * foreign keys on (SQLite's default is off, and cascades depend on it), and
+ * `synchronous = NORMAL`, which is durable across application crashes in WAL mode.
+ */
+function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async (): Promise<SqlDriverAdapter> => {
+      const adapter = await factory.connect();
+      await adapter.executeScript("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
+      return adapter;
+    },
+  };
+}
+
+/**
+ * The SQL that would make the database file match schema.prisma; "" when it
+ * does. Non-empty means the file was changed outside the migrations, or
+ * schema.prisma was changed without a migration
+ * (`npx tsx scripts/db-migrate-diff.ts --write <name>`).
+ */
+export function checkDrift(target: Database | string, paths: MigrationPaths = {}): Promise<string> {
+  return diffToSchema("database", typeof target === "string" ? target : target.file, paths);
+}
+
+const globalForDatabase = globalThis as typeof globalThis & { __mgpulabDatabase?: Promise<Database> };
+
+/** The process's shared database, opened (and migrated) on first use. */
+export function getDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  globalForDatabase.__mgpulabDatabase ??= openDatabase(options).catch((error: unknown) => {
+    globalForDatabase.__mgpulabDatabase = undefined;
+    throw error;
+  });
+  return globalForDatabase.__mgpulabDatabase;
+}
+
+/** Closes the shared database (server shutdown, tests). */
+export async function closeDatabase(): Promise<void> {
+  const pending = globalForDatabase.__mgpulabDatabase;
+  globalForDatabase.__mgpulabDatabase = undefined;
+  if (pending) await (await pending).close();
+}

@@ -1,0 +1,197 @@
+/**
+ * Metric points: millions per run. Writes are batched (the runtime collects
+ * the kernel's metric messages for a moment and appends them in one
+ * transaction); each message takes one number of the notebook's sequence,
+ * shared with outputs, so a reconnecting chart asks for "after seq N".
+ *
+ * Storage: a series row per (run, tag, name, rank) and a compact point row
+ * (seriesId, seq, step, value) per value, inserted with multi-row INSERTs.
+ */
+import { Prisma, type PrismaClient } from "./generated/client";
+import { InvalidDataError, NotFoundError } from "./errors";
+import { claimSeqs } from "./run-repository";
+import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
+
+type Tx = Prisma.TransactionClient;
+
+/** As the toolkit's metrics.NAME_PATTERN. */
+const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$/;
+const MAX_TAG_CHARS = 64;
+/** Points per INSERT statement (4 parameters each; SQLite allows 32,766). */
+const POINTS_PER_STATEMENT = 2_000;
+const DEFAULT_SINCE_LIMIT = 100_000;
+const CACHED_RUNS = 64;
+
+export interface SeriesInfo {
+  tag: string;
+  name: string;
+  rank: number;
+  points: number;
+}
+
+export interface SeriesFilter {
+  name?: string;
+  tag?: string;
+  rank?: number;
+}
+
+export class MetricRepository {
+  /** runId → (series key → series id), filled after commits only. */
+  private readonly seriesIds = new Map<string, Map<string, number>>();
+
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /**
+   * Appends metric messages (in order) to a run. Non-finite values are stored
+   * as null. Returns the sequence numbers given to the first and last message.
+   */
+  async append(runId: string, messages: readonly MetricInput[]): Promise<{ firstSeq: number; lastSeq: number } | null> {
+    messages.forEach(checkMessage);
+    if (messages.length === 0) return null;
+    const created = new Map<string, number>();
+    const result = await this.prisma.$transaction(
+      async (tx) => {
+        const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { notebookId: true } });
+        if (!run) throw new NotFoundError("run", runId);
+        const ids = await this.resolveSeries(tx, runId, messages, created);
+        const lastSeq = await claimSeqs(tx, run.notebookId, messages.length);
+        const firstSeq = lastSeq - messages.length + 1;
+        const rows: Prisma.Sql[] = [];
+        messages.forEach((message, index) => {
+          const tag = message.tag ?? "";
+          for (const [name, value] of Object.entries(message.values)) {
+            const seriesId = ids.get(seriesKey(tag, name, message.rank))!;
+            rows.push(Prisma.sql`(${seriesId}, ${firstSeq + index}, ${message.step}, ${finiteOrNull(value)})`);
+          }
+        });
+        for (let i = 0; i < rows.length; i += POINTS_PER_STATEMENT) {
+          await tx.$executeRaw`INSERT INTO "MetricPoint" ("seriesId", "seq", "step", "value") VALUES ${Prisma.join(rows.slice(i, i + POINTS_PER_STATEMENT))}`;
+        }
+        return { firstSeq, lastSeq };
+      },
+      { timeout: 60_000 },
+    );
+    if (created.size > 0) {
+      const cache = this.cacheFor(runId, true);
+      for (const [key, id] of created) cache.set(key, id);
+    }
+    return result;
+  }
+
+  /** The run's series, with their point counts. */
+  async listSeries(runId: string): Promise<SeriesInfo[]> {
+    const rows = await this.prisma.metricSeries.findMany({
+      where: { runId },
+      orderBy: [{ tag: "asc" }, { name: "asc" }, { rank: "asc" }],
+      select: { tag: true, name: true, rank: true, _count: { select: { points: true } } },
+    });
+    return rows.map(({ _count, ...row }) => ({ ...row, points: _count.points }));
+  }
+
+  /** The points of the run's series matching `filter`, columnar, each series in sequence order. */
+  async series(runId: string, filter: SeriesFilter = {}): Promise<MetricSeriesData[]> {
+    const series = await this.prisma.metricSeries.findMany({
+      where: { runId, name: filter.name, tag: filter.tag, rank: filter.rank },
+      orderBy: [{ tag: "asc" }, { name: "asc" }, { rank: "asc" }],
+      select: { id: true, tag: true, name: true, rank: true },
+    });
+    const result: MetricSeriesData[] = [];
+    for (const { id, ...info } of series) {
+      const points = await this.prisma.metricPoint.findMany({ where: { seriesId: id }, orderBy: { seq: "asc" }, select: { seq: true, step: true, value: true } });
+      const data: MetricSeriesData = { ...info, seq: new Array<number>(points.length), step: new Array<number>(points.length), value: new Array<number | null>(points.length) };
+      points.forEach((point, index) => {
+        data.seq[index] = point.seq;
+        data.step[index] = point.step;
+        data.value[index] = point.value;
+      });
+      result.push(data);
+    }
+    return result;
+  }
+
+  /**
+   * The run's metric messages after `afterSeq`, rebuilt as the kernel sent
+   * them, in order. At most about `limit` points; a message is never cut in
+   * two, so continuing from the last seq returned misses nothing.
+   */
+  async since(runId: string, afterSeq: number, limit = DEFAULT_SINCE_LIMIT): Promise<SequencedMetric[]> {
+    const points = await this.prisma.metricPoint.findMany({
+      where: { series: { runId }, seq: { gt: afterSeq } },
+      orderBy: [{ seq: "asc" }],
+      take: limit,
+      select: { seq: true, step: true, value: true, series: { select: { tag: true, name: true, rank: true } } },
+    });
+    const messages: SequencedMetric[] = [];
+    for (const point of points) {
+      let message = messages[messages.length - 1];
+      if (!message || message.seq !== point.seq) {
+        message = { seq: point.seq, tag: point.series.tag, rank: point.series.rank, step: point.step, values: {} };
+        messages.push(message);
+      }
+      message.values[point.series.name] = point.value;
+    }
+    if (points.length === limit && messages.length > 1) messages.pop();
+    return messages;
+  }
+
+  /** Series ids for every (tag, name, rank) in `messages`, creating the missing ones. */
+  private async resolveSeries(tx: Tx, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<Map<string, number>> {
+    const known = new Map(this.cacheFor(runId, false));
+    const wanted = new Map<string, { tag: string; name: string; rank: number }>();
+    for (const message of messages) {
+      const tag = message.tag ?? "";
+      for (const name of Object.keys(message.values)) {
+        const key = seriesKey(tag, name, message.rank);
+        if (!known.has(key)) wanted.set(key, { tag, name, rank: message.rank });
+      }
+    }
+    if (wanted.size === 0) return known;
+    const load = async () => {
+      for (const row of await tx.metricSeries.findMany({ where: { runId }, select: { id: true, tag: true, name: true, rank: true } })) {
+        const key = seriesKey(row.tag, row.name, row.rank);
+        if (!known.has(key)) {
+          known.set(key, row.id);
+          created.set(key, row.id);
+        }
+        wanted.delete(key);
+      }
+    };
+    await load();
+    if (wanted.size > 0) {
+      await tx.metricSeries.createMany({ data: [...wanted.values()].map((series) => ({ runId, ...series })) });
+      await load();
+    }
+    return known;
+  }
+
+  private cacheFor(runId: string, create: boolean): Map<string, number> {
+    let cache = this.seriesIds.get(runId);
+    if (!cache) {
+      cache = new Map();
+      if (!create) return cache;
+      if (this.seriesIds.size >= CACHED_RUNS) this.seriesIds.delete(this.seriesIds.keys().next().value!);
+      this.seriesIds.set(runId, cache);
+    }
+    return cache;
+  }
+}
+
+function seriesKey(tag: string, name: string, rank: number): string {
+  return `${tag}\u0000${name}\u0000${rank}`;
+}
+
+function finiteOrNull(value: number | null): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function checkMessage(message: MetricInput, index: number): void {
+  const where = `metric message ${index}`;
+  if (!Number.isSafeInteger(message.rank) || message.rank < 0) throw new InvalidDataError(`${where}: rank must be a non-negative integer`);
+  if (!Number.isSafeInteger(message.step) || message.step < 0 || message.step > 2 ** 31 - 1) throw new InvalidDataError(`${where}: step must be a non-negative 32-bit integer`);
+  if (message.tag !== undefined && (typeof message.tag !== "string" || message.tag.length > MAX_TAG_CHARS)) throw new InvalidDataError(`${where}: tag must be a string of at most ${MAX_TAG_CHARS} characters`);
+  if (typeof message.values !== "object" || message.values === null) throw new InvalidDataError(`${where}: values must be an object`);
+  for (const [name, value] of Object.entries(message.values)) {
+    if (!NAME_PATTERN.test(name)) throw new InvalidDataError(`${where}: metric name ${JSON.stringify(name.slice(0, 80))} is not a valid name`);
+    if (value !== null && typeof value !== "number") throw new InvalidDataError(`${where}: value of ${name} must be a number or null`);
+  }
+}

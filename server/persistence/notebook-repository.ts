@@ -1,0 +1,335 @@
+/**
+ * Notebooks and their cells. Every edit states the version it was based on
+ * (`expectedVersion`) and bumps it; a stale writer gets VersionConflictError
+ * carrying the current version, and nothing is written. Outputs are not
+ * edits: `setCellOutputs` does not bump the version.
+ *
+ * Cell order is a fractional index, so insert and move write one row; a
+ * full save rewrites only the cells that changed.
+ */
+import type { NotebookDocument } from "../protocol/notebook-model";
+import type { Prisma, PrismaClient } from "./generated/client";
+import {
+  byPosition,
+  cellSelect,
+  changedCellData,
+  checkCell,
+  checkCellId,
+  checkCells,
+  checkSource,
+  checkTitle,
+  lastRunJson,
+  MAX_CELLS,
+  newCellData,
+  nullableJson,
+  outputsJson,
+  rowToCell,
+} from "./cell-rows";
+import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
+import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
+import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook } from "./types";
+import type { CellOutput } from "../protocol/notebook-model";
+
+type Tx = Prisma.TransactionClient;
+
+const summarySelect = {
+  id: true,
+  title: true,
+  ownerId: true,
+  version: true,
+  createdAt: true,
+  updatedAt: true,
+  deletedAt: true,
+  _count: { select: { cells: true } },
+} satisfies Prisma.NotebookSelect;
+
+const notebookSelect = {
+  id: true,
+  title: true,
+  ownerId: true,
+  version: true,
+  lastSeq: true,
+  createdAt: true,
+  updatedAt: true,
+  deletedAt: true,
+} satisfies Prisma.NotebookSelect;
+
+/** Rows per statement when writing many cells (well under SQLite's variable limit). */
+const CHUNK = 200;
+
+export interface ListOptions {
+  ownerId?: string;
+  /** "active" (default), "deleted" (the trash) or "all". */
+  state?: "active" | "deleted" | "all";
+}
+
+export interface CreateNotebookInput {
+  ownerId: string;
+  title: string;
+  cells?: CellInput[];
+}
+
+export interface VersionResult {
+  version: number;
+}
+
+export class NotebookRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async list(options: ListOptions = {}): Promise<NotebookSummary[]> {
+    const state = options.state ?? "active";
+    const rows = await this.prisma.notebook.findMany({
+      where: {
+        ownerId: options.ownerId,
+        deletedAt: state === "active" ? null : state === "deleted" ? { not: null } : undefined,
+      },
+      orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
+      select: summarySelect,
+    });
+    return rows.map(({ _count, ...row }) => ({ ...row, cellCount: _count.cells }));
+  }
+
+  /** Creates a notebook with its cells in one transaction (an import either lands whole or not at all). */
+  async create(input: CreateNotebookInput): Promise<StoredNotebook> {
+    const title = checkTitle(input.title);
+    const cells = input.cells ?? [];
+    checkCells(cells);
+    const id = await this.prisma.$transaction(
+      async (tx) => {
+        const owner = await tx.user.findUnique({ where: { id: input.ownerId }, select: { id: true } });
+        if (!owner) throw new NotFoundError("user", input.ownerId);
+        const notebook = await tx.notebook.create({ data: { title, ownerId: input.ownerId }, select: { id: true } });
+        await insertCells(tx, notebook.id, cells, keysBetween(null, null, cells.length));
+        return notebook.id;
+      },
+      { timeout: 60_000 },
+    );
+    return this.load(id);
+  }
+
+  /** The notebook with its cells in order. Deleted notebooks only with `includeDeleted`. */
+  async load(notebookId: string, options: { includeDeleted?: boolean } = {}): Promise<StoredNotebook> {
+    const [notebook, rows] = await this.prisma.$transaction([
+      this.prisma.notebook.findUnique({ where: { id: notebookId }, select: notebookSelect }),
+      this.prisma.cell.findMany({ where: { notebookId }, select: cellSelect }),
+    ]);
+    if (!notebook) throw new NotFoundError("notebook", notebookId);
+    if (notebook.deletedAt && !options.includeDeleted) throw new NotFoundError("notebook", notebookId, "deleted");
+    return { ...notebook, cells: rows.sort(byPosition).map((row) => rowToCell(notebookId, row)) };
+  }
+
+  async rename(notebookId: string, title: string, expectedVersion?: number): Promise<VersionResult> {
+    const checked = checkTitle(title);
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      await tx.notebook.update({ where: { id: notebookId }, data: { title: checked }, select: { id: true } });
+    });
+  }
+
+  /** A copy with the same cells (ids, outputs and templates included), version 0. */
+  async duplicate(notebookId: string, options: { ownerId?: string; title?: string } = {}): Promise<StoredNotebook> {
+    const source = await this.load(notebookId);
+    const title = options.title ?? `${source.title} (copy)`.slice(0, 200);
+    return this.create({ ownerId: options.ownerId ?? source.ownerId, title, cells: source.cells });
+  }
+
+  /** Hides the notebook (undo with restore). Idempotent. */
+  async softDelete(notebookId: string): Promise<void> {
+    const { count } = await this.prisma.notebook.updateMany({ where: { id: notebookId, deletedAt: null }, data: { deletedAt: new Date() } });
+    if (count === 0) await this.requireExists(notebookId);
+  }
+
+  async restore(notebookId: string): Promise<void> {
+    const { count } = await this.prisma.notebook.updateMany({ where: { id: notebookId, deletedAt: { not: null } }, data: { deletedAt: null } });
+    if (count === 0) await this.requireExists(notebookId);
+  }
+
+  /** Removes for good the notebooks deleted before `before`, with their cells, runs, outputs and metrics. */
+  async purgeDeleted(before: Date): Promise<number> {
+    const { count } = await this.prisma.notebook.deleteMany({ where: { deletedAt: { lt: before } } });
+    return count;
+  }
+
+  /** Replaces the cell list: cells missing from `cells` are deleted, new ones created, changed ones updated. */
+  async saveCells(notebookId: string, expectedVersion: number, cells: CellInput[]): Promise<VersionResult> {
+    checkCells(cells);
+    return this.edit(
+      notebookId,
+      expectedVersion,
+      async (tx) => {
+        const rows = await tx.cell.findMany({ where: { notebookId }, select: cellSelect });
+        const existing = new Map(rows.map((row) => [row.id, row]));
+        const keep = new Set(cells.map((cell) => cell.id));
+        const removed = rows.filter((row) => !keep.has(row.id)).map((row) => row.id);
+        for (let i = 0; i < removed.length; i += CHUNK) {
+          await tx.cell.deleteMany({ where: { notebookId, id: { in: removed.slice(i, i + CHUNK) } } });
+        }
+        const keys = assignKeys(
+          cells.map((cell) => cell.id),
+          new Map(rows.map((row) => [row.id, row.position])),
+        );
+        const created: Array<{ cell: CellInput; position: string }> = [];
+        for (const [index, cell] of cells.entries()) {
+          const row = existing.get(cell.id);
+          if (!row) {
+            created.push({ cell, position: keys[index]! });
+            continue;
+          }
+          const data = changedCellData(row, cell, keys[index]!);
+          if (data) await tx.cell.update({ where: { notebookId_id: { notebookId, id: cell.id } }, data, select: { id: true } });
+        }
+        await insertCells(
+          tx,
+          notebookId,
+          created.map((entry) => entry.cell),
+          created.map((entry) => entry.position),
+        );
+      },
+      60_000,
+    );
+  }
+
+  /** Inserts `cell` at `index` (clamped to the end), as notebook-ops.insertCell does. */
+  async insertCell(notebookId: string, expectedVersion: number, index: number, cell: CellInput): Promise<VersionResult> {
+    checkCell(cell);
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      const order = await positions(tx, notebookId);
+      if (order.length >= MAX_CELLS) throw new InvalidDataError(`a notebook holds at most ${MAX_CELLS} cells`);
+      if (order.some((row) => row.id === cell.id)) throw new InvalidDataError(`cell ${cell.id} already exists`);
+      const at = Math.max(0, Math.min(index, order.length));
+      const position = keyBetween(order[at - 1]?.position ?? null, order[at]?.position ?? null);
+      await insertCells(tx, notebookId, [cell], [position]);
+      if (position.length > MAX_KEY_LENGTH) await renumber(tx, notebookId);
+    });
+  }
+
+  /** Moves a cell to `toIndex` in the list without it (clamped), as notebook-ops.moveCell does. */
+  async moveCell(notebookId: string, expectedVersion: number, cellId: string, toIndex: number): Promise<VersionResult> {
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      const order = await positions(tx, notebookId);
+      const from = order.findIndex((row) => row.id === cellId);
+      if (from === -1) throw new NotFoundError("cell", cellId, `in notebook ${notebookId}`);
+      order.splice(from, 1);
+      const at = Math.max(0, Math.min(toIndex, order.length));
+      const position = keyBetween(order[at - 1]?.position ?? null, order[at]?.position ?? null);
+      await tx.cell.update({ where: { notebookId_id: { notebookId, id: cellId } }, data: { position, updatedAt: new Date() }, select: { id: true } });
+      if (position.length > MAX_KEY_LENGTH) await renumber(tx, notebookId);
+    });
+  }
+
+  async deleteCell(notebookId: string, expectedVersion: number, cellId: string): Promise<VersionResult> {
+    checkCellId(cellId);
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      const { count } = await tx.cell.deleteMany({ where: { notebookId, id: cellId } });
+      if (count === 0) throw new NotFoundError("cell", cellId, `in notebook ${notebookId}`);
+    });
+  }
+
+  /** Changes one cell's source, kind or template. */
+  async updateCell(
+    notebookId: string,
+    expectedVersion: number,
+    cellId: string,
+    patch: Partial<Pick<CellInput, "source" | "kind" | "template">>,
+  ): Promise<VersionResult> {
+    checkCellId(cellId);
+    if (patch.source !== undefined) checkSource(patch.source, `cell ${cellId}`);
+    if (patch.kind !== undefined && patch.kind !== "code" && patch.kind !== "markdown") throw new InvalidDataError(`cell ${cellId}: kind must be code or markdown`);
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      const data: Prisma.CellUpdateManyMutationInput = { updatedAt: new Date() };
+      if (patch.source !== undefined) data.source = patch.source;
+      if (patch.kind !== undefined) data.kind = patch.kind;
+      if (patch.template !== undefined) {
+        data.templateId = patch.template?.id ?? null;
+        data.parameters = nullableJson(patch.template?.parameters ?? null);
+      }
+      const { count } = await tx.cell.updateMany({ where: { notebookId, id: cellId }, data });
+      if (count === 0) throw new NotFoundError("cell", cellId, `in notebook ${notebookId}`);
+    });
+  }
+
+  updateCellSource(notebookId: string, expectedVersion: number, cellId: string, source: string): Promise<VersionResult> {
+    return this.updateCell(notebookId, expectedVersion, cellId, { source });
+  }
+
+  /**
+   * Records what a cell shows after a run or a clear (no version bump: outputs
+   * are not edits). Returns false when the cell no longer exists.
+   */
+  async setCellOutputs(
+    notebookId: string,
+    cellId: string,
+    state: { outputs: CellOutput[]; executionCount?: number | null; lastRun?: LastRun },
+  ): Promise<boolean> {
+    const data: Prisma.CellUpdateManyMutationInput = { outputs: outputsJson(state.outputs) };
+    if (state.executionCount !== undefined) data.executionCount = state.executionCount;
+    if (state.lastRun !== undefined) data.lastRun = lastRunJson(state.lastRun);
+    const { count } = await this.prisma.cell.updateMany({ where: { notebookId, id: cellId }, data });
+    return count === 1;
+  }
+
+  /**
+   * Runs `body` in a transaction after bumping the version from
+   * `expectedVersion` (or unconditionally when it is undefined).
+   */
+  private async edit(notebookId: string, expectedVersion: number | undefined, body: (tx: Tx) => Promise<void>, timeout = 10_000): Promise<VersionResult> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const version = await bumpVersion(tx, notebookId, expectedVersion);
+        await body(tx);
+        return { version };
+      },
+      { timeout },
+    );
+  }
+
+  private async requireExists(notebookId: string): Promise<void> {
+    const found = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { id: true } });
+    if (!found) throw new NotFoundError("notebook", notebookId);
+  }
+}
+
+/** The document the runtime and the socket API work on; the kernel is not started. */
+export function toNotebookDocument(notebook: StoredNotebook): NotebookDocument {
+  return {
+    id: notebook.id,
+    title: notebook.title,
+    cells: notebook.cells.map(({ template: _template, ...cell }) => cell),
+    kernel: { state: "not-started" },
+  };
+}
+
+/** Bumps the version first, so concurrent writers serialise on the notebook row (PostgreSQL) or the database lock (SQLite). */
+async function bumpVersion(tx: Tx, notebookId: string, expectedVersion: number | undefined): Promise<number> {
+  const where: Prisma.NotebookWhereInput = { id: notebookId, deletedAt: null };
+  if (expectedVersion !== undefined) where.version = expectedVersion;
+  const { count } = await tx.notebook.updateMany({ where, data: { version: { increment: 1 }, updatedAt: new Date() } });
+  const current = await tx.notebook.findUnique({ where: { id: notebookId }, select: { version: true, deletedAt: true } });
+  if (!current) throw new NotFoundError("notebook", notebookId);
+  if (count === 1) return current.version;
+  if (current.deletedAt) throw new NotFoundError("notebook", notebookId, "deleted");
+  throw new VersionConflictError(notebookId, expectedVersion ?? current.version, current.version);
+}
+
+async function positions(tx: Tx, notebookId: string): Promise<Array<{ id: string; position: string }>> {
+  const rows = await tx.cell.findMany({ where: { notebookId }, select: { id: true, position: true } });
+  return rows.sort(byPosition);
+}
+
+async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInput | StoredCell)[], keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < cells.length; i += CHUNK) {
+    await tx.cell.createMany({
+      data: cells.slice(i, i + CHUNK).map((cell, offset) => ({ ...newCellData(cell), notebookId, position: keys[i + offset]! })),
+    });
+  }
+}
+
+/** Gives every cell of the notebook a fresh, short key, in the current order. */
+async function renumber(tx: Tx, notebookId: string): Promise<void> {
+  const order = await positions(tx, notebookId);
+  const keys = keysBetween(null, null, order.length);
+  for (const [index, row] of order.entries()) {
+    if (row.position !== keys[index]) {
+      await tx.cell.update({ where: { notebookId_id: { notebookId, id: row.id } }, data: { position: keys[index]! }, select: { id: true } });
+    }
+  }
+}

@@ -1,0 +1,328 @@
+/**
+ * Kernel runs, cell executions and their output log. Every output record
+ * takes the next number of its notebook's sequence (shared with metrics), in
+ * the transaction that writes it, so "everything after seq N" is exact: a
+ * reconnecting viewer gets each record once and misses none.
+ *
+ * Lifecycle the runtime drives:
+ *   start → queueExecutions → startExecution → appendOutputs… → finishExecution → … → finish
+ * and on server start, interruptRunningRuns() closes what the last process left open.
+ */
+import type { CellOutput } from "../protocol/notebook-model";
+import type { Prisma, PrismaClient } from "./generated/client";
+import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
+import { InvalidDataError, NotFoundError } from "./errors";
+import {
+  cellOutputSchema,
+  EXECUTION_STATUSES,
+  RUN_STATUSES,
+  type EndedRunStatus,
+  type ExecutionStatus,
+  type ExecutionSummary,
+  type LastRunStatus,
+  type RunSummary,
+  type SequencedOutput,
+} from "./types";
+
+type Tx = Prisma.TransactionClient;
+
+export const SERVER_RESTARTED = "server restarted";
+const DEFAULT_REPLAY_LIMIT = 10_000;
+const CHUNK = 200;
+
+const runSelect = {
+  id: true,
+  notebookId: true,
+  userId: true,
+  host: true,
+  deviceMode: true,
+  status: true,
+  exitReason: true,
+  startedAt: true,
+  endedAt: true,
+} satisfies Prisma.KernelRunSelect;
+
+const executionSelect = {
+  id: true,
+  runId: true,
+  cellId: true,
+  source: true,
+  executionCount: true,
+  status: true,
+  queuedAt: true,
+  startedAt: true,
+  endedAt: true,
+  durationMs: true,
+} satisfies Prisma.CellExecutionSelect;
+
+const outputSelect = { seq: true, runId: true, executionId: true, cellId: true, payload: true } satisfies Prisma.CellOutputSelect;
+
+export interface StartRunInput {
+  notebookId: string;
+  userId?: string | null;
+  host: string;
+  deviceMode: string;
+}
+
+export type FinishedExecutionStatus = LastRunStatus;
+
+export interface FinishExecutionInput {
+  status: FinishedExecutionStatus;
+  /** Default: from startedAt (or queuedAt) to now. */
+  durationMs?: number;
+  executionCount?: number | null;
+  /** What the cell shows now; when given, the cell's stored outputs and last run are updated too. */
+  outputs?: CellOutput[];
+}
+
+export type ReplayScope = { notebookId: string } | { runId: string };
+
+export class RunRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async start(input: StartRunInput): Promise<RunSummary> {
+    const row = await this.prisma.kernelRun.create({
+      data: { notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, status: "running" },
+      select: runSelect,
+    });
+    return toRun(row);
+  }
+
+  async get(runId: string): Promise<RunSummary> {
+    const row = await this.prisma.kernelRun.findUnique({ where: { id: runId }, select: runSelect });
+    if (!row) throw new NotFoundError("run", runId);
+    return toRun(row);
+  }
+
+  /** The notebook's runs, newest first. */
+  async list(notebookId: string, limit = 100): Promise<RunSummary[]> {
+    const rows = await this.prisma.kernelRun.findMany({ where: { notebookId }, orderBy: [{ startedAt: "desc" }, { id: "desc" }], take: limit, select: runSelect });
+    return rows.map(toRun);
+  }
+
+  /**
+   * Ends a run and closes its open executions (queued → aborted; running →
+   * aborted / interrupted / kernel-died by `status`, with the cell's stored
+   * outputs rebuilt from the log). A run that already ended is left as it is.
+   */
+  async finish(runId: string, end: { status: EndedRunStatus; exitReason?: string | null }): Promise<RunSummary> {
+    return this.prisma.$transaction(async (tx) => {
+      const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: runSelect });
+      if (!run) throw new NotFoundError("run", runId);
+      if (run.status !== "running") return toRun(run);
+      return toRun(await endRun(tx, run, end.status, end.exitReason ?? null, new Date()));
+    });
+  }
+
+  /**
+   * On server start: every run still "running" belonged to the previous
+   * process. Marks them interrupted with `reason`, closes their executions and
+   * keeps what their cells had printed.
+   */
+  async interruptRunningRuns(reason = SERVER_RESTARTED): Promise<RunSummary[]> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const runs = await tx.kernelRun.findMany({ where: { status: "running" }, select: runSelect });
+        const now = new Date();
+        const ended: RunSummary[] = [];
+        for (const run of runs) ended.push(toRun(await endRun(tx, run, "interrupted", reason, now)));
+        return ended;
+      },
+      { timeout: 60_000 },
+    );
+  }
+
+  /** Queues cells to run in this order; returns the execution ids. */
+  async queueExecutions(runId: string, cells: Array<{ cellId: string; source: string }>): Promise<string[]> {
+    for (const cell of cells) {
+      checkCellId(cell.cellId);
+      checkSource(cell.source, `cell ${cell.cellId}`);
+    }
+    return this.prisma.$transaction(async (tx) => {
+      const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { status: true } });
+      if (!run) throw new NotFoundError("run", runId);
+      if (run.status !== "running") throw new InvalidDataError(`run ${runId} has ended (${run.status})`);
+      const ids: string[] = [];
+      const queuedAt = new Date();
+      for (const cell of cells) {
+        const row = await tx.cellExecution.create({ data: { runId, cellId: cell.cellId, source: cell.source, status: "queued", queuedAt }, select: { id: true } });
+        ids.push(row.id);
+      }
+      return ids;
+    });
+  }
+
+  async startExecution(executionId: string, state: { executionCount?: number | null } = {}): Promise<void> {
+    const { count } = await this.prisma.cellExecution.updateMany({
+      where: { id: executionId, status: "queued" },
+      data: { status: "running", startedAt: new Date(), executionCount: state.executionCount },
+    });
+    if (count === 0) await this.requireExecution(executionId);
+  }
+
+  async finishExecution(executionId: string, input: FinishExecutionInput): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const execution = await tx.cellExecution.findUnique({
+        where: { id: executionId },
+        select: { cellId: true, queuedAt: true, startedAt: true, executionCount: true, run: { select: { notebookId: true } } },
+      });
+      if (!execution) throw new NotFoundError("execution", executionId);
+      const endedAt = new Date();
+      const durationMs = input.durationMs ?? endedAt.getTime() - (execution.startedAt ?? execution.queuedAt).getTime();
+      const executionCount = input.executionCount !== undefined ? input.executionCount : execution.executionCount;
+      await tx.cellExecution.update({
+        where: { id: executionId },
+        data: { status: input.status, endedAt, durationMs, executionCount },
+        select: { id: true },
+      });
+      if (input.outputs) {
+        await tx.cell.updateMany({
+          where: { notebookId: execution.run.notebookId, id: execution.cellId },
+          data: { outputs: outputsJson(input.outputs), executionCount, lastRun: lastRunJson({ status: input.status, durationMs }) },
+        });
+      }
+    });
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionSummary> {
+    const row = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: executionSelect });
+    if (!row) throw new NotFoundError("execution", executionId);
+    return toExecution(row);
+  }
+
+  async listExecutions(runId: string): Promise<ExecutionSummary[]> {
+    const rows = await this.prisma.cellExecution.findMany({ where: { runId }, orderBy: [{ queuedAt: "asc" }, { id: "asc" }], select: executionSelect });
+    return rows.map(toExecution);
+  }
+
+  /** Appends outputs of one execution, numbered in the notebook's sequence; returns them with their seq. */
+  async appendOutputs(executionId: string, outputs: CellOutput[]): Promise<SequencedOutput[]> {
+    for (const [index, output] of outputs.entries()) {
+      if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
+    }
+    if (outputs.length === 0) return [];
+    return this.prisma.$transaction(async (tx) => {
+      const execution = await tx.cellExecution.findUnique({
+        where: { id: executionId },
+        select: { runId: true, cellId: true, run: { select: { notebookId: true } } },
+      });
+      if (!execution) throw new NotFoundError("execution", executionId);
+      const notebookId = execution.run.notebookId;
+      const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
+      const records = outputs.map((output, index) => ({ seq: first + index, runId: execution.runId, executionId, cellId: execution.cellId, output }));
+      for (let i = 0; i < records.length; i += CHUNK) {
+        await tx.cellOutput.createMany({
+          data: records.slice(i, i + CHUNK).map((record) => ({
+            notebookId,
+            seq: record.seq,
+            runId: record.runId,
+            executionId,
+            cellId: record.cellId,
+            kind: record.output.kind,
+            payload: record.output,
+          })),
+        });
+      }
+      return records;
+    });
+  }
+
+  /** Output records after `afterSeq` in sequence order, at most `limit` (ask again from the last seq for more). */
+  async outputsSince(scope: ReplayScope, afterSeq: number, limit = DEFAULT_REPLAY_LIMIT): Promise<SequencedOutput[]> {
+    const where: Prisma.CellOutputWhereInput = "runId" in scope ? { runId: scope.runId, seq: { gt: afterSeq } } : { notebookId: scope.notebookId, seq: { gt: afterSeq } };
+    const rows = await this.prisma.cellOutput.findMany({ where, orderBy: { seq: "asc" }, take: limit, select: outputSelect });
+    return rows.map(toSequencedOutput);
+  }
+
+  /** One execution's output records in order (stream chunks not merged: see foldOutputs). */
+  async executionOutputs(executionId: string): Promise<CellOutput[]> {
+    const rows = await this.prisma.cellOutput.findMany({ where: { executionId }, orderBy: { seq: "asc" }, select: outputSelect });
+    return rows.map((row) => toSequencedOutput(row).output);
+  }
+
+  /** The notebook's last sequence number: a viewer that loads the notebook now replays from here. */
+  async lastSeq(notebookId: string): Promise<number> {
+    const row = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { lastSeq: true } });
+    if (!row) throw new NotFoundError("notebook", notebookId);
+    return row.lastSeq;
+  }
+
+  private async requireExecution(executionId: string): Promise<void> {
+    const row = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { status: true } });
+    if (!row) throw new NotFoundError("execution", executionId);
+    throw new InvalidDataError(`execution ${executionId} is ${row.status}, not queued`);
+  }
+}
+
+/** Merges adjacent stream records of the same stream, as a viewer shows them. */
+export function foldOutputs(outputs: readonly CellOutput[]): CellOutput[] {
+  const folded: CellOutput[] = [];
+  for (const output of outputs) {
+    const last = folded[folded.length - 1];
+    if (output.kind === "stream" && last?.kind === "stream" && last.name === output.name) {
+      folded[folded.length - 1] = { ...last, text: last.text + output.text };
+    } else {
+      folded.push(output);
+    }
+  }
+  return folded;
+}
+
+/** Takes `count` numbers from the notebook's sequence; returns the last one. */
+export async function claimSeqs(tx: Tx, notebookId: string, count: number): Promise<number> {
+  const row = await tx.notebook.update({ where: { id: notebookId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } });
+  return row.lastSeq;
+}
+
+const RUNNING_EXECUTION_END: Record<EndedRunStatus, FinishedExecutionStatus> = {
+  finished: "aborted",
+  interrupted: "interrupted",
+  died: "kernel-died",
+};
+
+async function endRun(
+  tx: Tx,
+  run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>,
+  status: EndedRunStatus,
+  exitReason: string | null,
+  now: Date,
+): Promise<Prisma.KernelRunGetPayload<{ select: typeof runSelect }>> {
+  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: now } });
+  const running = await tx.cellExecution.findMany({
+    where: { runId: run.id, status: "running" },
+    select: { id: true, cellId: true, startedAt: true, queuedAt: true, executionCount: true },
+  });
+  const executionStatus = RUNNING_EXECUTION_END[status];
+  for (const execution of running) {
+    const durationMs = now.getTime() - (execution.startedAt ?? execution.queuedAt).getTime();
+    await tx.cellExecution.update({ where: { id: execution.id }, data: { status: executionStatus, endedAt: now, durationMs }, select: { id: true } });
+    const records = await tx.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
+    await tx.cell.updateMany({
+      where: { notebookId: run.notebookId, id: execution.cellId },
+      data: {
+        outputs: outputsJson(foldOutputs(records.map((record) => toSequencedOutput(record).output))),
+        executionCount: execution.executionCount,
+        lastRun: lastRunJson({ status: executionStatus, durationMs }),
+      },
+    });
+  }
+  return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: now }, select: runSelect });
+}
+
+function toRun(row: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>): RunSummary {
+  const status = RUN_STATUSES.find((candidate) => candidate === row.status);
+  if (!status) throw new InvalidDataError(`run ${row.id}: stored status ${JSON.stringify(row.status)} is unknown`);
+  return { ...row, status };
+}
+
+function toExecution(row: Prisma.CellExecutionGetPayload<{ select: typeof executionSelect }>): ExecutionSummary {
+  const status: ExecutionStatus | undefined = EXECUTION_STATUSES.find((candidate) => candidate === row.status);
+  if (!status) throw new InvalidDataError(`execution ${row.id}: stored status ${JSON.stringify(row.status)} is unknown`);
+  return { ...row, status };
+}
+
+function toSequencedOutput(row: Prisma.CellOutputGetPayload<{ select: typeof outputSelect }>): SequencedOutput {
+  const parsed = cellOutputSchema.safeParse(row.payload);
+  if (!parsed.success) throw new InvalidDataError(`output ${row.seq} of run ${row.runId}: stored payload is not a CellOutput`);
+  return { seq: row.seq, runId: row.runId, executionId: row.executionId, cellId: row.cellId, output: parsed.data };
+}

@@ -1,0 +1,153 @@
+/**
+ * What the repositories take and return, and the zod schemas that check the
+ * JSON columns on the way out of the database (a row written by an older
+ * version, or by hand, must not flow into the app unchecked).
+ */
+import { z } from "zod";
+import type { Cell, CellKind, CellOutput } from "../protocol/notebook-model";
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]),
+);
+
+/** A templated cell: the scenario template it was rendered from and the parameter values. */
+export interface CellTemplate {
+  id: string;
+  parameters: Record<string, JsonValue>;
+}
+
+export type LastRun = Cell["lastRun"];
+export type LastRunStatus = NonNullable<LastRun>["status"];
+
+/** A cell as stored: the protocol's Cell (runState is always "idle" when loaded) plus its template. */
+export interface StoredCell extends Cell {
+  template: CellTemplate | null;
+}
+
+/**
+ * A cell to save. Omitted fields keep their stored value (a new cell gets
+ * no outputs, no execution count, no last run, no template).
+ */
+export interface CellInput {
+  id: string;
+  kind: CellKind;
+  source: string;
+  outputs?: CellOutput[];
+  executionCount?: number | null;
+  lastRun?: LastRun;
+  template?: CellTemplate | null;
+}
+
+export interface NotebookSummary {
+  id: string;
+  title: string;
+  ownerId: string;
+  version: number;
+  cellCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+}
+
+export interface StoredNotebook extends Omit<NotebookSummary, "cellCount"> {
+  /** The last output/metric sequence number included in this snapshot: replay from here. */
+  lastSeq: number;
+  cells: StoredCell[];
+}
+
+export const RUN_STATUSES = ["running", "finished", "interrupted", "died"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type EndedRunStatus = Exclude<RunStatus, "running">;
+
+export const EXECUTION_STATUSES = ["queued", "running", "ok", "error", "interrupted", "aborted", "kernel-died"] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+export interface RunSummary {
+  id: string;
+  notebookId: string;
+  userId: string | null;
+  host: string;
+  deviceMode: string;
+  status: RunStatus;
+  exitReason: string | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+export interface ExecutionSummary {
+  id: string;
+  runId: string;
+  cellId: string;
+  source: string;
+  executionCount: number | null;
+  status: ExecutionStatus;
+  queuedAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  durationMs: number | null;
+}
+
+/** One output record with its place in the notebook's sequence. */
+export interface SequencedOutput {
+  seq: number;
+  runId: string;
+  executionId: string;
+  cellId: string;
+  output: CellOutput;
+}
+
+/** A metric message as the kernel sends it (kernel-messages.ts), minus the frame type. */
+export interface MetricInput {
+  /** The message's own runId: an experiment variant inside the kernel. */
+  tag?: string;
+  rank: number;
+  step: number;
+  values: Record<string, number | null>;
+}
+
+export interface SequencedMetric extends Required<MetricInput> {
+  seq: number;
+}
+
+/** One series, columnar: index i of each array is one point, in sequence order. */
+export interface MetricSeriesData {
+  tag: string;
+  name: string;
+  rank: number;
+  seq: number[];
+  step: number[];
+  value: Array<number | null>;
+}
+
+const mimeBundleSchema = z.record(z.string(), z.string());
+
+export const cellOutputSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("stream"), name: z.enum(["stdout", "stderr"]), text: z.string() }),
+  z.object({ kind: z.literal("result"), executionCount: z.number().int(), data: mimeBundleSchema }),
+  z.object({ kind: z.literal("display"), data: mimeBundleSchema }),
+  z.object({ kind: z.literal("error"), ename: z.string(), evalue: z.string(), traceback: z.array(z.string()) }),
+  z.object({ kind: z.literal("elided"), elidedBytes: z.number().nonnegative() }),
+]);
+
+export const cellOutputsSchema = z.array(cellOutputSchema);
+
+export const lastRunSchema = z
+  .object({
+    status: z.enum(["ok", "error", "interrupted", "aborted", "kernel-died"]),
+    durationMs: z.number().nonnegative(),
+  })
+  .nullable();
+
+export const cellTemplateSchema = z.object({
+  id: z.string().min(1),
+  parameters: z.record(z.string(), jsonValueSchema),
+});
+
+// The schemas above must describe exactly the protocol's types.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const outputSchemaMatches: Same<z.infer<typeof cellOutputSchema>, CellOutput> = true;
+const lastRunSchemaMatches: Same<z.infer<typeof lastRunSchema>, LastRun> = true;
+void outputSchemaMatches;
+void lastRunSchemaMatches;
