@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Optional
 
-from . import environment, executor, protocol, streams
+from . import diagnostics, environment, executor, protocol, streams
 
 
 class Kernel:
@@ -49,6 +49,13 @@ class Kernel:
             faulthandler.register(signal.SIGQUIT, file=sys.__stderr__ or 2, all_threads=True, chain=False)
         threading.Thread(target=self._read_requests, name="mgpulab-reader", daemon=True).start()
 
+    def _answer_stacks(self, request_id: str) -> None:
+        try:
+            processes = diagnostics.collect(threading.main_thread().ident)
+        except Exception as exc:  # noqa: BLE001 - a diagnosis must never take the kernel down
+            processes = [{"label": "kernel", "pid": os.getpid(), "alive": True, "stack": f"could not collect stacks: {exc!r}"}]
+        protocol.emit({"type": "stacks", "id": request_id, "processes": processes})
+
     def _on_sigint(self, signum: int, frame: Any) -> None:  # noqa: ARG002
         # Only user code is interrupted; the kernel's own bookkeeping is never
         # cut in half. An interrupt that lands between "busy" and the start of
@@ -67,7 +74,12 @@ class Kernel:
             except (binascii.Error, ValueError) as exc:
                 self._log("warning", f"ignored a malformed request line ({exc})")
                 continue
-            if isinstance(request, dict):
+            if not isinstance(request, dict):
+                continue
+            if request.get("type") == "stacks":
+                # Answered here, not queued: the main thread may be the one that is stuck.
+                self._answer_stacks(str(request.get("id", "")))
+            else:
                 self._requests.put(request)
         self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
 

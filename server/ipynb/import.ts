@@ -33,12 +33,18 @@ export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPY
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new IpynbError(formatPath(issue.path), issue.message);
+    throw new IpynbError(formatPath(issue.path), describeIssue(issue));
   }
   const notes: string[] = [];
   const ids = new Set<string>();
   const cells = parsed.data.cells.map((cell, index) => toCellInput(cell, index, ids, notes));
   return { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells, notes };
+}
+
+/** zod's wording, except a missing field is called missing. */
+function describeIssue(issue: { code: string; message: string; input?: unknown }): string {
+  const missing = /^Invalid input: expected (\w+), received undefined$/.exec(issue.message);
+  return missing ? `missing (expected ${missing[1] === "record" ? "object" : missing[1]})` : issue.message;
 }
 
 function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, notes: string[]): CellInput {

@@ -5,7 +5,19 @@
 import { MAX_SOURCE_CHARS } from "../protocol/socket-api";
 import { MAX_CELLS } from "../notebook/notebook-ops";
 
-export const IPYNB_LIMITS = {
+export interface IpynbLimits {
+  maxBytes: number;
+  maxDepth: number;
+  maxCells: number;
+  maxSourceChars: number;
+  maxOutputsPerCell: number;
+  maxOutputChars: number;
+  maxTracebackLines: number;
+  maxMimeTypes: number;
+  maxTitleChars: number;
+}
+
+export const IPYNB_LIMITS: Readonly<IpynbLimits> = {
   /** The whole file, in bytes, checked before parsing. */
   maxBytes: 64 * 1024 * 1024,
   /** Nesting of arrays and objects (real notebooks stay under 15). */
@@ -18,6 +30,4 @@ export const IPYNB_LIMITS = {
   maxTracebackLines: 10_000,
   maxMimeTypes: 64,
   maxTitleChars: 200,
-} as const;
-
-export type IpynbLimits = { [K in keyof typeof IPYNB_LIMITS]: number };
+};

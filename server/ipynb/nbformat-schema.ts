@@ -36,6 +36,7 @@ function multiline(maxChars: number) {
 }
 
 function describe(value: unknown): string {
+  if (value === undefined) return "nothing (the field is missing)";
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;

@@ -10,13 +10,26 @@ import type { KernelMessage, KernelMessageOf } from "../protocol/kernel-messages
 import { KernelChannel, KernelStartError, describeExit } from "./kernel-channel";
 import type { KernelHost } from "./kernel-host";
 import type { PtyExit } from "./pty-process";
+import { summarizeProcess, type ProcessStack } from "./stack-summary";
 
 export type ExecutionStatus = "ok" | "error" | "interrupted" | "aborted" | "kernel-died";
 
 export type ExecutionOutput = KernelMessageOf<"stream" | "execute_result" | "display_data" | "error">;
 
+/** What the watchdog found when a busy cell made no progress for a while. */
+export interface HangReport {
+  idleMs: number;
+  processes: ProcessStack[];
+  /** One line per process: "rank 0: in all_reduce (distributed_c10d.py:1534)". */
+  summary: string[];
+  /** "kernel": the kernel answered with every process's stack; "tty": it did not, Ctrl-\ printed what it could. */
+  answeredBy: "kernel" | "tty";
+}
+
 export interface ExecutionSink {
   started(): void;
+  /** The watchdog's report; the cell keeps running until the user interrupts or restarts. */
+  hang?(report: HangReport): void;
   console(text: string): void;
   output(message: ExecutionOutput): void;
   finished(result: { status: ExecutionStatus; executionCount: number | null; durationMs: number }): void;
@@ -26,6 +39,8 @@ export interface KernelSessionOptions {
   host: KernelHost;
   startTimeoutMs?: number;
   cwd?: string;
+  /** A busy cell with no output, metric or heartbeat for this long is diagnosed (default 120 s). */
+  hangAfterMs?: number;
   /** Metric points, whichever cell they come from. */
   onMetric?: (message: KernelMessageOf<"metric">) => void;
   onLog?: (level: "info" | "warning" | "error", message: string) => void;
@@ -39,7 +54,13 @@ interface Execution {
   /** The kernel said "busy" for it: an interrupt now reaches its code. */
   acknowledged: boolean;
   interruptPending: boolean;
+  lastProgressAt: number;
+  /** The watchdog reported this quiet period already; progress clears it. */
+  diagnosed: boolean;
 }
+
+export const DEFAULT_HANG_AFTER_MS = 120_000;
+const STACKS_ANSWER_MS = 5_000;
 
 const LAST_OUTPUT_KEPT = 8 * 1024;
 
@@ -56,6 +77,8 @@ export class KernelSession {
   private starting: Promise<void> | null = null;
   private readonly statusListeners = new Set<(status: KernelStatus) => void>();
   private readonly pings = new Map<string, () => void>();
+  private readonly stackRequests = new Map<string, (processes: ProcessStack[]) => void>();
+  private watchdog: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: KernelSessionOptions) {}
 
@@ -82,7 +105,7 @@ export class KernelSession {
   }
 
   execute(code: string, sink: ExecutionSink): string {
-    const execution: Execution = { id: randomUUID(), code, sink, startedAt: 0, acknowledged: false, interruptPending: false };
+    const execution: Execution = { id: randomUUID(), code, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
     if (this.currentStatus.state === "dead") {
       // A dead kernel is restarted on purpose, never behind the user's back:
       // the reason it died stays on screen until they choose to restart.
@@ -171,7 +194,8 @@ export class KernelSession {
     if (!next) return;
     this.running = next;
     this.lastSink = next.sink;
-    next.startedAt = performance.now();
+    next.startedAt = next.lastProgressAt = performance.now();
+    this.armWatchdog();
     this.setStatus({ state: "busy", info: this.info });
     next.sink.started();
     this.channel.send({ type: "execute", id: next.id, code: next.code });
@@ -183,6 +207,7 @@ export class KernelSession {
       case "execute_result":
       case "display_data":
       case "error":
+        this.progress();
         this.sinkFor(message.id)?.output(message);
         return;
       case "execute_reply":
@@ -193,6 +218,7 @@ export class KernelSession {
         this.pings.delete(message.id);
         return;
       case "metric":
+        this.progress();
         this.options.onMetric?.(message);
         return;
       case "kernel_log":
@@ -204,6 +230,10 @@ export class KernelSession {
           if (this.running.interruptPending) this.channel?.interrupt();
         }
         return;
+      case "stacks":
+        this.stackRequests.get(message.id)?.(message.processes);
+        this.stackRequests.delete(message.id);
+        return;
       case "hello":
         return;
       default:
@@ -212,8 +242,64 @@ export class KernelSession {
   }
 
   private onConsole(text: string): void {
+    this.progress();
     this.recentOutput = (this.recentOutput + text).slice(-LAST_OUTPUT_KEPT);
     (this.running?.sink ?? this.lastSink)?.console(text);
+  }
+
+  /** Python stacks of the kernel and every registered rank, answered even while a cell runs. */
+  collectStacks(timeoutMs = STACKS_ANSWER_MS): Promise<ProcessStack[] | null> {
+    const channel = this.channel;
+    if (!channel?.alive) return Promise.resolve(null);
+    const id = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.stackRequests.delete(id);
+        resolve(null);
+      }, timeoutMs);
+      this.stackRequests.set(id, (processes) => {
+        clearTimeout(timer);
+        resolve(processes);
+      });
+      channel.send({ type: "stacks", id });
+    });
+  }
+
+  private progress(): void {
+    if (!this.running) return;
+    this.running.lastProgressAt = performance.now();
+    this.running.diagnosed = false;
+  }
+
+  private get hangAfterMs(): number {
+    return this.options.hangAfterMs ?? DEFAULT_HANG_AFTER_MS;
+  }
+
+  /** One timer per running cell, re-armed for the remaining quiet time rather than on every chunk. */
+  private armWatchdog(delayMs = this.hangAfterMs): void {
+    if (this.watchdog || !Number.isFinite(this.hangAfterMs)) return;
+    this.watchdog = setTimeout(() => {
+      this.watchdog = null;
+      void this.checkForHang();
+    }, delayMs);
+    this.watchdog.unref();
+  }
+
+  private async checkForHang(): Promise<void> {
+    const execution = this.running;
+    if (!execution) return;
+    const idleMs = performance.now() - execution.lastProgressAt;
+    if (idleMs < this.hangAfterMs || execution.diagnosed) {
+      this.armWatchdog(execution.diagnosed ? this.hangAfterMs : this.hangAfterMs - idleMs);
+      return;
+    }
+    execution.diagnosed = true;
+    const processes = await this.collectStacks();
+    if (this.running !== execution) return;
+    if (!processes) this.channel?.requestStacks(); // the kernel is wedged: faulthandler prints on the tty
+    const found = processes ?? [];
+    execution.sink.hang?.({ idleMs, processes: found, summary: found.map(summarizeProcess), answeredBy: processes ? "kernel" : "tty" });
+    this.armWatchdog();
   }
 
   private sinkFor(executionId: string): ExecutionSink | null {
@@ -225,6 +311,7 @@ export class KernelSession {
     const execution = this.running;
     if (!execution || execution.id !== executionId) return;
     this.running = null;
+    this.disarmWatchdog();
     execution.sink.finished({ status, executionCount: count, durationMs: performance.now() - execution.startedAt });
     if (status !== "ok") this.abortQueued();
     if (this.info) this.setStatus({ state: "idle", info: this.info });
@@ -256,7 +343,13 @@ export class KernelSession {
     const execution = this.running;
     if (!execution) return;
     this.running = null;
+    this.disarmWatchdog();
     execution.sink.finished({ status, executionCount: null, durationMs: performance.now() - execution.startedAt });
+  }
+
+  private disarmWatchdog(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
   }
 
   private abortQueued(): void {

@@ -3,13 +3,26 @@
  * schema against them with the WebAssembly schema engine. Same directory
  * layout and `_prisma_migrations` bookkeeping as `prisma migrate deploy`.
  */
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { NO_FILTER, startSchemaEngine, type MigrationList, type SchemaEngine } from "./schema-engine";
 
-/** The repository's prisma directory (schema.prisma and migrations/). */
-export const PRISMA_DIR = path.resolve(__dirname, "../../prisma");
+/**
+ * The repository's prisma directory (schema.prisma and migrations/):
+ * $MGPULAB_PRISMA_DIR, else next to this source tree, else under the working
+ * directory (when a bundler has moved this file).
+ */
+export const PRISMA_DIR = findPrismaDir();
+
+function findPrismaDir(): string {
+  const candidates = [process.env.MGPULAB_PRISMA_DIR, path.resolve(__dirname, "../../prisma"), path.resolve(process.cwd(), "prisma")];
+  for (const candidate of candidates) {
+    if (candidate && existsSync(path.join(candidate, "schema.prisma"))) return candidate;
+  }
+  return candidates[1]!;
+}
 export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, "migrations");
 export const LOCKFILE_NAME = "migration_lock.toml";

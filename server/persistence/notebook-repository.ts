@@ -8,7 +8,7 @@
  * full save rewrites only the cells that changed.
  */
 import type { NotebookDocument } from "../protocol/notebook-model";
-import type { Prisma, PrismaClient } from "./generated/client";
+import { Prisma, type PrismaClient } from "./generated/client";
 import {
   byPosition,
   cellSelect,
@@ -315,11 +315,21 @@ async function positions(tx: Tx, notebookId: string): Promise<Array<{ id: string
   return rows.sort(byPosition);
 }
 
+/**
+ * Multi-row INSERTs: Prisma's createMany costs about 0.3 ms per cell here
+ * (query compiler overhead), a 2,000-cell import ten times what SQLite needs.
+ * JSON columns are bound as their text, which is how SQLite stores Prisma's
+ * Json; a PostgreSQL port casts them (CAST(... AS jsonb)).
+ */
 async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInput | StoredCell)[], keys: readonly string[]): Promise<void> {
+  const now = new Date();
+  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   for (let i = 0; i < cells.length; i += CHUNK) {
-    await tx.cell.createMany({
-      data: cells.slice(i, i + CHUNK).map((cell, offset) => ({ ...newCellData(cell), notebookId, position: keys[i + offset]! })),
+    const rows = cells.slice(i, i + CHUNK).map((cell, offset) => {
+      const data = newCellData(cell);
+      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(cell.template?.parameters ?? null)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
     });
+    await tx.$executeRaw`INSERT INTO "Cell" ("notebookId", "id", "position", "kind", "source", "templateId", "parameters", "executionCount", "outputs", "lastRun", "updatedAt") VALUES ${Prisma.join(rows)}`;
   }
 }
 

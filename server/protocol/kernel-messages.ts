@@ -63,6 +63,12 @@ export const kernelMessageSchema = z.discriminatedUnion("type", [
     /** Non-finite values (a NaN loss) travel as null. */
     values: z.record(z.string(), z.number().nullable()),
   }),
+  /** Answer to a `stacks` request: every process of the kernel, side by side. */
+  z.object({
+    type: z.literal("stacks"),
+    id: z.string(),
+    processes: z.array(z.object({ label: z.string(), pid: z.number().int(), alive: z.boolean(), stack: z.string() })),
+  }),
   z.object({ type: z.literal("kernel_log"), level: z.enum(["info", "warning", "error"]), message: z.string() }),
 ]);
 
@@ -73,6 +79,8 @@ export type KernelMessageOf<T extends KernelMessageType> = Extract<KernelMessage
 export const kernelRequestSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("execute"), id: z.string(), code: z.string() }),
   z.object({ type: z.literal("ping"), id: z.string() }),
+  /** Python stacks of the kernel and its registered child processes (answered even while a cell runs). */
+  z.object({ type: z.literal("stacks"), id: z.string() }),
   z.object({ type: z.literal("shutdown") }),
 ]);
 export type KernelRequest = z.infer<typeof kernelRequestSchema>;

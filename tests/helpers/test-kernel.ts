@@ -3,7 +3,7 @@
  * helpers that wait on events, never on the clock.
  */
 import { localHost } from "../../server/kernel/kernel-host";
-import { KernelSession, type ExecutionOutput, type ExecutionStatus } from "../../server/kernel/kernel-session";
+import { KernelSession, type ExecutionOutput, type ExecutionStatus, type HangReport, type KernelSessionOptions } from "../../server/kernel/kernel-session";
 import type { KernelStatus } from "../../server/protocol/notebook-model";
 
 export type OutputEvent = { kind: "console"; text: string } | { kind: "message"; message: ExecutionOutput };
@@ -23,7 +23,10 @@ export class RunningCell {
   readonly done: Promise<RunResult>;
   /** Resolves when the session has sent the cell to the kernel. */
   readonly sent: Promise<void>;
+  /** Resolves with the watchdog's first report. */
+  readonly hang: Promise<HangReport>;
   private markSent!: () => void;
+  private markHang!: (report: HangReport) => void;
   private consoleText = "";
   private readonly consoleWaiters: Array<{ test: (text: string) => boolean; wake: () => void }> = [];
   private resolve!: (result: RunResult) => void;
@@ -34,6 +37,9 @@ export class RunningCell {
     });
     this.sent = new Promise((resolve) => {
       this.markSent = resolve;
+    });
+    this.hang = new Promise((resolve) => {
+      this.markHang = resolve;
     });
   }
 
@@ -46,6 +52,7 @@ export class RunningCell {
   sink() {
     return {
       started: () => this.markSent(),
+      hang: (report: HangReport) => this.markHang(report),
       console: (text: string) => {
         this.events.push({ kind: "console", text });
         this.consoleText += text;
@@ -78,12 +85,12 @@ export class RunningCell {
 export class TestKernel {
   readonly session: KernelSession;
 
-  private constructor() {
-    this.session = new KernelSession({ host: localHost() });
+  private constructor(options: Partial<KernelSessionOptions>) {
+    this.session = new KernelSession({ host: localHost(), ...options });
   }
 
-  static async start(): Promise<TestKernel> {
-    const kernel = new TestKernel();
+  static async start(options: Partial<KernelSessionOptions> = {}): Promise<TestKernel> {
+    const kernel = new TestKernel(options);
     await kernel.session.ensureStarted();
     if (kernel.session.status.state !== "idle") throw new Error(`kernel did not start: ${JSON.stringify(kernel.session.status)}`);
     return kernel;

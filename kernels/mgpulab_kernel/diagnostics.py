@@ -1,0 +1,124 @@
+"""Python stacks of the kernel and of the processes it started, on request.
+
+The server asks when a busy cell has made no progress for a while. The
+request is answered from the kernel's reader thread, so a main thread stuck
+in a collective (which releases the GIL) does not stop the answer. Child
+processes (DDP ranks) register a file that `faulthandler` writes their
+stacks to on SIGQUIT; faulthandler needs no GIL, so a rank blocked in C++
+still answers.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Optional
+
+_STACK_WAIT_S = 2.0
+
+
+@dataclass
+class _Child:
+    pid: int
+    label: str
+    stack_path: str
+
+
+_children: dict[int, _Child] = {}
+_lock = threading.Lock()
+
+
+def register_process(pid: int, label: str, stack_path: str) -> None:
+    """A launcher calls this for each rank it starts (the rank has run
+    ``faulthandler.register(SIGQUIT, file=open(stack_path, "a"), all_threads=True)``)."""
+    with _lock:
+        _children[pid] = _Child(pid, label, stack_path)
+
+
+def unregister_process(pid: int) -> None:
+    with _lock:
+        _children.pop(pid, None)
+
+
+def kernel_stacks(main_thread_ident: Optional[int] = None) -> str:
+    """Every thread of this process, main thread first, kernel plumbing left out."""
+    frames = sys._current_frames()  # noqa: SLF001 - the documented way to see other threads
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    order = sorted(frames, key=lambda ident: (ident != main_thread_ident, names.get(ident, "")))
+    parts = []
+    for ident in order:
+        name = names.get(ident, f"thread {ident}")
+        if name.startswith("mgpulab-"):
+            continue
+        stack = "".join(traceback.format_stack(frames[ident]))
+        parts.append(f'Thread "{name}" (most recent call last):\n{stack}')
+    return "\n".join(parts)
+
+
+def collect(main_thread_ident: Optional[int] = None) -> list[dict]:
+    """The kernel's stacks and those of every registered child, side by side."""
+    processes = [{"label": "kernel", "pid": os.getpid(), "alive": True, "stack": kernel_stacks(main_thread_ident)}]
+    with _lock:
+        children = list(_children.values())
+    offsets = {}
+    for child in children:
+        offsets[child.pid] = _size(child.stack_path)
+        try:
+            os.kill(child.pid, signal.SIGQUIT)
+        except ProcessLookupError:
+            pass
+    for child in children:
+        alive = _alive(child.pid)
+        stack = _wait_for_dump(child.stack_path, offsets[child.pid]) if alive else ""
+        processes.append({"label": child.label, "pid": child.pid, "alive": alive, "stack": stack or ("(exited)" if not alive else "(no stack written in time)")})
+    return processes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _wait_for_dump(path: str, offset: int) -> str:
+    # faulthandler writes from a signal handler; there is no event to wait on,
+    # so wait until the file has grown and then stopped growing.
+    deadline = time.monotonic() + _STACK_WAIT_S
+    last_size = offset
+    stable_since = None
+    while time.monotonic() < deadline:
+        size = _size(path)
+        if size > offset and size == last_size:
+            if stable_since is None:
+                stable_since = time.monotonic()
+            elif time.monotonic() - stable_since > 0.05:
+                break
+        else:
+            stable_since = None
+        last_size = size
+        time.sleep(0.01)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            handle.seek(offset)
+            return handle.read()
+    except OSError:
+        return ""
