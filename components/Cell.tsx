@@ -1,0 +1,88 @@
+"use client";
+/**
+ * One notebook cell: prompt, editor (or rendered markdown), run footer and
+ * outputs. Memoised: it re-renders only when its own cell object or its
+ * selection changed (the reducer keeps identity of untouched cells).
+ */
+import { memo } from "react";
+import type { Cell as CellModel } from "../server/protocol/notebook-model";
+import CodeEditor from "./CodeEditor";
+import MarkdownCell from "./MarkdownCell";
+import { lastRunLabel, promptLabel } from "./model/format";
+import type { NotebookController } from "./model/notebook-controller";
+import OutputArea from "./OutputArea";
+
+interface Props {
+  cell: CellModel;
+  index: number;
+  selected: boolean;
+  /** Selected and in edit mode. */
+  editing: boolean;
+  controller: NotebookController;
+}
+
+function Cell({ cell, index, selected, editing, controller }: Props) {
+  const isMarkdown = cell.kind === "markdown";
+  const showEditor = !isMarkdown || editing;
+  const classes = ["cell", `cell-${cell.kind}`, `cell-run-${cell.runState}`];
+  if (selected) classes.push("cell-selected");
+  if (editing) classes.push("cell-editing");
+
+  return (
+    <div
+      className={classes.join(" ")}
+      data-testid="cell"
+      data-cell-id={cell.id}
+      data-kind={cell.kind}
+      data-run-state={cell.runState}
+      data-selected={selected}
+      onMouseDown={(e) => {
+        if (!(e.target instanceof Element) || e.target.closest(".monaco-editor") === null) controller.selectCell(cell.id);
+      }}
+    >
+      <div className="cell-input">
+        <div className="cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
+          {isMarkdown ? "" : promptLabel(cell)}
+        </div>
+        <div className="cell-body">
+          {showEditor ? (
+            <CodeEditor
+              cellId={cell.id}
+              value={cell.source}
+              language={isMarkdown ? "markdown" : "python"}
+              focused={editing}
+              ariaLabel={`Cell ${index + 1} (${cell.kind})`}
+              onChange={(source) => controller.editSource(cell.id, source)}
+              onFocus={() => controller.editorFocused(cell.id)}
+              onBlur={() => controller.editorBlurred(cell.id)}
+              onKey={(input) => controller.handleKey(input)}
+            />
+          ) : (
+            <MarkdownCell cellId={cell.id} source={cell.source} onEdit={() => controller.selectCell(cell.id, "edit")} />
+          )}
+        </div>
+      </div>
+      {!isMarkdown && (cell.runState !== "idle" || cell.lastRun !== null) && (
+        <div className={`cell-status cell-status-${statusClass(cell)}`} data-testid="cell-status">
+          {cell.runState === "queued" && "queued"}
+          {cell.runState === "running" && "running…"}
+          {cell.runState === "idle" && cell.lastRun !== null && lastRunLabel(cell.lastRun)}
+        </div>
+      )}
+      {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} />}
+    </div>
+  );
+}
+
+function statusClass(cell: CellModel): string {
+  if (cell.runState !== "idle") return cell.runState;
+  return cell.lastRun?.status ?? "none";
+}
+
+function runStateTitle(cell: CellModel): string {
+  if (cell.runState === "queued") return "Queued";
+  if (cell.runState === "running") return "Running";
+  return cell.executionCount === null ? "Not run yet" : `Execution ${cell.executionCount}`;
+}
+
+export default memo(Cell);

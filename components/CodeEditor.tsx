@@ -1,0 +1,37 @@
+"use client";
+/**
+ * A cell's source editor. Monaco is loaded on the client only (next/dynamic,
+ * ssr: false); until then the source is shown as plain text.
+ */
+import dynamic from "next/dynamic";
+import type { KeyInput } from "./model/command-mode";
+import EditorFallback, { EditorSourceContext } from "./EditorFallback";
+
+const MonacoEditor = dynamic(() => import("./MonacoEditor"), {
+  ssr: false,
+  loading: () => <EditorFallback />,
+});
+
+export interface Props {
+  cellId: string;
+  value: string;
+  language: "python" | "markdown";
+  /** The notebook is in edit mode on this cell: the editor takes keyboard focus. */
+  focused: boolean;
+  ariaLabel: string;
+  onChange(value: string): void;
+  onFocus(): void;
+  onBlur(): void;
+  /** Run keys and Escape, handed to the command-mode machine. */
+  onKey(input: KeyInput): void;
+}
+
+export default function CodeEditor(props: Props) {
+  return (
+    <div className="code-editor" data-testid="cell-editor" data-cell-id={props.cellId}>
+      <EditorSourceContext.Provider value={props.value}>
+        <MonacoEditor {...props} />
+      </EditorSourceContext.Provider>
+    </div>
+  );
+}

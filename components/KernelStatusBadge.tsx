@@ -1,0 +1,85 @@
+"use client";
+/**
+ * The kernel's state, said plainly: what runs it (CPU or GPU, from the
+ * kernel's own report), and why it died with a way to restart it.
+ */
+import type { KernelStatus } from "../server/protocol/notebook-model";
+import { deviceSummary, kernelDetails } from "./model/format";
+import { assertNever } from "./model/notebook-state";
+
+interface Props {
+  status: KernelStatus;
+  /** False while the page is not connected: the status shown is the last one known. */
+  live: boolean;
+  onRestart(): void;
+}
+
+export default function KernelStatusBadge({ status, live, onRestart }: Props) {
+  const label = stateLabel(status);
+  const info = "info" in status ? status.info : null;
+  const device = info === null ? null : deviceSummary(info);
+  const title = info === null ? label : kernelDetails(info);
+  return (
+    <div
+      className={`kernel-status kernel-${status.state}${live ? "" : " kernel-stale"}`}
+      data-testid="kernel-status"
+      data-state={status.state}
+      data-live={live}
+      title={live ? title : `Last known state (not connected)\n${title}`}
+    >
+      <span className="kernel-dot" aria-hidden="true" />
+      <span className="kernel-label">{label}</span>
+      {device !== null && info !== null && (
+        <>
+          <span className={`device-kind device-${device.kind.toLowerCase()}`} data-testid="kernel-device" data-device-kind={device.kind}>
+            {device.kind}
+          </span>
+          <span className="kernel-info">
+            {device.text} · Python {info.python} · {info.torch === null ? "no torch" : `torch ${info.torch}`}
+          </span>
+        </>
+      )}
+      {status.state === "dead" && (
+        <>
+          <span className="kernel-reason" data-testid="kernel-dead-reason">
+            {status.reason}
+          </span>
+          {status.lastOutput.trim() !== "" && (
+            <details className="kernel-last-output">
+              <summary>last output</summary>
+              <pre>{status.lastOutput}</pre>
+            </details>
+          )}
+        </>
+      )}
+      {(status.state === "dead" || status.state === "shutdown") && (
+        <button type="button" className="button button-primary" data-testid="kernel-restart" disabled={!live} onClick={onRestart}>
+          {status.state === "dead" ? "Restart kernel" : "Start kernel"}
+        </button>
+      )}
+    </div>
+  );
+}
+
+function stateLabel(status: KernelStatus): string {
+  switch (status.state) {
+    case "not-started":
+      return "Kernel not started";
+    case "starting":
+      return "Kernel starting…";
+    case "idle":
+      return "Idle";
+    case "busy":
+      return "Busy";
+    case "interrupting":
+      return "Interrupting…";
+    case "restarting":
+      return "Restarting…";
+    case "dead":
+      return "Kernel died:";
+    case "shutdown":
+      return "Kernel shut down";
+    default:
+      return assertNever(status);
+  }
+}

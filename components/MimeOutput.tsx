@@ -1,0 +1,38 @@
+"use client";
+/**
+ * A result or display output. Images come first (data: URLs in <img>, where
+ * SVG cannot run scripts), then plain text; HTML is shown only when it is the
+ * sole text form, and then only after sanitising.
+ */
+/* eslint-disable @next/next/no-img-element -- kernel images are data: URLs, which next/image cannot optimise */
+import type { MimeBundle } from "../server/protocol/notebook-model";
+import { ansiToHtml } from "./model/console-text";
+import { markdownToSafeHtml, sanitizeHtml } from "./sanitize-html";
+
+interface Props {
+  data: MimeBundle;
+}
+
+export default function MimeOutput({ data }: Props) {
+  const png = data["image/png"];
+  if (png !== undefined) return <img className="output-image" alt="output" src={`data:image/png;base64,${png.trim()}`} />;
+  const jpeg = data["image/jpeg"];
+  if (jpeg !== undefined) return <img className="output-image" alt="output" src={`data:image/jpeg;base64,${jpeg.trim()}`} />;
+  const svg = data["image/svg+xml"];
+  if (svg !== undefined) {
+    return <img className="output-image" alt="output" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`} />;
+  }
+  const plain = data["text/plain"];
+  if (plain !== undefined) {
+    return <pre className="output-text" data-testid="output-text" dangerouslySetInnerHTML={{ __html: ansiToHtml(plain) }} />;
+  }
+  const html = data["text/html"];
+  const safeHtml = html === undefined ? null : sanitizeHtml(html);
+  if (safeHtml !== null) return <div className="output-html" dangerouslySetInnerHTML={{ __html: safeHtml }} />;
+  const markdown = data["text/markdown"];
+  const safeMarkdown = markdown === undefined ? null : markdownToSafeHtml(markdown);
+  if (safeMarkdown !== null) return <div className="markdown-rendered" dangerouslySetInnerHTML={{ __html: safeMarkdown }} />;
+  const other = Object.entries(data).find(([mime]) => mime.startsWith("text/") || mime.endsWith("json"));
+  if (other !== undefined) return <pre className="output-text">{other[1]}</pre>;
+  return <div className="output-unsupported">[output of type {Object.keys(data).join(", ") || "nothing"} cannot be shown]</div>;
+}

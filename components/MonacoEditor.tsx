@@ -1,0 +1,117 @@
+"use client";
+/**
+ * Monaco for one cell: grows with its content like a Jupyter cell, minimal
+ * chrome, and the notebook's run keys (Shift/Ctrl/Alt+Enter) and Escape bound
+ * per editor (addAction, not addCommand: commands are global to all editors).
+ * Loaded only through next/dynamic with ssr: false (see CodeEditor).
+ */
+import Editor, { type OnMount } from "@monaco-editor/react";
+import { useEffect, useRef, useState } from "react";
+import { monaco } from "./monaco-setup";
+import EditorFallback from "./EditorFallback";
+import type { Props } from "./CodeEditor";
+import type { KeyInput } from "./model/command-mode";
+
+const LINE_HEIGHT = 19;
+const PADDING = 6;
+
+const OPTIONS: monaco.editor.IStandaloneEditorConstructionOptions = {
+  minimap: { enabled: false },
+  lineNumbers: "off",
+  glyphMargin: false,
+  folding: false,
+  lineDecorationsWidth: 8,
+  lineNumbersMinChars: 0,
+  renderLineHighlight: "none",
+  scrollBeyondLastLine: false,
+  scrollbar: {
+    vertical: "hidden",
+    horizontal: "auto",
+    horizontalScrollbarSize: 8,
+    alwaysConsumeMouseWheel: false,
+    useShadows: false,
+  },
+  overviewRulerLanes: 0,
+  overviewRulerBorder: false,
+  hideCursorInOverviewRuler: true,
+  stickyScroll: { enabled: false },
+  guides: { indentation: false },
+  renderWhitespace: "none",
+  fontSize: 13,
+  lineHeight: LINE_HEIGHT,
+  fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', 'Liberation Mono', monospace",
+  padding: { top: PADDING, bottom: PADDING },
+  tabSize: 4,
+  insertSpaces: true,
+  detectIndentation: false,
+  automaticLayout: true,
+  fixedOverflowWidgets: true,
+  quickSuggestions: false,
+  suggestOnTriggerCharacters: false,
+  wordBasedSuggestions: "currentDocument",
+  contextmenu: false,
+  links: false,
+};
+
+/** Escape leaves edit mode only when no editor widget wants it first. */
+const ESCAPE_WHEN =
+  "!suggestWidgetVisible && !findWidgetVisible && !parameterHintsVisible && !editorHasMultipleSelections && !inSnippetMode && !renameInputVisible";
+
+export default function MonacoEditor(props: Props) {
+  const [height, setHeight] = useState(() => estimateHeight(props.value));
+  const editorRef = useRef<monaco.editor.IStandaloneCodeEditor | null>(null);
+  const latest = useRef(props);
+  useEffect(() => {
+    latest.current = props;
+  });
+
+  const onMount: OnMount = (editor) => {
+    editorRef.current = editor;
+    setHeight(editor.getContentHeight());
+    editor.onDidContentSizeChange((e) => {
+      if (e.contentHeightChanged) setHeight(e.contentHeight);
+    });
+    editor.onDidFocusEditorText(() => latest.current.onFocus());
+    editor.onDidBlurEditorText(() => latest.current.onBlur());
+    const { KeyCode, KeyMod } = monaco;
+    const bind = (id: string, label: string, keybindings: number[], key: Omit<KeyInput, "at">, precondition?: string) => {
+      editor.addAction({
+        id: `mgpulab.${id}`,
+        label,
+        keybindings,
+        ...(precondition === undefined ? {} : { precondition }),
+        run: () => latest.current.onKey({ ...key, at: performance.now() }),
+      });
+    };
+    const enter = { key: "Enter", shift: false, ctrl: false, alt: false, meta: false };
+    bind("run-and-advance", "Run cell and select below", [KeyMod.Shift | KeyCode.Enter], { ...enter, shift: true });
+    bind("run-in-place", "Run cell", [KeyMod.CtrlCmd | KeyCode.Enter, KeyMod.WinCtrl | KeyCode.Enter], { ...enter, ctrl: true });
+    bind("run-and-insert", "Run cell and insert below", [KeyMod.Alt | KeyCode.Enter], { ...enter, alt: true });
+    bind("command-mode", "Leave edit mode", [KeyCode.Escape], { ...enter, key: "Escape" }, ESCAPE_WHEN);
+    if (latest.current.focused) editor.focus();
+  };
+
+  useEffect(() => {
+    const editor = editorRef.current;
+    if (props.focused && editor !== null && !editor.hasTextFocus()) editor.focus();
+  }, [props.focused]);
+
+  return (
+    <Editor
+      height={height}
+      value={props.value}
+      language={props.language}
+      theme="vs"
+      options={{ ...OPTIONS, ariaLabel: props.ariaLabel }}
+      onChange={(value) => props.onChange(value ?? "")}
+      onMount={onMount}
+      loading={<EditorFallback source={props.value} />}
+    />
+  );
+}
+
+function estimateHeight(source: string): number {
+  let lines = 1;
+  for (let i = 0; i < source.length; i++) if (source.charCodeAt(i) === 10) lines += 1;
+  return lines * LINE_HEIGHT + 2 * PADDING;
+}

@@ -1,0 +1,176 @@
+"use client";
+/**
+ * The notebook page: header (title, connection, kernel), toolbar, cells.
+ * All behaviour is in NotebookController; this component renders its state,
+ * forwards command-mode keys, and keeps DOM focus in step with the mode.
+ */
+import Link from "next/link";
+import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import Cell from "./Cell";
+import ConnectionStatus from "./ConnectionStatus";
+import KernelStatusBadge from "./KernelStatusBadge";
+import { NotebookController } from "./model/notebook-controller";
+import Toolbar from "./Toolbar";
+
+interface Props {
+  notebookId: string;
+}
+
+/** Keys typed into these belong to them, not to command mode. */
+const OWN_KEYS_SELECTOR = ".monaco-editor, input, textarea, select, button, summary, [contenteditable]";
+
+/** localStorage, unless this browser refuses it (private mode, disabled storage). */
+function browserDrafts(): Storage | null {
+  if (typeof window === "undefined") return null;
+  try {
+    return window.localStorage;
+  } catch (err) {
+    if (err instanceof DOMException) return null;
+    throw err;
+  }
+}
+
+export default function Notebook({ notebookId }: Props) {
+  const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() } }));
+  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  const container = useRef<HTMLDivElement>(null);
+  const { doc, ui } = state;
+
+  useEffect(() => {
+    controller.start();
+    const online = () => controller.setBrowserOnline(true);
+    const offline = () => controller.setBrowserOnline(false);
+    const hidden = () => controller.pageHidden();
+    const visibility = () => {
+      if (document.visibilityState === "hidden") controller.pageHidden();
+    };
+    window.addEventListener("online", online);
+    window.addEventListener("offline", offline);
+    window.addEventListener("pagehide", hidden);
+    document.addEventListener("visibilitychange", visibility);
+    return () => {
+      window.removeEventListener("online", online);
+      window.removeEventListener("offline", offline);
+      window.removeEventListener("pagehide", hidden);
+      document.removeEventListener("visibilitychange", visibility);
+      controller.stop();
+    };
+  }, [controller]);
+
+  // Command mode: keyboard focus goes back to the notebook (out of the editor it left).
+  useEffect(() => {
+    const root = container.current;
+    if (root === null || ui.mode !== "command") return;
+    const active = document.activeElement;
+    if (active === null || active === document.body || active.closest(".monaco-editor") !== null) {
+      root.focus({ preventScroll: true });
+    }
+  }, [ui.mode, ui.selectedId]);
+
+  // Keep the selected cell in view.
+  useEffect(() => {
+    if (ui.selectedId === null) return;
+    const el = container.current?.querySelector(`[data-testid="cell"][data-cell-id="${CSS.escape(ui.selectedId)}"]`);
+    el?.scrollIntoView({ block: "nearest" });
+  }, [ui.selectedId]);
+
+  useEffect(() => {
+    document.title = `${doc?.title || notebookId} · Multi-GPU Lab`;
+  }, [doc?.title, notebookId]);
+
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.defaultPrevented || e.nativeEvent.isComposing) return;
+    if (e.target instanceof Element && e.target.closest(OWN_KEYS_SELECTOR) !== null) return;
+    const handled = controller.handleKey({
+      key: e.key,
+      shift: e.shiftKey,
+      ctrl: e.ctrlKey,
+      alt: e.altKey,
+      meta: e.metaKey,
+      at: e.timeStamp,
+    });
+    if (handled) e.preventDefault();
+  };
+
+  const selectedIndex = doc === null || ui.selectedId === null ? -1 : doc.cells.findIndex((c) => c.id === ui.selectedId);
+  const selectedCell = doc?.cells[selectedIndex];
+
+  return (
+    <div className="notebook-page">
+      <div className="notebook-top">
+        <header className="notebook-header">
+          <Link href="/" className="brand">
+            Multi-GPU Lab
+          </Link>
+          <h1 className="notebook-title" data-testid="notebook-title">
+            {doc?.title || notebookId}
+          </h1>
+          <div className="notebook-header-status">
+            <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
+            {doc !== null && (
+              <KernelStatusBadge
+                status={doc.kernel}
+                live={state.connection.status === "connected"}
+                onRestart={() => controller.restart()}
+              />
+            )}
+          </div>
+        </header>
+        <Toolbar
+          controller={controller}
+          selected={selectedCell === undefined ? null : { id: selectedCell.id, kind: selectedCell.kind, index: selectedIndex }}
+          cellCount={doc?.cells.length ?? 0}
+          kernel={doc?.kernel ?? { state: "not-started" }}
+          connected={state.connection.status === "connected"}
+        />
+      </div>
+      <div
+        ref={container}
+        className={`notebook notebook-mode-${ui.mode}`}
+        data-testid="notebook"
+        data-mode={ui.mode}
+        tabIndex={0}
+        onKeyDown={onKeyDown}
+      >
+        {doc === null ? (
+          <div className="notebook-loading" data-testid="notebook-loading">
+            Opening notebook…
+          </div>
+        ) : (
+          doc.cells.map((cell, index) => (
+            <Cell
+              key={cell.id}
+              cell={cell}
+              index={index}
+              selected={cell.id === ui.selectedId}
+              editing={cell.id === ui.selectedId && ui.mode === "edit"}
+              controller={controller}
+            />
+          ))
+        )}
+        {doc !== null && (
+          <button
+            type="button"
+            className="add-cell-bottom"
+            data-testid="add-cell-bottom"
+            onClick={() => controller.selectCell(controller.insertCell(doc.cells.length), "edit")}
+          >
+            + Add a cell
+          </button>
+        )}
+      </div>
+      {state.notices.length > 0 && (
+        <div className="notices" role="status">
+          {state.notices.map((n) => (
+            <div key={n.id} className="notice" data-testid="notice">
+              <span>{n.message}</span>
+              <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissNotice(n.id)}>
+                ×
+              </button>
+            </div>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,457 @@
+/**
+ * The browser's end of the notebook socket: a typed wrapper over
+ * socket.io-client that (re)opens the notebook on every connect, keeps the
+ * connection state as a union, and never loses typed code (see
+ * pending-edits.ts for the pure bookkeeping it drives).
+ *
+ * Events carry a per-notebook sequence number. The connection applies them
+ * strictly in order: a duplicate (already in the snapshot) is skipped, a gap
+ * triggers a re-open, and a re-open after a reconnect sends `resume` with the
+ * last applied position so the server can answer with just the missed events
+ * instead of a whole snapshot.
+ *
+ * Commands fall in three groups:
+ * - source edits: debounced, coalesced per cell, kept until acknowledged;
+ * - structural commands: applied optimistically by the caller, kept in an
+ *   outbox until acknowledged, replayed onto the next snapshot;
+ * - control commands (execute, interrupt, restart): sent only while
+ *   connected, answered with the server's ack (a run is never queued blind
+ *   behind an outage).
+ */
+import { io, type Socket } from "socket.io-client";
+import type { NotebookDocument, CellKind } from "../../server/protocol/notebook-model";
+import type {
+  ClientToServerEvents,
+  CommandAck,
+  JournalPosition,
+  NotebookCommand,
+  NotebookEvent,
+  SequencedEvent,
+  ServerToClientEvents,
+} from "../../server/protocol/socket-api";
+import {
+  acknowledgeEdit,
+  draftKey,
+  forgetCell,
+  maxRev,
+  mergeDraft,
+  parseDraft,
+  recordEdit,
+  serializeDraft,
+  type PendingEdits,
+  type StructuralCommand,
+} from "./pending-edits";
+
+export type ConnectionState =
+  | { status: "connecting" }
+  | { status: "connected"; socketId: string }
+  | { status: "reconnecting"; attempt: number; lastError: string | null }
+  | { status: "offline"; reason: string };
+
+export type ControlCommand = Extract<NotebookCommand, { op: "execute" | "interrupt" | "restart" | "shutdown" }>;
+
+export interface ConnectionListener {
+  state(state: ConnectionState): void;
+  /**
+   * The server's document after (re)opening. The outbox has just been re-sent;
+   * pending sources are sent right after this returns, so structural commands
+   * the listener sends from here (re-inserting lost cells) go first.
+   */
+  snapshot(serverDoc: NotebookDocument): void;
+  event(event: NotebookEvent): void;
+  /** The outbox or the pending edits changed without a call from the listener (an ack arrived). */
+  changed(): void;
+  /** A command was refused or could not be delivered; shown to the user once. */
+  error(message: string): void;
+}
+
+/** The part of `localStorage` used for drafts. */
+export interface DraftStore {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+}
+
+export type NotebookSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+export interface ConnectionOptions {
+  createSocket?: () => NotebookSocket;
+  drafts?: DraftStore | null;
+  sourceDebounceMs?: number;
+  ackTimeoutMs?: number;
+}
+
+/** What a socket.io disconnect reason means for us. */
+export type DisconnectPolicy = "auto-reconnect" | "reconnect-ourselves" | "closed";
+
+export function classifyDisconnect(reason: string): DisconnectPolicy {
+  switch (reason) {
+    case "io client disconnect":
+      return "closed";
+    // The server closed the socket on purpose (e.g. it restarted): socket.io
+    // does not reconnect by itself after this one.
+    case "io server disconnect":
+      return "reconnect-ourselves";
+    default:
+      // "transport close", "transport error", "ping timeout", "parse error"
+      return "auto-reconnect";
+  }
+}
+
+/** A command's answer, or the fact that none came (not connected, timed out, link dropped). */
+type Reply = CommandAck | { ok: false; error: string; lost: true };
+
+const isLost = (reply: Reply): reply is Extract<Reply, { lost: true }> => "lost" in reply;
+
+interface OutboxEntry {
+  command: StructuralCommand;
+  /** Session it was last sent in; 0 = not sent yet. */
+  sentIn: number;
+}
+
+export class NotebookConnection {
+  private socket: NotebookSocket | null = null;
+  private current: ConnectionState = { status: "connecting" };
+  private pending: PendingEdits;
+  /** Cells this page has edited, saved or deleted: its view of them goes into the shared draft. */
+  private readonly touched = new Set<string>();
+  /** Source revisions never repeat, even after every edit was acknowledged. */
+  private lastRev: number;
+  /** Revision of each cell's source sent in the current session. */
+  private sentRev = new Map<string, number>();
+  private outbox: OutboxEntry[] = [];
+  /** Increments on each connect; acks and events are tied to their session. */
+  private session = 0;
+  private synced = false;
+  /** Where the client's copy of the server document stands in the server's event journal. */
+  private journal: JournalPosition | null = null;
+  /** Events that arrived while an `open` was waiting for its answer. */
+  private early: SequencedEvent[] = [];
+  private everConnected = false;
+  private sourceTimer: ReturnType<typeof setTimeout> | null = null;
+  private draftTimer: ReturnType<typeof setTimeout> | null = null;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly debounceMs: number;
+  private readonly ackTimeoutMs: number;
+
+  constructor(
+    readonly notebookId: string,
+    private readonly listener: ConnectionListener,
+    private readonly options: ConnectionOptions = {},
+  ) {
+    this.debounceMs = options.sourceDebounceMs ?? 300;
+    this.ackTimeoutMs = options.ackTimeoutMs ?? 15_000;
+    this.pending = parseDraft(notebookId, options.drafts?.getItem(draftKey(notebookId)) ?? null);
+    for (const cellId of Object.keys(this.pending)) this.touched.add(cellId);
+    this.lastRev = maxRev(this.pending);
+  }
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  get pendingEdits(): PendingEdits {
+    return this.pending;
+  }
+
+  /** Structural commands not yet acknowledged, in the order they were made. */
+  get outboxCommands(): StructuralCommand[] {
+    return this.outbox.map((e) => e.command);
+  }
+
+  start(): void {
+    if (this.socket !== null) return;
+    const socket =
+      this.options.createSocket?.() ??
+      io({
+        autoConnect: false,
+        reconnection: true,
+        reconnectionDelay: 500,
+        reconnectionDelayMax: 5_000,
+        randomizationFactor: 0.5,
+        timeout: 10_000,
+      });
+    this.socket = socket;
+    socket.on("connect", () => this.onConnect());
+    socket.on("disconnect", (reason) => this.onDisconnect(reason));
+    socket.on("connect_error", (err) => this.onConnectError(err));
+    socket.io.on("reconnect_attempt", this.onReconnectAttempt);
+    socket.on("notebook:event", (notebookId, event, seq) => {
+      if (notebookId !== this.notebookId) return;
+      if (this.synced) this.applySequenced(seq, event);
+      else this.early.push({ seq, event });
+    });
+    socket.connect();
+  }
+
+  stop(): void {
+    this.flushSources();
+    this.writeDraftNow();
+    if (this.sourceTimer !== null) clearTimeout(this.sourceTimer);
+    if (this.draftTimer !== null) clearTimeout(this.draftTimer);
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.socket?.removeAllListeners();
+    this.socket?.io.off("reconnect_attempt", this.onReconnectAttempt);
+    this.socket?.disconnect();
+    this.socket = null;
+    this.synced = false;
+  }
+
+  /** The browser says the network is gone / back (window offline/online events). */
+  setBrowserOnline(online: boolean): void {
+    if (!online) {
+      this.setState({ status: "offline", reason: "this browser is offline" });
+    } else if (this.current.status === "offline" && this.socket !== null) {
+      this.setState({ status: "reconnecting", attempt: 0, lastError: null });
+      if (!this.socket.connected) this.socket.connect();
+    }
+  }
+
+  /** Record a local edit; it is sent after a pause in typing and kept until acknowledged. */
+  editSource(cellId: string, source: string, kind: CellKind, index: number): void {
+    this.lastRev += 1;
+    this.touched.add(cellId);
+    this.setPending(recordEdit(this.pending, cellId, { source, kind, index }, this.lastRev));
+    if (this.sourceTimer !== null) clearTimeout(this.sourceTimer);
+    this.sourceTimer = setTimeout(() => {
+      this.sourceTimer = null;
+      this.flushSources();
+    }, this.debounceMs);
+  }
+
+  /** Send every unsent source edit now (before a run, on page hide). */
+  flushSources(): void {
+    if (this.sourceTimer !== null) {
+      clearTimeout(this.sourceTimer);
+      this.sourceTimer = null;
+    }
+    if (!this.synced) return;
+    for (const [cellId, edit] of Object.entries(this.pending)) {
+      if (this.sentRev.get(cellId) === edit.rev) continue;
+      this.sentRev.set(cellId, edit.rev);
+      const session = this.session;
+      const command: NotebookCommand = { op: "set-source", notebookId: this.notebookId, cellId, source: edit.source };
+      void this.emit(command).then((ack) => {
+        if (ack.ok) {
+          const before = this.pending;
+          this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev));
+          if (this.pending !== before) this.listener.changed();
+        } else if (session === this.session) {
+          // Lost or refused: keep the text and try again shortly (a reconnect also re-sends it).
+          if (this.sentRev.get(cellId) === edit.rev) this.sentRev.delete(cellId);
+          if (!isLost(ack)) this.listener.error(`Saving a cell failed (will retry): ${ack.error}`);
+          this.scheduleRetry();
+        }
+      });
+    }
+  }
+
+  /** A structural change the caller already applied locally. */
+  sendStructural(command: StructuralCommand): void {
+    if (command.op === "delete-cell") {
+      this.touched.add(command.cellId);
+      this.setPending(forgetCell(this.pending, command.cellId));
+      this.sentRev.delete(command.cellId);
+    }
+    const entry: OutboxEntry = { command, sentIn: 0 };
+    this.outbox.push(entry);
+    if (this.synced) this.sendOutboxEntry(entry);
+  }
+
+  /** Execute / interrupt / restart: only while connected; resolves with the server's answer. */
+  async sendControl(command: ControlCommand): Promise<CommandAck> {
+    if (!this.synced) return { ok: false, error: NOT_CONNECTED };
+    if (command.op === "execute") this.flushSources();
+    const reply = await this.emit(command);
+    return isLost(reply) ? { ok: false, error: reply.error } : reply;
+  }
+
+  private onConnect(): void {
+    const socket = this.socket;
+    if (socket === null) return;
+    this.session += 1;
+    this.synced = false;
+    this.early = [];
+    this.sentRev.clear();
+    const session = this.session;
+    if (this.current.status === "offline" || !this.everConnected) {
+      this.setState(this.everConnected ? { status: "reconnecting", attempt: 0, lastError: null } : { status: "connecting" });
+    }
+    const open: NotebookCommand =
+      this.journal === null ? { op: "open", notebookId: this.notebookId } : { op: "open", notebookId: this.notebookId, resume: this.journal };
+    void this.emit(open).then((ack) => {
+      if (session !== this.session || this.socket !== socket) return;
+      if (isLost(ack)) {
+        // No answer: ask again while the socket is up (a reconnect asks by itself).
+        setTimeout(() => {
+          if (session === this.session && this.socket === socket && socket.connected) this.onConnect();
+        }, RETRY_MS);
+        return;
+      }
+      const resumable = ack.ok && ack.missed !== undefined && this.journal !== null;
+      if (!ack.ok || (ack.notebook === undefined && !resumable)) {
+        const error = ack.ok ? "the server sent neither a notebook nor the missed events" : ack.error;
+        this.setState({ status: "offline", reason: `could not open the notebook: ${error}` });
+        this.listener.error(`Could not open notebook: ${error}`);
+        return;
+      }
+      this.onOpened(ack, socket.id ?? "");
+    });
+  }
+
+  private onOpened(ack: Extract<CommandAck, { ok: true }>, socketId: string): void {
+    this.synced = true;
+    this.everConnected = true;
+    this.setState({ status: "connected", socketId });
+    for (const entry of this.outbox) this.sendOutboxEntry(entry);
+    if (ack.notebook !== undefined) {
+      this.journal = ack.journal ?? null;
+      this.listener.snapshot(ack.notebook);
+    } else {
+      for (const missed of ack.missed ?? []) this.applySequenced(missed.seq, missed.event);
+      if (ack.journal !== undefined && this.journal !== null && ack.journal.seq !== this.journal.seq) {
+        // The missed events did not reach where the server says they end: start over.
+        this.journal = null;
+        this.resync();
+        return;
+      }
+    }
+    const early = this.early;
+    this.early = [];
+    for (const e of early) this.applySequenced(e.seq, e.event);
+    this.flushSources();
+  }
+
+  /** Apply one event in journal order: skip what is already applied, re-open on a gap. */
+  private applySequenced(seq: number, event: NotebookEvent): void {
+    const at = this.journal;
+    if (at === null) {
+      this.listener.event(event);
+      return;
+    }
+    if (seq <= at.seq) return;
+    if (seq !== at.seq + 1) {
+      this.resync();
+      return;
+    }
+    this.journal = { epoch: at.epoch, seq };
+    this.listener.event(event);
+  }
+
+  private sendOutboxEntry(entry: OutboxEntry): void {
+    if (entry.sentIn === this.session) return;
+    entry.sentIn = this.session;
+    const session = this.session;
+    void this.emit(entry.command).then((ack) => {
+      if (ack.ok) {
+        this.outbox = this.outbox.filter((e) => e !== entry);
+        this.listener.changed();
+        return;
+      }
+      if (isLost(ack)) {
+        // Still in the outbox: sent again on the next (re)open.
+        if (entry.sentIn === session) entry.sentIn = 0;
+        return;
+      }
+      // Refused (e.g. the cell is gone): drop it and take the server's view again.
+      this.outbox = this.outbox.filter((e) => e !== entry);
+      this.listener.changed();
+      this.listener.error(`${entry.command.op} refused: ${ack.error}`);
+      if (session === this.session) this.resync();
+    });
+  }
+
+  /** Ask for a fresh snapshot on the current socket. */
+  private resync(): void {
+    if (this.socket?.connected === true) this.onConnect();
+  }
+
+  private onDisconnect(reason: string): void {
+    this.synced = false;
+    const policy = classifyDisconnect(reason);
+    this.writeDraftNow();
+    if (policy === "closed") return;
+    if (this.current.status !== "offline") {
+      this.setState({ status: "reconnecting", attempt: 0, lastError: reason });
+    }
+    if (policy === "reconnect-ourselves") {
+      const socket = this.socket;
+      setTimeout(() => {
+        if (this.socket === socket && socket !== null && !socket.connected) socket.connect();
+      }, 500 + Math.random() * 1000);
+    }
+  }
+
+  private connectError: string | null = null;
+
+  private readonly onReconnectAttempt = (attempt: number): void => {
+    if (this.current.status !== "offline") {
+      this.setState({ status: "reconnecting", attempt, lastError: this.connectError });
+    }
+  };
+
+  private onConnectError(err: Error): void {
+    this.connectError = err.message;
+    if (this.current.status === "reconnecting") {
+      this.setState({ ...this.current, lastError: err.message });
+    }
+  }
+
+  private emit(command: NotebookCommand): Promise<Reply> {
+    const socket = this.socket;
+    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, lost: true });
+    return new Promise((resolve) => {
+      socket.timeout(this.ackTimeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, lost: true } : reply);
+      });
+    });
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer !== null) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.flushSources();
+    }, RETRY_MS);
+  }
+
+  private setPending(pending: PendingEdits): void {
+    if (pending === this.pending) return;
+    this.pending = pending;
+    this.scheduleDraftWrite();
+  }
+
+  private setState(state: ConnectionState): void {
+    this.current = state;
+    this.listener.state(state);
+  }
+
+  private scheduleDraftWrite(): void {
+    if (this.draftTimer !== null) return;
+    this.draftTimer = setTimeout(() => {
+      this.draftTimer = null;
+      this.writeDraftNow();
+    }, 200);
+  }
+
+  /** Persist (or clear) the draft right away: called on page hide and disconnect. */
+  writeDraftNow(): void {
+    const drafts = this.options.drafts;
+    if (drafts === undefined || drafts === null) return;
+    const key = draftKey(this.notebookId);
+    try {
+      const stored = parseDraft(this.notebookId, drafts.getItem(key));
+      const text = serializeDraft(this.notebookId, mergeDraft(stored, this.pending, this.touched), Date.now());
+      if (text === null) drafts.removeItem(key);
+      else drafts.setItem(key, text);
+    } catch (err) {
+      // Quota exceeded or storage disabled: the edits still live in memory.
+      if (!(err instanceof DOMException)) throw err;
+      this.listener.error(`Could not keep a local draft: ${err.message}`);
+    }
+  }
+}
+
+const NOT_CONNECTED = "not connected to the server";
+const NO_ANSWER = "no answer from the server (timed out or disconnected)";
+const RETRY_MS = 3_000;

@@ -1,0 +1,67 @@
+/** Small pure formatters shared by the components. */
+import type { Cell, KernelInfo } from "../../server/protocol/notebook-model";
+
+const BYTE_UNITS = ["bytes", "kB", "MB", "GB", "TB"] as const;
+
+/** 98_200_000 → "98.2 MB" (SI units, as file sizes are usually shown). */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return "? bytes";
+  if (bytes < 1000) return `${Math.round(bytes)} ${bytes === 1 ? "byte" : "bytes"}`;
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  const digits = value >= 100 ? 0 : 1;
+  return `${value.toFixed(digits)} ${BYTE_UNITS[unit]}`;
+}
+
+/** 5 → "5 ms", 1234 → "1.23 s", 125_000 → "2 min 5 s", 3_720_000 → "1 h 2 min". */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "?";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const totalSeconds = Math.round(ms / 1000);
+  const hours = Math.floor(totalSeconds / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  const seconds = totalSeconds % 60;
+  return hours > 0 ? `${hours} h ${minutes} min` : `${minutes} min ${seconds} s`;
+}
+
+/** The Jupyter prompt: "[ ]" never run, "[*]" queued or running, "[n]" last execution count. */
+export function promptLabel(cell: Pick<Cell, "runState" | "executionCount">): string {
+  if (cell.runState !== "idle") return "[*]";
+  return cell.executionCount === null ? "[ ]" : `[${cell.executionCount}]`;
+}
+
+const RUN_STATUS_TEXT: Record<NonNullable<Cell["lastRun"]>["status"], string> = {
+  ok: "ok",
+  error: "error",
+  interrupted: "interrupted",
+  aborted: "not run (an earlier cell failed)",
+  "kernel-died": "kernel died",
+};
+
+export function lastRunLabel(lastRun: NonNullable<Cell["lastRun"]>): string {
+  return `${RUN_STATUS_TEXT[lastRun.status]} · ${formatDuration(lastRun.durationMs)}`;
+}
+
+/**
+ * What the kernel's devices really are, said plainly: "CPU" unless the
+ * kernel reported CUDA devices (a "no CUDA" mode is CPU).
+ */
+export function deviceSummary(info: KernelInfo): { kind: "CPU" | "GPU"; text: string } {
+  const mode = info.deviceMode;
+  const gpu = /cuda|gpu/i.test(mode) && !/no\s+cuda|without\s+cuda|cpu/i.test(mode);
+  return { kind: gpu ? "GPU" : "CPU", text: mode };
+}
+
+export function kernelDetails(info: KernelInfo): string {
+  return [
+    `Devices: ${info.deviceMode}`,
+    `Python ${info.python} (${info.executable})`,
+    `torch ${info.torch ?? "not installed"}`,
+    `host ${info.hostname}, pid ${info.pid}`,
+  ].join("\n");
+}

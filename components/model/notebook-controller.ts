@@ -1,0 +1,363 @@
+/**
+ * One open notebook in the browser: the document (notebook-state.ts), the
+ * keyboard machine (command-mode.ts) and the socket (connection.ts) wired
+ * together behind intent methods that components call. Components read its
+ * state through `subscribe`/`getState` (React's useSyncExternalStore); no
+ * behaviour lives in React hooks.
+ *
+ * The page shows `rebase(serverDoc, outbox, pending)`: the client's copy of
+ * the server's document (every event applied, our own echoes included) with
+ * the user's unacknowledged changes replayed on top. Local changes show at
+ * once, and the page converges on the server's order as acks arrive.
+ *
+ * Server events can arrive by the thousand (streamed output), so the
+ * notification for them is batched to one per animation frame; the user's
+ * own actions notify at once.
+ */
+import type { Cell, CellKind, NotebookDocument } from "../../server/protocol/notebook-model";
+import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
+import { NotebookConnection, type ConnectionOptions, type ConnectionState, type ControlCommand } from "./connection";
+import { newCellId } from "./ids";
+import { applyServerEvent } from "./notebook-state";
+import { rebase, type StructuralCommand } from "./pending-edits";
+
+export interface Notice {
+  id: number;
+  message: string;
+}
+
+export interface NotebookViewState {
+  doc: NotebookDocument | null;
+  connection: ConnectionState;
+  ui: CommandModeState;
+  /** Cells whose typed text the server has not confirmed yet. */
+  unsavedCells: number;
+  notices: readonly Notice[];
+}
+
+export interface ControllerOptions {
+  connection?: ConnectionOptions;
+  /** How batched notifications are scheduled (default: next animation frame). */
+  schedule?: (run: () => void) => void;
+}
+
+const MAX_NOTICES = 4;
+
+export class NotebookController {
+  private state: NotebookViewState;
+  /** The client's copy of the server's document. */
+  private serverDoc: NotebookDocument | null = null;
+  private readonly listeners = new Set<() => void>();
+  private readonly connection: NotebookConnection;
+  private notifyScheduled = false;
+  private noticeSeq = 0;
+  private readonly schedule: (run: () => void) => void;
+
+  constructor(
+    readonly notebookId: string,
+    options: ControllerOptions = {},
+  ) {
+    this.schedule = options.schedule ?? defaultSchedule;
+    this.connection = new NotebookConnection(
+      notebookId,
+      {
+        state: (connection) => this.update({ connection }),
+        snapshot: (doc) => {
+          this.serverDoc = doc;
+          this.recompute();
+        },
+        event: (event) => {
+          if (this.serverDoc === null) return;
+          this.serverDoc = applyServerEvent(this.serverDoc, event);
+          this.recompute({ batched: true });
+        },
+        changed: () => this.recompute(),
+        error: (message) => this.notify(message),
+      },
+      options.connection,
+    );
+    this.state = {
+      doc: null,
+      connection: this.connection.state,
+      ui: initialCommandModeState,
+      unsavedCells: Object.keys(this.connection.pendingEdits).length,
+      notices: [],
+    };
+  }
+
+  // ---- store -----------------------------------------------------------------
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): NotebookViewState => this.state;
+
+  start(): void {
+    this.connection.start();
+  }
+
+  stop(): void {
+    this.connection.stop();
+  }
+
+  setBrowserOnline(online: boolean): void {
+    this.connection.setBrowserOnline(online);
+  }
+
+  /** The page is going away: send what can be sent, keep the rest as a draft. */
+  pageHidden(): void {
+    this.connection.flushSources();
+    this.connection.writeDraftNow();
+  }
+
+  dismissNotice(id: number): void {
+    this.update({ notices: this.state.notices.filter((n) => n.id !== id) });
+  }
+
+  // ---- selection and modes ----------------------------------------------------------
+
+  /** A key pressed in command mode, or one of the run/escape keys inside an editor. */
+  handleKey(input: KeyInput): boolean {
+    const cells = this.state.doc?.cells ?? [];
+    const result = handleKey(this.state.ui, input, { cells, newCellId: newCellId() });
+    this.update({ ui: result.state });
+    for (const action of result.actions) this.perform(action);
+    return result.handled;
+  }
+
+  selectCell(cellId: string, mode: CommandModeState["mode"] = "command"): void {
+    const ui = this.state.ui;
+    if (ui.selectedId === cellId && ui.mode === mode) return;
+    this.update({ ui: { ...ui, selectedId: cellId, mode, chord: null } });
+  }
+
+  editorFocused(cellId: string): void {
+    this.selectCell(cellId, "edit");
+  }
+
+  editorBlurred(cellId: string): void {
+    const ui = this.state.ui;
+    if (ui.mode === "edit" && ui.selectedId === cellId) this.update({ ui: { ...ui, mode: "command" } });
+  }
+
+  // ---- document edits -----------------------------------------------------------
+
+  editSource(cellId: string, source: string): void {
+    const doc = this.state.doc;
+    if (doc === null) return;
+    const index = doc.cells.findIndex((c) => c.id === cellId);
+    const cell = doc.cells[index];
+    if (cell === undefined || cell.source === source) return;
+    this.connection.editSource(cellId, source, cell.kind, index);
+    this.recompute();
+  }
+
+  insertCell(index: number, kind: CellKind = "code", cellId: string = newCellId()): string {
+    this.structural({ op: "insert-cell", notebookId: this.notebookId, index, cell: { id: cellId, kind, source: "" } });
+    return cellId;
+  }
+
+  /** Toolbar "+": a code cell below the selected one, selected. */
+  insertBelowSelected(): void {
+    const index = this.selectedIndex();
+    const id = this.insertCell(index === -1 ? (this.state.doc?.cells.length ?? 0) : index + 1);
+    this.selectCell(id);
+  }
+
+  deleteSelected(): void {
+    const id = this.state.ui.selectedId;
+    if (id !== null) this.handleKeySequence(["d", "d"]);
+  }
+
+  moveSelected(delta: -1 | 1): void {
+    const index = this.selectedIndex();
+    const cell = this.state.doc?.cells[index];
+    if (cell === undefined) return;
+    const toIndex = index + delta;
+    if (toIndex < 0 || toIndex >= (this.state.doc?.cells.length ?? 0)) return;
+    this.structural({ op: "move-cell", notebookId: this.notebookId, cellId: cell.id, toIndex });
+  }
+
+  setKind(cellId: string, kind: CellKind): void {
+    this.structural({ op: "set-kind", notebookId: this.notebookId, cellId, kind });
+  }
+
+  clearOutputs(cellIds: readonly string[]): void {
+    if (cellIds.length === 0) return;
+    this.structural({ op: "clear-outputs", notebookId: this.notebookId, cellIds: [...cellIds] });
+  }
+
+  clearAllOutputs(): void {
+    this.clearOutputs((this.state.doc?.cells ?? []).filter((c) => c.outputs.length > 0).map((c) => c.id));
+  }
+
+  // ---- running -------------------------------------------------------------------
+
+  /** Toolbar ▶: run the selected cell and advance (Shift+Enter). */
+  runSelectedAndAdvance(): void {
+    this.handleKey({ key: "Enter", shift: true, ctrl: false, alt: false, meta: false, at: now() });
+  }
+
+  runAll(): void {
+    this.runCells((this.state.doc?.cells ?? []).map((c) => c.id));
+  }
+
+  /** Code cells go to the kernel with the source the user sees; markdown cells only render. */
+  runCells(cellIds: readonly string[]): void {
+    const doc = this.state.doc;
+    if (doc === null) return;
+    const wanted = new Set(cellIds);
+    const code = doc.cells.filter((c) => wanted.has(c.id) && c.kind === "code");
+    if (code.length === 0) return;
+    const sources: Record<string, string> = {};
+    for (const c of code) sources[c.id] = c.source;
+    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sources });
+  }
+
+  interrupt(): void {
+    this.control({ op: "interrupt", notebookId: this.notebookId });
+  }
+
+  restart(): void {
+    this.control({ op: "restart", notebookId: this.notebookId });
+  }
+
+  // ---- internals -------------------------------------------------------------------
+
+  private perform(action: CommandAction): void {
+    switch (action.type) {
+      case "run":
+        this.runCells(action.cellIds);
+        return;
+      case "insert-cell":
+        this.insertCell(action.index, action.kind, action.cellId);
+        return;
+      case "delete-cell":
+        this.structural({ op: "delete-cell", notebookId: this.notebookId, cellId: action.cellId });
+        return;
+      case "set-kind":
+        this.setKind(action.cellId, action.kind);
+        return;
+      case "interrupt":
+        this.interrupt();
+        return;
+      case "restart":
+        this.restart();
+        return;
+    }
+  }
+
+  private handleKeySequence(keys: string[]): void {
+    const ui = this.state.ui;
+    this.update({ ui: { ...ui, mode: "command", chord: null } });
+    for (const key of keys) this.handleKey({ key, shift: false, ctrl: false, alt: false, meta: false, at: now() });
+  }
+
+  private structural(command: StructuralCommand): void {
+    if (this.serverDoc === null) return;
+    this.connection.sendStructural(command);
+    this.recompute();
+  }
+
+  /** What the page shows: the server's document with our unacknowledged changes on top. */
+  private recompute(opts: { batched?: boolean } = {}): void {
+    if (this.serverDoc === null) return;
+    let result = rebase(this.serverDoc, this.connection.outboxCommands, this.connection.pendingEdits);
+    if (result.reinserts.length > 0) {
+      for (const command of result.reinserts) this.connection.sendStructural(command);
+      result = rebase(this.serverDoc, this.connection.outboxCommands, this.connection.pendingEdits);
+    }
+    const unsavedCells = Object.keys(this.connection.pendingEdits).length;
+    if (unsavedCells !== this.state.unsavedCells) this.state = { ...this.state, unsavedCells };
+    this.setDoc(result.doc, opts);
+  }
+
+  private control(command: ControlCommand): void {
+    void this.connection.sendControl(command).then((ack) => {
+      if (!ack.ok) this.notify(`${describe(command)} failed: ${ack.error}`);
+    });
+  }
+
+  private selectedIndex(): number {
+    const id = this.state.ui.selectedId;
+    return id === null ? -1 : (this.state.doc?.cells.findIndex((c) => c.id === id) ?? -1);
+  }
+
+  private setDoc(doc: NotebookDocument, opts: { batched?: boolean } = {}): void {
+    const previous = this.state.doc;
+    if (doc === previous) return;
+    const ui = keepSelection(this.state.ui, previous?.cells ?? [], doc.cells);
+    this.state = { ...this.state, doc, ui };
+    if (opts.batched === true) this.scheduleNotify();
+    else this.emitChange();
+  }
+
+  private notify(message: string): void {
+    this.noticeSeq += 1;
+    const notices = [...this.state.notices, { id: this.noticeSeq, message }].slice(-MAX_NOTICES);
+    this.update({ notices });
+  }
+
+  private update(patch: Partial<NotebookViewState>): void {
+    this.state = { ...this.state, ...patch };
+    this.emitChange();
+  }
+
+  private scheduleNotify(): void {
+    if (this.notifyScheduled) return;
+    this.notifyScheduled = true;
+    this.schedule(() => {
+      this.notifyScheduled = false;
+      this.emitChange();
+    });
+  }
+
+  private emitChange(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/** After the cell list changed, keep the selection on an existing cell, near where it was. */
+function keepSelection(ui: CommandModeState, before: readonly Cell[], after: readonly Cell[]): CommandModeState {
+  if (ui.selectedId !== null && after.some((c) => c.id === ui.selectedId)) return ui;
+  if (after.length === 0) return ui.selectedId === null ? ui : { ...ui, selectedId: null, mode: "command" };
+  const oldIndex = ui.selectedId === null ? 0 : Math.max(0, before.findIndex((c) => c.id === ui.selectedId));
+  const next = after[Math.min(oldIndex, after.length - 1)] as Cell;
+  return { ...ui, selectedId: next.id, mode: "command" };
+}
+
+function describe(command: ControlCommand): string {
+  switch (command.op) {
+    case "execute":
+      return command.cellIds.length === 1 ? "Running the cell" : `Running ${command.cellIds.length} cells`;
+    case "interrupt":
+      return "Interrupt";
+    case "restart":
+      return "Restart";
+    case "shutdown":
+      return "Shutdown";
+  }
+}
+
+function now(): number {
+  return typeof performance !== "undefined" ? performance.now() : Date.now();
+}
+
+function defaultSchedule(run: () => void): void {
+  if (typeof requestAnimationFrame === "function") {
+    // rAF does not fire in background tabs; the timeout guarantees progress there.
+    let done = false;
+    const once = (): void => {
+      if (done) return;
+      done = true;
+      run();
+    };
+    requestAnimationFrame(once);
+    setTimeout(once, 100);
+  } else {
+    setTimeout(run, 16);
+  }
+}
+

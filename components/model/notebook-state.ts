@@ -1,0 +1,157 @@
+/**
+ * The client's copies of a notebook document, changed only through this reducer.
+ *
+ * Two kinds of input arrive here:
+ * - server events (`NotebookEvent`), pushed to every viewer in order, build
+ *   the client's copy of the server's document (our own echoes included);
+ * - local actions: the user's unacknowledged changes, replayed on top of that
+ *   copy to give what the page shows (see `rebase` in pending-edits.ts).
+ *   Replaying an action the server has already applied changes nothing:
+ *   inserting a cell that exists, deleting a missing cell, moving a cell to
+ *   where it is, are all no-ops.
+ *
+ * The reducer keeps object identity of every cell it does not change, so
+ * memoised cell components re-render only when their own cell changed.
+ */
+import type { Cell, CellKind, CellOutput, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/protocol/socket-api";
+
+export type LocalAction =
+  | { type: "insert-cell"; index: number; cell: Cell }
+  | { type: "delete-cell"; cellId: string }
+  | { type: "move-cell"; cellId: string; toIndex: number }
+  | { type: "set-source"; cellId: string; source: string }
+  | { type: "set-kind"; cellId: string; kind: CellKind }
+  | { type: "clear-outputs"; cellIds: readonly string[] };
+
+export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
+  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", lastRun: null };
+}
+
+export function applyLocalAction(doc: NotebookDocument, action: LocalAction): NotebookDocument {
+  switch (action.type) {
+    case "insert-cell":
+      return insertCell(doc, action.index, action.cell);
+    case "delete-cell":
+      return deleteCell(doc, action.cellId);
+    case "move-cell":
+      return moveCell(doc, action.cellId, action.toIndex);
+    case "set-source":
+      return updateCell(doc, action.cellId, (c) => (c.source === action.source ? c : { ...c, source: action.source }));
+    case "set-kind":
+      return updateCell(doc, action.cellId, (c) => (c.kind === action.kind ? c : { ...c, kind: action.kind }));
+    case "clear-outputs": {
+      const ids = new Set(action.cellIds);
+      return mapCells(doc, (c) => (ids.has(c.id) && c.outputs.length > 0 ? { ...c, outputs: [] } : c));
+    }
+    default:
+      return assertNever(action);
+  }
+}
+
+export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): NotebookDocument {
+  switch (event.type) {
+    case "cell-inserted":
+      return insertCell(doc, event.index, event.cell);
+    case "cell-deleted":
+      return deleteCell(doc, event.cellId);
+    case "cell-moved":
+      return moveCell(doc, event.cellId, event.toIndex);
+    case "cell-source":
+      return applyLocalAction(doc, { type: "set-source", cellId: event.cellId, source: event.source });
+    case "cell-kind":
+      return applyLocalAction(doc, { type: "set-kind", cellId: event.cellId, kind: event.kind });
+    case "cell-run-state":
+      return updateCell(doc, event.cellId, (c) =>
+        c.runState === event.runState && c.executionCount === event.executionCount
+          ? c
+          : { ...c, runState: event.runState, executionCount: event.executionCount },
+      );
+    case "cell-outputs-cleared":
+      return applyLocalAction(doc, { type: "clear-outputs", cellIds: [event.cellId] });
+    case "cell-output":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: [...c.outputs, event.output] }));
+    case "cell-stream":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: appendStream(c.outputs, event.name, event.text) }));
+    case "cell-stream-tail":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: replaceTail(c.outputs, event.elidedBytes, event.tail) }));
+    case "cell-finished":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, lastRun: { status: event.status, durationMs: event.durationMs } }));
+    case "kernel-status":
+      return { ...doc, kernel: event.status };
+    default:
+      return assertNever(event);
+  }
+}
+
+/** Append to the last output if it is the same stream, otherwise start a new stream output. */
+export function appendStream(outputs: readonly CellOutput[], name: "stdout" | "stderr", text: string): CellOutput[] {
+  if (text === "") return [...outputs];
+  const last = outputs[outputs.length - 1];
+  if (last !== undefined && last.kind === "stream" && last.name === name) {
+    return [...outputs.slice(0, -1), { kind: "stream", name, text: last.text + text }];
+  }
+  return [...outputs, { kind: "stream", name, text }];
+}
+
+/**
+ * Output went past the server's head budget: what came before the elided
+ * marker is the head and stays; the marker's byte count and everything after
+ * it are replaced by the new tail.
+ */
+export function replaceTail(
+  outputs: readonly CellOutput[],
+  elidedBytes: number,
+  tail: ReadonlyArray<{ name: "stdout" | "stderr"; text: string }>,
+): CellOutput[] {
+  const marker = outputs.findIndex((o) => o.kind === "elided");
+  const head = marker === -1 ? outputs : outputs.slice(0, marker);
+  let result: CellOutput[] = [...head, { kind: "elided", elidedBytes }];
+  for (const segment of tail) result = appendStream(result, segment.name, segment.text);
+  return result;
+}
+
+function insertCell(doc: NotebookDocument, index: number, cell: Cell): NotebookDocument {
+  if (doc.cells.some((c) => c.id === cell.id)) return doc;
+  const at = clamp(index, 0, doc.cells.length);
+  return { ...doc, cells: [...doc.cells.slice(0, at), cell, ...doc.cells.slice(at)] };
+}
+
+function deleteCell(doc: NotebookDocument, cellId: string): NotebookDocument {
+  if (!doc.cells.some((c) => c.id === cellId)) return doc;
+  return { ...doc, cells: doc.cells.filter((c) => c.id !== cellId) };
+}
+
+function moveCell(doc: NotebookDocument, cellId: string, toIndex: number): NotebookDocument {
+  const from = doc.cells.findIndex((c) => c.id === cellId);
+  if (from === -1) return doc;
+  const to = clamp(toIndex, 0, doc.cells.length - 1);
+  if (from === to) return doc;
+  const cells = [...doc.cells];
+  const [cell] = cells.splice(from, 1);
+  if (cell === undefined) return doc;
+  cells.splice(to, 0, cell);
+  return { ...doc, cells };
+}
+
+function updateCell(doc: NotebookDocument, cellId: string, update: (cell: Cell) => Cell): NotebookDocument {
+  return mapCells(doc, (c) => (c.id === cellId ? update(c) : c));
+}
+
+function mapCells(doc: NotebookDocument, update: (cell: Cell) => Cell): NotebookDocument {
+  let changed = false;
+  const cells = doc.cells.map((c) => {
+    const next = update(c);
+    if (next !== c) changed = true;
+    return next;
+  });
+  return changed ? { ...doc, cells } : doc;
+}
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Math.min(Math.max(n, lo), hi);
+}
+
+export function assertNever(x: never): never {
+  throw new Error(`unhandled variant: ${JSON.stringify(x)}`);
+}

@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/protocol/socket-api";
+import {
+  appendStream,
+  applyLocalAction,
+  applyServerEvent,
+  newCell,
+  replaceTail,
+} from "../../components/model/notebook-state";
+
+function doc(...cells: Cell[]): NotebookDocument {
+  return { id: "nb", title: "nb", cells, kernel: { state: "not-started" } };
+}
+
+function apply(d: NotebookDocument, ...events: NotebookEvent[]): NotebookDocument {
+  return events.reduce((acc, e) => applyServerEvent(acc, e), d);
+}
+
+const ids = (d: NotebookDocument) => d.cells.map((c) => c.id);
+
+describe("structure events", () => {
+  it("inserts at the index, clamped to the end", () => {
+    const d = apply(doc(newCell("a"), newCell("b")), { type: "cell-inserted", index: 1, cell: newCell("x") }, {
+      type: "cell-inserted",
+      index: 99,
+      cell: newCell("z"),
+    });
+    assert.deepEqual(ids(d), ["a", "x", "b", "z"]);
+  });
+
+  it("never duplicates a cell: inserting an id that exists changes nothing", () => {
+    const start = doc(newCell("a"), newCell("x", "code", "typed"));
+    assert.equal(apply(start, { type: "cell-inserted", index: 0, cell: newCell("x") }), start);
+    assert.equal(applyLocalAction(start, { type: "insert-cell", index: 0, cell: newCell("x") }), start);
+  });
+
+  it("deletes and moves; unknown ids are no-ops that keep identity", () => {
+    const start = doc(newCell("a"), newCell("b"), newCell("c"));
+    const moved = apply(start, { type: "cell-moved", cellId: "a", toIndex: 2 });
+    assert.deepEqual(ids(moved), ["b", "c", "a"]);
+    const deleted = apply(moved, { type: "cell-deleted", cellId: "c" });
+    assert.deepEqual(ids(deleted), ["b", "a"]);
+    assert.equal(apply(deleted, { type: "cell-deleted", cellId: "nope" }), deleted);
+    assert.equal(apply(deleted, { type: "cell-moved", cellId: "nope", toIndex: 0 }), deleted);
+  });
+
+  it("keeps the identity of cells an event does not touch", () => {
+    const start = doc(newCell("a"), newCell("b"));
+    const next = apply(start, { type: "cell-stream", cellId: "b", name: "stdout", text: "hi" });
+    assert.equal(next.cells[0], start.cells[0]);
+    assert.notEqual(next.cells[1], start.cells[1]);
+  });
+});
+
+describe("cell-source", () => {
+  it("sets the text of the cell it names and no other", () => {
+    const start = doc(newCell("a", "code", "mine"), newCell("b", "code", "old"));
+    const next = apply(start, { type: "cell-source", cellId: "b", source: "theirs", by: "other" });
+    assert.equal(next.cells[1]?.source, "theirs");
+    assert.equal(next.cells[0], start.cells[0]);
+    assert.equal(apply(next, { type: "cell-source", cellId: "b", source: "theirs", by: "me" }), next);
+  });
+});
+
+describe("run lifecycle", () => {
+  it("goes queued → running → outputs → finished → idle with the count", () => {
+    const d = apply(
+      doc(newCell("a", "code", "print(1)")),
+      { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: null },
+      { type: "cell-outputs-cleared", cellId: "a" },
+      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null },
+      { type: "cell-stream", cellId: "a", name: "stdout", text: "1\n" },
+      { type: "cell-output", cellId: "a", output: { kind: "result", executionCount: 3, data: { "text/plain": "2" } } },
+      { type: "cell-finished", cellId: "a", status: "ok", durationMs: 12 },
+      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 3 },
+    );
+    const cell = d.cells[0];
+    assert.ok(cell);
+    assert.equal(cell.runState, "idle");
+    assert.equal(cell.executionCount, 3);
+    assert.deepEqual(cell.lastRun, { status: "ok", durationMs: 12 });
+    assert.deepEqual(cell.outputs, [
+      { kind: "stream", name: "stdout", text: "1\n" },
+      { kind: "result", executionCount: 3, data: { "text/plain": "2" } },
+    ]);
+  });
+
+  it("clears previous outputs", () => {
+    const withOutput: Cell = { ...newCell("a"), outputs: [{ kind: "stream", name: "stdout", text: "old" }] };
+    const d = apply(doc(withOutput), { type: "cell-outputs-cleared", cellId: "a" });
+    assert.deepEqual(d.cells[0]?.outputs, []);
+  });
+
+  it("tracks kernel status", () => {
+    const d = apply(doc(), { type: "kernel-status", status: { state: "dead", reason: "killed by SIGKILL", lastOutput: "" } });
+    assert.deepEqual(d.kernel, { state: "dead", reason: "killed by SIGKILL", lastOutput: "" });
+  });
+});
+
+describe("streams", () => {
+  it("appends to the last output of the same stream and starts a new one otherwise", () => {
+    let outs = appendStream([], "stdout", "a");
+    outs = appendStream(outs, "stdout", "b");
+    outs = appendStream(outs, "stderr", "E");
+    outs = appendStream(outs, "stdout", "c");
+    assert.deepEqual(outs, [
+      { kind: "stream", name: "stdout", text: "ab" },
+      { kind: "stream", name: "stderr", text: "E" },
+      { kind: "stream", name: "stdout", text: "c" },
+    ]);
+  });
+
+  it("does not merge across a non-stream output", () => {
+    const outs = appendStream([{ kind: "stream", name: "stdout", text: "a" }, { kind: "display", data: { "text/plain": "x" } }], "stdout", "b");
+    assert.equal(outs.length, 3);
+  });
+
+  it("keeps the head, then the elided marker, then the latest tail, replacing an earlier tail", () => {
+    const head = appendStream([], "stdout", "HEAD");
+    const first = replaceTail(head, 1000, [{ name: "stdout", text: "t1" }]);
+    assert.deepEqual(first, [
+      { kind: "stream", name: "stdout", text: "HEAD" },
+      { kind: "elided", elidedBytes: 1000 },
+      { kind: "stream", name: "stdout", text: "t1" },
+    ]);
+    const second = replaceTail(first, 5000, [
+      { name: "stdout", text: "t2" },
+      { name: "stdout", text: "t3" },
+      { name: "stderr", text: "e" },
+    ]);
+    assert.deepEqual(second, [
+      { kind: "stream", name: "stdout", text: "HEAD" },
+      { kind: "elided", elidedBytes: 5000 },
+      { kind: "stream", name: "stdout", text: "t2t3" },
+      { kind: "stream", name: "stderr", text: "e" },
+    ]);
+  });
+
+  it("applies cell-stream-tail through the reducer", () => {
+    const d = apply(
+      doc(newCell("a")),
+      { type: "cell-stream", cellId: "a", name: "stdout", text: "x".repeat(10) },
+      { type: "cell-stream-tail", cellId: "a", elidedBytes: 98_200_000, tail: [{ name: "stdout", text: "end\n" }] },
+    );
+    assert.deepEqual(
+      d.cells[0]?.outputs.map((o) => o.kind),
+      ["stream", "elided", "stream"],
+    );
+  });
+});
+
+describe("local actions", () => {
+  it("sets kind and source, clears outputs, returning the same document when nothing changes", () => {
+    const start = doc({ ...newCell("a", "code", "x"), outputs: [{ kind: "stream", name: "stdout", text: "o" }] });
+    assert.equal(applyLocalAction(start, { type: "set-source", cellId: "a", source: "x" }), start);
+    assert.equal(applyLocalAction(start, { type: "set-kind", cellId: "a", kind: "code" }), start);
+    const md = applyLocalAction(start, { type: "set-kind", cellId: "a", kind: "markdown" });
+    assert.equal(md.cells[0]?.kind, "markdown");
+    const cleared = applyLocalAction(start, { type: "clear-outputs", cellIds: ["a"] });
+    assert.deepEqual(cleared.cells[0]?.outputs, []);
+    assert.equal(applyLocalAction(cleared, { type: "clear-outputs", cellIds: ["a"] }), cleared);
+  });
+});
