@@ -9,7 +9,6 @@ import linecache
 import os
 import traceback
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Optional
 
 MAX_REPR_CHARS = 1_000_000
@@ -67,17 +66,26 @@ KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def describe_error(exc: BaseException) -> CellError:
-    tb = _strip_kernel_frames(exc.__traceback__)
-    lines = traceback.format_exception(type(exc), exc, tb)
+    """The traceback a user needs: their frames only. A syntax error in the
+    cell shows just the offending line, as IPython does."""
+    if isinstance(exc, SyntaxError) and (exc.filename or "").startswith("<cell ["):
+        lines = traceback.format_exception_only(type(exc), exc)
+    else:
+        report = traceback.TracebackException.from_exception(exc)
+        seen: set[int] = set()
+        pending = [report]
+        while pending:  # chained exceptions ("During handling of…") keep their own, filtered, stacks
+            current = pending.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            current.stack = traceback.StackSummary.from_list(
+                [frame for frame in current.stack if os.path.dirname(os.path.abspath(frame.filename)) != KERNEL_DIR]
+            )
+            pending.extend(chained for chained in (current.__cause__, current.__context__) if chained is not None)
+        lines = list(report.format())
     text_lines = "".join(lines).rstrip("\n").split("\n")
     return CellError(ename=type(exc).__name__, evalue=str(exc), traceback=text_lines)
-
-
-def _strip_kernel_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
-    """Drops the leading frames that belong to the kernel itself (run_code, exec)."""
-    while tb is not None and os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == KERNEL_DIR:
-        tb = tb.tb_next
-    return tb
 
 
 def _safe_repr(value: Any) -> str:

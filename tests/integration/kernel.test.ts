@@ -62,10 +62,19 @@ describe("kernel execution", () => {
     assert.doesNotMatch(text, /mgpulab_kernel/);
   });
 
-  it("reports a syntax error with its line", LIMIT, async () => {
+  it("reports a syntax error with its line and nothing of the kernel", LIMIT, async () => {
     const result = await kernel.run("x = 1\nif True\n  pass");
     assert.equal(result.error?.ename, "SyntaxError");
-    assert.match(result.error!.traceback.join("\n"), /line 2/);
+    assert.match(result.error!.traceback.join("\n"), /<cell \[\d+\]>", line 2\n\s+if True/);
+    assert.doesNotMatch(result.error!.traceback.join("\n"), /ast\.py|mgpulab_kernel/);
+  });
+
+  it("keeps chained exceptions, each with the cell's frames", LIMIT, async () => {
+    const result = await kernel.run("try:\n    {}['k']\nexcept KeyError as e:\n    raise ValueError('bad config') from e");
+    const text = result.error!.traceback.join("\n");
+    assert.match(text, /KeyError: 'k'\n\nThe above exception was the direct cause of the following exception:/);
+    assert.match(text, /line 4, in <module>\n\s+raise ValueError/);
+    assert.doesNotMatch(text, /mgpulab_kernel/);
   });
 
   it("round-trips a 20 KB single line of code and of output intact", LIMIT, async () => {
@@ -120,6 +129,7 @@ describe("kernel interrupt and restart", () => {
       const result = await cell.done;
       assert.equal(result.status, "interrupted");
       assert.equal(result.error?.ename, "KeyboardInterrupt");
+      assert.doesNotMatch(result.error!.traceback.join("\n"), /mgpulab_kernel|_on_sigint/);
       await kernel.waitForStatus((status) => status.state === "idle");
       assert.equal((await kernel.run("1 + 1")).result, "2");
     });
