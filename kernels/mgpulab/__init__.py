@@ -1,0 +1,81 @@
+"""Multi-GPU Lab experiment toolkit — ``import mgpulab as lab``.
+
+Devices
+    ``lab.device_mode(count=None, engine="DataParallel") -> dict`` — what a run
+    uses here, with an honest ``label`` ("2× cpu, emulated DataParallel …" or
+    "4× NVIDIA H100, CUDA, DataParallel"); ``lab.DeviceMode``.
+DataParallel
+    ``lab.DataParallel(module, device_ids=None, output_device=None, dim=0, *,
+    emulate=None, keep_replicas=False)`` — real ``nn.DataParallel`` on CUDA,
+    a faithful emulation on CPU; ``.last_phases`` is a ``lab.PhaseTimes``.
+Multi-process (DDP)
+    ``lab.launch(fn, nprocs, *, args=(), kwargs=None, backend=None,
+    timeout_s=120, time_limit_s=None, hang_timeout_s=None, launcher="auto")``,
+    ``lab.launch_script(path, nprocs, argv=())``, ``lab.launch_code(source,
+    nprocs)`` -> ``lab.LaunchResult``; inside a rank ``lab.rank()``,
+    ``lab.world_size()``, ``lab.local_rank()``.
+Measuring
+    ``lab.StepTimer(model)`` (phases data/forward/backward/comm/optimizer,
+    samples, memory, per device); ``lab.log(step, loss=None, **values)``;
+    ``lab.beat(step)`` (heartbeat); ``lab.set_run_id(run_id)``.
+Inspecting
+    ``lab.replica_state(dp_model)``, ``lab.rank_state(ddp_model)`` ->
+    ``lab.StateTable`` (``.render()``, ``.diverged()``, ``.to_dict()``).
+Submodules: ``devices``, ``data_parallel``, ``launcher``, ``timing``,
+``metrics``, ``heartbeat``, ``watchdog``, ``inspect``.
+
+Attributes load on first use, so ``import mgpulab`` does not import torch.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Dict, Tuple
+
+_EXPORTS: Dict[str, Tuple[str, str]] = {
+    "DeviceMode": ("devices", "DeviceMode"),
+    "detect_devices": ("devices", "detect"),
+    "DataParallel": ("data_parallel", "DataParallel"),
+    "EmulatedDataParallel": ("data_parallel", "EmulatedDataParallel"),
+    "PhaseTimes": ("data_parallel", "PhaseTimes"),
+    "EmulatedDeviceMismatch": ("data_parallel", "EmulatedDeviceMismatch"),
+    "launch": ("launcher", "launch"),
+    "launch_script": ("launcher", "launch_script"),
+    "launch_code": ("launcher", "launch_code"),
+    "LaunchResult": ("launcher", "LaunchResult"),
+    "RankOutcome": ("launcher", "RankOutcome"),
+    "torchrun_status": ("launcher", "torchrun_status"),
+    "StepTimer": ("timing", "StepTimer"),
+    "log": ("metrics", "log"),
+    "set_run_id": ("metrics", "set_run_id"),
+    "beat": ("heartbeat", "beat"),
+    "replica_state": ("inspect", "replica_state"),
+    "rank_state": ("inspect", "rank_state"),
+    "StateTable": ("inspect", "StateTable"),
+    "rank": ("_env", "rank"),
+    "world_size": ("_env", "world_size"),
+    "local_rank": ("_env", "local_rank"),
+}
+_SUBMODULES = {"devices", "data_parallel", "launcher", "timing", "metrics", "heartbeat", "watchdog", "inspect"}
+
+__all__ = sorted([*_EXPORTS, "device_mode", *_SUBMODULES])
+
+
+def device_mode(count: Any = None, engine: str = "DataParallel", **options: Any) -> dict:
+    """``DeviceMode`` as a plain dict for the server (kind, count, names, label, …)."""
+    from .devices import detect
+    return detect(count, engine, **options).to_dict()  # type: ignore[arg-type]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'mgpulab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{target[0]}"), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return __all__

@@ -1,0 +1,212 @@
+"""What runs inside each rank process, whichever launcher started it.
+
+``spawn_entry`` is the ``torch.multiprocessing`` target; ``python -m
+mgpulab._rank SPEC`` is what torchrun runs. Both end in :func:`run_rank`:
+stack dumps on SIGQUIT into a per-rank file, die with the parent, stdout and
+stderr to the launcher (labelled there), stdin from /dev/null, protocol
+frames straight to the inherited fd 1 with the kernel's nonce, then the
+process group, the target, and the result or error back over ``ctl``.
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import pickle
+import runpy
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, List, Optional
+
+from . import _channel, _env, heartbeat, metrics
+
+
+@dataclass
+class RankSpec:
+    nprocs: int
+    backend: str
+    socket_path: str
+    token: str
+    stack_dir: str
+    target: Optional[Callable[..., Any]] = None
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    script: Optional[str] = None
+    argv: List[str] = field(default_factory=list)
+    init_process_group: bool = True
+    timeout_s: Optional[float] = None
+    nonce: Optional[str] = None
+    run_id: Optional[str] = None
+    master_addr: str = "127.0.0.1"
+    master_port: int = 0
+    num_threads: Optional[int] = None
+    cuda: bool = False
+
+
+def stack_file(stack_dir: str, rank: int) -> str:
+    return os.path.join(stack_dir, f"stacks-rank{rank}.txt")
+
+
+def spawn_entry(local_rank: int, spec: RankSpec) -> None:
+    """``torch.multiprocessing.start_processes`` target: env rendezvous, then run.
+
+    As under torchrun, the c10d store is hosted by the launcher (an "agent
+    store"), so every rank connects to a listening server at once instead of
+    racing rank 0's server and backing off for a second.
+    """
+    os.environ.update(
+        MASTER_ADDR=spec.master_addr, MASTER_PORT=str(spec.master_port), RANK=str(local_rank),
+        WORLD_SIZE=str(spec.nprocs), LOCAL_RANK=str(local_rank), LOCAL_WORLD_SIZE=str(spec.nprocs),
+        GROUP_RANK="0", TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0")
+    _exit(run_rank(local_rank, spec))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """``python -m mgpulab._rank SPEC_FILE`` under torchrun (which sets RANK etc.)."""
+    argv = sys.argv if argv is None else argv
+    with open(argv[1], "rb") as handle:
+        spec = pickle.load(handle)
+    _exit(run_rank(_env.rank(), spec))
+
+
+def _exit(code: int) -> None:
+    """Exit without tearing the interpreter down (seconds with torch loaded and 4 ranks
+    on 2 cores): atexit handlers run and std streams are flushed; module teardown,
+    the final garbage collection and joins of leftover non-daemon threads are skipped."""
+    import atexit
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        _flush()
+        os._exit(code)
+
+
+def run_rank(rank: int, spec: RankSpec) -> int:
+    heartbeat.install_stack_dump(stack_file(spec.stack_dir, rank))
+    _die_with_parent()
+    ctl = _channel.RankChannel(_channel.connect(spec.socket_path, spec.token, "ctl", rank))
+    frames_fd = _redirect_output(spec, rank)
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    if spec.nonce is not None:
+        from mgpulab_kernel import protocol
+        protocol.configure(spec.nonce, fd=frames_fd)
+    metrics.set_run_id(spec.run_id)
+    _channel.attach(ctl)
+    ctl.send(("hello", os.getpid()))
+    try:
+        if spec.num_threads:
+            import torch
+            torch.set_num_threads(spec.num_threads)
+        if spec.init_process_group:
+            _init_process_group(spec)
+        result = _call(spec)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        if code == 0:
+            return _finish(ctl, spec, None)
+        ctl.send(("error", "SystemExit", f"exit code {code}", ""))
+        return code
+    except BaseException as error:  # report every failure, KeyboardInterrupt included
+        text = _user_traceback(error)
+        sys.stderr.write(text)
+        ctl.send(("error", type(error).__name__, str(error), text))
+        _flush()
+        return 1
+    return _finish(ctl, spec, result)
+
+
+def _finish(ctl: _channel.RankChannel, spec: RankSpec, result: Any) -> int:
+    try:
+        blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:  # unpicklable result: say so instead of dying silently
+        message = f"the return value ({type(result).__name__}) cannot be pickled: {error}"
+        sys.stderr.write(message + "\n")
+        ctl.send(("error", "PicklingError", message, ""))
+        _flush()
+        return 1
+    ctl.send(("result", blob))
+    if spec.init_process_group:
+        import torch.distributed as dist
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    _flush()
+    return 0
+
+
+def _user_traceback(error: BaseException) -> str:
+    """The traceback without this module's own frames (the user's code comes first)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__ and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
+def _call(spec: RankSpec) -> Any:
+    if spec.script is not None:
+        sys.argv = [spec.script, *spec.argv]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(spec.script)))
+        runpy.run_path(spec.script, run_name="__main__")
+        return None
+    assert spec.target is not None
+    return spec.target(*spec.args, **spec.kwargs)
+
+
+def _init_process_group(spec: RankSpec) -> None:
+    import torch.distributed as dist
+    if spec.cuda:
+        import torch
+        torch.cuda.set_device(_env.local_rank())
+    if spec.backend == "nccl":
+        # without async error handling NCCL ignores the process-group timeout
+        os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
+        os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
+    options = {} if spec.timeout_s is None else {"timeout": timedelta(seconds=spec.timeout_s)}
+    dist.init_process_group(spec.backend, init_method="env://", **options)
+
+
+def _redirect_output(spec: RankSpec, rank: int) -> int:
+    """Point fd 1/2 at the launcher, fd 0 at /dev/null; return a dup of the old fd 1 for frames."""
+    out = _channel.connect(spec.socket_path, spec.token, "out", rank)
+    err = _channel.connect(spec.socket_path, spec.token, "err", rank)
+    _flush()
+    frames_fd = os.dup(1)
+    os.dup2(out.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    out.close()
+    err.close()
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(line_buffering=True)
+    return frames_fd
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this rank when its parent (launcher or torchrun agent) dies."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl
+        os._exit(1)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Metric messages out of the kernel and out of rank processes.
+
+A metric message is ``{"type": "metric", "runId"?: str, "rank": int, "step": int,
+"values": {name: float | None}}``. ``rank`` is the DDP rank, or the device
+index for per-device DataParallel values (the run's DeviceMode says which).
+Each message is one frame written with one ``os.write`` by
+:mod:`mgpulab_kernel.protocol`, so ranks sharing the tty never interleave.
+
+Value names used by the toolkit (units in the suffix: ``_ms`` milliseconds,
+``_mib`` MiB = 2**20 bytes):
+
+=====================  ====================================================
+``loss``               training loss (non-finite → None)
+``step_ms``            host wall time of the whole step
+``data_ms``            waiting for the next batch
+``forward_ms``         forward pass
+``backward_ms``        backward pass (DDP: includes waiting for allreduce)
+``comm_ms``            DDP allreduce time from the comm hook (overlaps backward)
+``optimizer_ms``       optimizer step
+``samples``            samples processed by this rank / device in the step
+``memory_mib``         memory now (CUDA allocated / RSS / tracked bytes)
+``memory_peak_mib``    peak memory (CUDA: this step; CPU: process lifetime)
+``scatter_ms``         DataParallel phases of the forward (device 0 frame)
+``replicate_ms``
+``gather_ms``
+``apply_ms``           one replica's forward (one frame per device)
+``heartbeat``          1 — progress beacon (see :mod:`mgpulab.heartbeat`)
+=====================  ====================================================
+"""
+from __future__ import annotations
+
+import math
+import operator
+import re
+from typing import Any, Mapping, Optional
+
+from mgpulab_kernel import protocol
+
+from . import _env
+
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$")
+
+_run_id: Optional[str] = None
+
+
+def set_run_id(run_id: Optional[str]) -> None:
+    """Tag this process's metric messages with ``run_id`` (None: untagged)."""
+    global _run_id
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        raise ValueError("run_id must be a non-empty string or None")
+    _run_id = run_id
+
+
+def current_run_id() -> Optional[str]:
+    return _run_id
+
+
+def metric_message(step: int, values: Mapping[str, Any], *, rank: Optional[int] = None,
+                   run_id: Optional[str] = None) -> dict:
+    """Build and validate a metric message (pure; does not send it)."""
+    step = _non_negative_int("step", step)
+    rank = _env.rank() if rank is None else _non_negative_int("rank", rank)
+    if not values:
+        raise ValueError("a metric message needs at least one value")
+    clean = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
+            raise ValueError(f"bad metric name {name!r}: use letters, digits and _ . : / - (max 64)")
+        clean[name] = to_metric_value(name, value)
+    message: dict = {"type": "metric"}
+    run = run_id if run_id is not None else _run_id
+    if run is not None:
+        message["runId"] = run
+    message.update(rank=rank, step=step, values=clean)
+    return message
+
+
+def emit_metric(step: int, values: Mapping[str, Any], *, rank: Optional[int] = None,
+                run_id: Optional[str] = None) -> dict:
+    """Send one metric message; returns it."""
+    message = metric_message(step, values, rank=rank, run_id=run_id)
+    protocol.emit(message)
+    return message
+
+
+def log(step: int, loss: Any = None, *, rank: Optional[int] = None, run_id: Optional[str] = None,
+        **values: Any) -> dict:
+    """Log ``loss`` and any other ``name=value`` for ``step``; also counts as a heartbeat.
+
+    ``lab.log(step, loss=loss)`` — tensors are read with ``.item()``, NaN/inf
+    are sent as None. ``rank`` defaults to ``$RANK`` (0 outside DDP).
+    """
+    if loss is not None:
+        values = {"loss": loss, **values}
+    message = emit_metric(step, values, rank=rank, run_id=run_id)
+    from . import heartbeat
+    heartbeat.beat(message["step"], frame=False)  # the metric frame itself shows progress
+    return message
+
+
+def to_metric_value(name: str, value: Any) -> Optional[float]:
+    """A float or None; NaN and ±inf become None (JSON has no NaN)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = value
+    elif hasattr(value, "item") and callable(value.item):
+        numel = getattr(value, "numel", None)
+        if callable(numel) and numel() != 1:
+            raise TypeError(f"metric {name!r} must be a scalar, got a tensor with {numel()} elements")
+        number = value.item()
+    else:
+        raise TypeError(f"metric {name!r} must be a number or None, got {type(value).__name__}")
+    try:
+        result = float(number)
+    except OverflowError:
+        return None
+    except (TypeError, ValueError):
+        raise TypeError(f"metric {name!r} must be a real number, got {number!r}") from None
+    return result if math.isfinite(result) else None
+
+
+def _non_negative_int(what: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got bool")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
+    if number < 0:
+        raise ValueError(f"{what} must be >= 0, got {number}")
+    return number

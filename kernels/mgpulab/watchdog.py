@@ -1,0 +1,239 @@
+"""Hang detection for multi-process runs: who stopped making progress, and where.
+
+* :class:`Watchdog` — pure policy over heartbeat times (the caller supplies
+  the clock): a live rank silent for ``stall_s`` (``startup_s`` before its
+  first beat) is stalled.
+* :class:`StackFiles` — per-rank faulthandler files: ask every rank for its
+  Python stacks with SIGQUIT and read back what each one wrote.
+* :func:`parse_stack_dump`, :func:`where`, :func:`summarise` — turn dumps
+  into "rank 0 in all_reduce (distributed_c10d.py:1536) ← step (train.py:40);
+  rank 1 exited (code 0)".
+
+:func:`mgpulab.launcher.launch` wires these together (``hang_timeout_s``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Sequence
+
+DEFAULT_STARTUP_S = 60.0
+
+
+@dataclass
+class RankLiveness:
+    rank: int
+    started_at: float
+    pid: Optional[int] = None
+    last_beat_at: Optional[float] = None
+    last_step: Optional[int] = None
+    exit_code: Optional[int] = None
+    done: bool = False
+
+
+class Watchdog:
+    """Which ranks have stopped beating. Times are ``time.monotonic()`` values."""
+
+    def __init__(self, stall_s: float, *, startup_s: Optional[float] = None) -> None:
+        if stall_s <= 0:
+            raise ValueError("stall_s must be > 0")
+        self.stall_s = stall_s
+        self.startup_s = max(stall_s, DEFAULT_STARTUP_S) if startup_s is None else startup_s
+        self.ranks: Dict[int, RankLiveness] = {}
+
+    def started(self, rank: int, now: float, pid: Optional[int] = None) -> None:
+        state = self.ranks.setdefault(rank, RankLiveness(rank, now))
+        if pid is not None:
+            state.pid = pid
+
+    def beat(self, rank: int, now: float, step: Optional[int] = None) -> None:
+        state = self.ranks.setdefault(rank, RankLiveness(rank, now))
+        state.last_beat_at = now
+        if step is not None:
+            state.last_step = step
+
+    def exited(self, rank: int, code: Optional[int]) -> None:
+        state = self.ranks.get(rank)
+        if state is not None:
+            state.done, state.exit_code = True, code
+
+    def silent_for(self, rank: int, now: float) -> float:
+        state = self.ranks[rank]
+        return now - (state.last_beat_at if state.last_beat_at is not None else state.started_at)
+
+    def stalled(self, now: float) -> List[int]:
+        """Live ranks whose silence exceeds the limit."""
+        out = []
+        for rank, state in sorted(self.ranks.items()):
+            if state.done:
+                continue
+            limit = self.stall_s if state.last_beat_at is not None else self.startup_s
+            if self.silent_for(rank, now) > limit:
+                out.append(rank)
+        return out
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+
+    def short(self) -> str:
+        return f"{self.function} ({os.path.basename(self.file)}:{self.line})"
+
+
+@dataclass
+class ThreadStack:
+    thread: str
+    current: bool
+    frames: List[Frame] = field(default_factory=list)  # innermost first, as faulthandler prints
+
+
+_THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+)")
+_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
+
+
+def parse_stack_dump(text: str) -> List[ThreadStack]:
+    """Threads of one faulthandler dump (all_threads=True format)."""
+    stacks: List[ThreadStack] = []
+    for line in text.splitlines():
+        header = _THREAD.match(line)
+        if header:
+            stacks.append(ThreadStack(header.group(2), header.group(1) == "Current thread"))
+            continue
+        frame = _FRAME.match(line)
+        if frame and stacks:
+            stacks[-1].frames.append(Frame(frame.group(1), int(frame.group(2)), frame.group(3).strip()))
+    return stacks
+
+
+def main_thread(stacks: Sequence[ThreadStack]) -> Optional[ThreadStack]:
+    """The thread that started at module level (not from ``threading``'s bootstrap)."""
+    for stack in stacks:
+        if stack.frames and not stack.frames[-1].function.startswith("_bootstrap"):
+            return stack
+    return stacks[0] if stacks else None
+
+
+def _library_roots() -> List[str]:
+    roots = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.append(os.path.abspath(path) + os.sep)
+    return roots
+
+
+def is_library_file(path: str) -> bool:
+    if any(part in path for part in ("/site-packages/", "/dist-packages/", "/torch/")):
+        return True
+    return any(os.path.abspath(path).startswith(root) for root in _library_roots())
+
+
+def where(stack_text: str) -> Optional[str]:
+    """"all_reduce (distributed_c10d.py:1536) ← step (train.py:40)" for a rank's dump."""
+    thread = main_thread(parse_stack_dump(stack_text))
+    if thread is None or not thread.frames:
+        return None
+    innermost = thread.frames[0]
+    text = innermost.short()
+    if is_library_file(innermost.file):
+        caller = next((f for f in thread.frames if not is_library_file(f.file)), None)
+        if caller is not None:
+            text += f" ← {caller.short()}"
+    return text
+
+
+@dataclass
+class RankReport:
+    """What :func:`summarise` needs to know about one rank."""
+
+    rank: int
+    state: str  # "running" | "exited" | "failed" | "killed"
+    exit_code: Optional[int] = None
+    stack: Optional[str] = None
+    last_step: Optional[int] = None
+    reason: Optional[str] = None
+
+
+def summarise(ranks: Sequence[RankReport]) -> str:
+    parts = []
+    for report in sorted(ranks, key=lambda r: r.rank):
+        if report.state == "running" or (report.state == "killed" and report.stack):
+            location = where(report.stack) if report.stack else None
+            text = f"rank {report.rank} " + (f"in {location}" if location else "running (no stack)")
+            if report.last_step is not None:
+                text += f", last step {report.last_step}"
+        else:
+            code = "" if report.exit_code is None else f" (code {report.exit_code})"
+            text = f"rank {report.rank} {report.state}{code}"
+            if report.reason and report.state == "failed":
+                reason = report.reason if len(report.reason) <= 120 else report.reason[:117] + "…"
+                text += f": {reason}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+class StackFiles:
+    """Per-rank faulthandler output files, read incrementally."""
+
+    def __init__(self, paths: Mapping[int, str]) -> None:
+        self.paths = dict(paths)
+        self._offsets = {rank: _size(path) for rank, path in self.paths.items()}
+        self._seen = dict(self._offsets)
+
+    def poll(self) -> Dict[int, str]:
+        """New dumps whose file size was stable since the previous poll."""
+        out = {}
+        for rank, path in self.paths.items():
+            size = _size(path)
+            if size > self._offsets[rank] and size == self._seen[rank]:
+                out[rank] = self._read(rank, size)
+            self._seen[rank] = size
+        return out
+
+    def request(self, pids: Mapping[int, int], timeout_s: float = 3.0,
+                signum: int = signal.SIGQUIT) -> Dict[int, str]:
+        """SIGQUIT each rank and return what each wrote (waits at most ``timeout_s``)."""
+        asked = {}
+        for rank, pid in pids.items():
+            try:
+                os.kill(pid, signum)
+                asked[rank] = pid
+            except ProcessLookupError:
+                continue
+        out: Dict[int, str] = {}
+        deadline = time.monotonic() + timeout_s
+        last = {rank: _size(self.paths[rank]) for rank in asked}
+        while asked.keys() - out.keys() and time.monotonic() < deadline:
+            time.sleep(0.05)
+            for rank in asked.keys() - out.keys():
+                size = _size(self.paths[rank])
+                if size > self._offsets[rank] and size == last[rank]:
+                    out[rank] = self._read(rank, size)
+                last[rank] = size
+        for rank in asked.keys() - out.keys():  # partial dump at the deadline is better than none
+            size = _size(self.paths[rank])
+            if size > self._offsets[rank]:
+                out[rank] = self._read(rank, size)
+        return out
+
+    def _read(self, rank: int, size: int) -> str:
+        with open(self.paths[rank], "rb") as handle:
+            handle.seek(self._offsets[rank])
+            data = handle.read(size - self._offsets[rank])
+        self._offsets[rank] = size
+        self._seen[rank] = size
+        return data.decode("utf-8", "replace")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0

@@ -1,0 +1,88 @@
+"""Pure pieces of supervision: stall policy, stack summaries, output labelling, control framing."""
+from __future__ import annotations
+
+import pytest
+
+from mgpulab import _channel, watchdog
+from mgpulab._relay import LineLabeller
+
+DUMP = """Thread 0x00007f31947c66c0 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/threading.py", line 975 in run
+  File "/usr/lib/python3.11/threading.py", line 1038 in _bootstrap_inner
+  File "/usr/lib/python3.11/threading.py", line 995 in _bootstrap
+
+Current thread 0x00007f3194a81040 (most recent call first):
+  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 1536 in all_reduce
+  File "/home/me/train.py", line 40 in step
+  File "/home/me/train.py", line 60 in main
+  File "/usr/lib/python3/dist-packages/torch/multiprocessing/spawn.py", line 69 in _wrap
+  File "<string>", line 1 in <module>
+"""
+
+
+def test_stall_policy():
+    dog = watchdog.Watchdog(5.0, startup_s=30.0)
+    for rank in (0, 1, 2):
+        dog.started(rank, now=0.0)
+    dog.beat(0, now=1.0, step=3)
+    dog.beat(1, now=1.0, step=3)
+    dog.exited(1, 0)
+    assert dog.stalled(now=5.9) == []
+    assert dog.stalled(now=6.1) == [0]  # rank 1 finished; rank 2 still within its startup allowance
+    assert dog.stalled(now=30.1) == [0, 2]
+    dog.beat(0, now=30.0, step=4)
+    assert dog.stalled(now=30.1) == [2]
+
+
+def test_stack_dump_parsing_and_summary():
+    stacks = watchdog.parse_stack_dump(DUMP)
+    assert len(stacks) == 2 and stacks[1].current
+    assert watchdog.main_thread(stacks) is stacks[1]
+    assert watchdog.where(DUMP) == "all_reduce (distributed_c10d.py:1536) ← step (train.py:40)"
+    text = watchdog.summarise([
+        watchdog.RankReport(1, "exited", exit_code=0),
+        watchdog.RankReport(0, "killed", stack=DUMP, last_step=7),
+    ])
+    assert text == ("rank 0 in all_reduce (distributed_c10d.py:1536) ← step (train.py:40), last step 7; "
+                    "rank 1 exited (code 0)")
+
+
+def test_line_labeller_prefixes_lines_progress_bars_and_split_utf8():
+    out = []
+    labeller = LineLabeller("[rank 2] ", out.append)
+    data = "a\nb\r\ncaf\u00e9 10%\r20%\rdone\npartial".encode()
+    for i in range(len(data)):  # one byte at a time: splits inside \r\n and inside é
+        labeller.feed(data[i:i + 1], now=0.0)
+    labeller.flush_idle(now=0.1)
+    assert "".join(out) == "[rank 2] a\n[rank 2] b\r\n[rank 2] caf\u00e9 10%\r[rank 2] 20%\r[rank 2] done\n"
+    labeller.flush_idle(now=1.0)  # an unfinished line is shown once it has waited
+    labeller.feed(b" more\n", now=1.0)
+    labeller.feed(b"tail", now=1.0)
+    labeller.close()
+    assert "".join(out).endswith("[rank 2] partial more\n[rank 2] tail\n")
+
+
+def test_control_messages_survive_arbitrary_splits():
+    messages = [("hello", 123), ("beat", 5), ("result", b"\x00" * 70000), ("error", "E", "m", "tb")]
+    data = b"".join(_channel.encode(m) for m in messages)
+    decoder = _channel.Decoder()
+    got = []
+    for start in range(0, len(data), 4093):
+        got.extend(decoder.feed(data[start:start + 4093]))
+    assert got == messages
+
+
+def test_handshake_is_checked():
+    line = _channel.handshake("ab" * 16, "ctl", 3)
+    assert _channel.parse_handshake(line) == ("ab" * 16, "ctl", 3)
+    with pytest.raises(ValueError):
+        _channel.parse_handshake(b"MGL1 token shell 0\n")
+
+
+def test_lost_peer_errors_are_collateral():
+    from mgpulab._supervisor import is_collateral
+    assert is_collateral("RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:1")
+    assert not is_collateral("ValueError: boom")
+    assert not is_collateral("RuntimeError: [gloo] Timed out waiting 5000ms for recv operation to complete")
+    assert not is_collateral(None)
