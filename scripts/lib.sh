@@ -37,6 +37,9 @@ ensure_node_modules() {
   fi
   # npm 11 builds native modules only when package.json's allowScripts lists them.
   [ -f node_modules/node-pty/build/Release/pty.node ] || die "node-pty's native module did not build: check allowScripts in package.json and that make and g++ are installed"
+  node -e "require('better-sqlite3')(':memory:').close()" 2>/dev/null || die "better-sqlite3's native module did not build: check allowScripts in package.json"
+  # The Prisma client is generated here, offline, never committed.
+  bash scripts/db-generate.sh >/dev/null || die "generating the Prisma client failed (bash scripts/db-generate.sh shows why)"
 }
 
 # The Next.js production build, redone only when a source it depends on changed.
@@ -48,6 +51,6 @@ ensure_next_build() {
     return 0
   fi
   say "building the web app (next build)"
-  npx next build >/tmp/mgpulab-next-build.log 2>&1 || { tail -40 /tmp/mgpulab-next-build.log; die "next build failed (full log: /tmp/mgpulab-next-build.log)"; }
+  NEXT_TELEMETRY_DISABLED=1 npx next build >/tmp/mgpulab-next-build.log 2>&1 || { tail -40 /tmp/mgpulab-next-build.log; die "next build failed (full log: /tmp/mgpulab-next-build.log)"; }
   echo "$current" >"$stamp"
 }

@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
-import type { SqlDriverAdapter, SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
 import { applyMigrations, diffToSchema, type MigrationPaths } from "./migrations";
 
@@ -72,9 +72,10 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
 }
 
 /**
- * Per-connection settings, applied to every connection the adapter opens:
+ * Every connection the adapter opens gets the per-connection settings —
  * foreign keys on (SQLite's default is off, and cascades depend on it), and
- * `synchronous = NORMAL`, which is durable across application crashes in WAL mode.
+ * `synchronous = NORMAL`, durable across application crashes in WAL mode —
+ * and is serialised (see serialised()).
  */
 function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
   return {
@@ -83,7 +84,73 @@ function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapt
     connect: async (): Promise<SqlDriverAdapter> => {
       const adapter = await factory.connect();
       await adapter.executeScript("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
-      return adapter;
+      return serialised(adapter);
+    },
+  };
+}
+
+/**
+ * The better-sqlite3 adapter has one connection and only orders transactions
+ * among themselves: a statement issued outside a transaction while an
+ * interactive transaction is open runs inside it — it reads uncommitted rows
+ * and its writes vanish if that transaction rolls back. Here every statement
+ * outside a transaction waits until no transaction is open, and a
+ * transaction holds the connection from BEGIN to COMMIT/ROLLBACK.
+ */
+function serialised(adapter: SqlDriverAdapter): SqlDriverAdapter {
+  let tail: Promise<void> = Promise.resolve();
+  const acquire = (): Promise<() => void> => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const ready = tail.then(() => release);
+    tail = tail.then(() => released);
+    return ready;
+  };
+  const exclusive = async <T>(body: () => Promise<T>): Promise<T> => {
+    const release = await acquire();
+    try {
+      return await body();
+    } finally {
+      release();
+    }
+  };
+  return {
+    provider: adapter.provider,
+    adapterName: adapter.adapterName,
+    queryRaw: (query) => exclusive(() => adapter.queryRaw(query)),
+    executeRaw: (query) => exclusive(() => adapter.executeRaw(query)),
+    executeScript: (script) => exclusive(() => adapter.executeScript(script)),
+    getConnectionInfo: adapter.getConnectionInfo?.bind(adapter),
+    dispose: () => exclusive(() => adapter.dispose()),
+    startTransaction: async (isolationLevel) => {
+      const release = await acquire();
+      let transaction: Transaction;
+      try {
+        transaction = await adapter.startTransaction(isolationLevel);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      const end = (finish: () => Promise<void>) => async () => {
+        try {
+          await finish();
+        } finally {
+          release();
+        }
+      };
+      const wrapped: Transaction = {
+        provider: transaction.provider,
+        adapterName: transaction.adapterName,
+        options: transaction.options,
+        queryRaw: (query) => transaction.queryRaw(query),
+        executeRaw: (query) => transaction.executeRaw(query),
+        commit: end(() => transaction.commit()),
+        rollback: end(() => transaction.rollback()),
+      };
+      if (transaction.createSavepoint) wrapped.createSavepoint = (name) => transaction.createSavepoint!(name);
+      if (transaction.rollbackToSavepoint) wrapped.rollbackToSavepoint = (name) => transaction.rollbackToSavepoint!(name);
+      if (transaction.releaseSavepoint) wrapped.releaseSavepoint = (name) => transaction.releaseSavepoint!(name);
+      return wrapped;
     },
   };
 }

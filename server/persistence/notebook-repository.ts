@@ -16,7 +16,6 @@ import {
   checkCell,
   checkCellId,
   checkCells,
-  checkSource,
   checkTitle,
   lastRunJson,
   MAX_CELLS,
@@ -231,9 +230,7 @@ export class NotebookRepository {
     cellId: string,
     patch: Partial<Pick<CellInput, "source" | "kind" | "template">>,
   ): Promise<VersionResult> {
-    checkCellId(cellId);
-    if (patch.source !== undefined) checkSource(patch.source, `cell ${cellId}`);
-    if (patch.kind !== undefined && patch.kind !== "code" && patch.kind !== "markdown") throw new InvalidDataError(`cell ${cellId}: kind must be code or markdown`);
+    checkCell({ id: cellId, kind: patch.kind ?? "code", source: patch.source ?? "", template: patch.template });
     return this.edit(notebookId, expectedVersion, async (tx) => {
       const data: Prisma.CellUpdateManyMutationInput = { updatedAt: new Date() };
       if (patch.source !== undefined) data.source = patch.source;
@@ -260,6 +257,7 @@ export class NotebookRepository {
     cellId: string,
     state: { outputs: CellOutput[]; executionCount?: number | null; lastRun?: LastRun },
   ): Promise<boolean> {
+    checkCell({ id: cellId, kind: "code", source: "", outputs: state.outputs, lastRun: state.lastRun });
     const data: Prisma.CellUpdateManyMutationInput = { outputs: outputsJson(state.outputs) };
     if (state.executionCount !== undefined) data.executionCount = state.executionCount;
     if (state.lastRun !== undefined) data.lastRun = lastRunJson(state.lastRun);

@@ -9,7 +9,7 @@
  * and on server start, interruptRunningRuns() closes what the last process left open.
  */
 import type { CellOutput } from "../protocol/notebook-model";
-import type { Prisma, PrismaClient } from "./generated/client";
+import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { InvalidDataError, NotFoundError } from "./errors";
 import {
@@ -81,11 +81,15 @@ export class RunRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   async start(input: StartRunInput): Promise<RunSummary> {
-    const row = await this.prisma.kernelRun.create({
-      data: { notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, status: "running" },
-      select: runSelect,
+    return this.prisma.$transaction(async (tx) => {
+      if (!(await tx.notebook.findUnique({ where: { id: input.notebookId }, select: { id: true } }))) throw new NotFoundError("notebook", input.notebookId);
+      if (input.userId && !(await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } }))) throw new NotFoundError("user", input.userId);
+      const row = await tx.kernelRun.create({
+        data: { notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, status: "running" },
+        select: runSelect,
+      });
+      return toRun(row);
     });
-    return toRun(row);
   }
 
   async get(runId: string): Promise<RunSummary> {
@@ -210,18 +214,13 @@ export class RunRepository {
       const notebookId = execution.run.notebookId;
       const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
       const records = outputs.map((output, index) => ({ seq: first + index, runId: execution.runId, executionId, cellId: execution.cellId, output }));
+      // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json.
+      const createdAt = new Date();
       for (let i = 0; i < records.length; i += CHUNK) {
-        await tx.cellOutput.createMany({
-          data: records.slice(i, i + CHUNK).map((record) => ({
-            notebookId,
-            seq: record.seq,
-            runId: record.runId,
-            executionId,
-            cellId: record.cellId,
-            kind: record.output.kind,
-            payload: record.output,
-          })),
-        });
+        const rows = records
+          .slice(i, i + CHUNK)
+          .map((record) => Prisma.sql`(${notebookId}, ${record.seq}, ${record.runId}, ${executionId}, ${record.cellId}, ${record.output.kind}, ${JSON.stringify(record.output)}, ${createdAt})`);
+        await tx.$executeRaw`INSERT INTO "CellOutput" ("notebookId", "seq", "runId", "executionId", "cellId", "kind", "payload", "createdAt") VALUES ${Prisma.join(rows)}`;
       }
       return records;
     });

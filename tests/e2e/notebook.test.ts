@@ -1,0 +1,82 @@
+/** End to end in Debian's chromium: the real server, the real kernel, the real editor. */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser } from "../helpers/browser";
+import { LabServer } from "../helpers/lab-server";
+
+const LIMIT = { timeout: 120_000 };
+
+describe("notebook in the browser", () => {
+  let server: LabServer;
+  let browser: Browser;
+  let page: Page;
+  const offOrigin: string[] = [];
+  const failed: string[] = [];
+
+  before(async () => {
+    server = await LabServer.start();
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    page.on("request", (request) => {
+      if (!request.url().startsWith(server.url) && !request.url().startsWith("data:") && !request.url().startsWith("blob:")) offOrigin.push(request.url());
+    });
+    page.on("response", (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    });
+    await page.goto(`${server.url}/notebooks/e2e-${randomUUID().slice(0, 8)}`);
+    await page.locator('[data-testid="connection-status"][data-state="connected"], [data-testid="cell-editor"] .monaco-editor').first().waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  async function typeInLastCell(code: string): Promise<void> {
+    const editor = page.getByTestId("cell-editor").last();
+    await editor.locator(".monaco-editor").waitFor();
+    await editor.click();
+    await page.keyboard.type(code);
+  }
+
+  it("runs typed code with Shift+Enter and shows its output and execution count", LIMIT, async () => {
+    await typeInLastCell("print('hello from', 6 * 7)");
+    await page.keyboard.press("Shift+Enter");
+    const first = page.getByTestId("cell").first();
+    await first.getByTestId("output-stream").filter({ hasText: "hello from 42" }).waitFor();
+    await page.waitForFunction(() => document.querySelector('[data-testid="cell"]')?.getAttribute("data-run-state") === "idle");
+    assert.match((await first.getByTestId("cell-prompt").textContent()) ?? "", /\[1\]/);
+    assert.equal(await page.getByTestId("cell").count(), 2, "Shift+Enter on the last cell adds a new one");
+    const kernel = page.getByTestId("kernel-status");
+    assert.match((await kernel.getAttribute("data-state")) ?? "", /idle|busy/);
+  });
+
+  it("shows the value of the last expression and a traceback for an error", LIMIT, async () => {
+    await typeInLastCell("1 / 0");
+    await page.keyboard.press("Shift+Enter");
+    const error = page.getByTestId("cell").nth(1).getByTestId("output-error");
+    await error.waitFor();
+    assert.match((await error.textContent()) ?? "", /ZeroDivisionError/);
+  });
+
+  it("interrupts a running loop from the toolbar", LIMIT, async () => {
+    await typeInLastCell("while True: pass");
+    await page.keyboard.press("Shift+Enter");
+    const cell = page.getByTestId("cell").nth(2);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="cell"]')[2]?.getAttribute("data-run-state") === "running");
+    await page.getByTestId("toolbar-interrupt").click();
+    await cell.getByTestId("output-error").filter({ hasText: "KeyboardInterrupt" }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="cell"]')[2]?.getAttribute("data-run-state") === "idle");
+    await page.locator('[data-testid="kernel-status"][data-state="idle"]').waitFor();
+  });
+
+  it("loaded the editor and its worker from this server only", LIMIT, async () => {
+    assert.ok(await page.locator(".monaco-editor .mtk1, .monaco-editor .view-line").first().isVisible());
+    const workers = await page.evaluate(() => performance.getEntriesByType("resource").map((entry) => entry.name).filter((name) => /worker/i.test(name)));
+    assert.ok(workers.length > 0, "Monaco's editor worker was loaded");
+    assert.deepEqual(offOrigin, []);
+    assert.deepEqual(failed, []);
+  });
+});
