@@ -32,8 +32,11 @@ ensure_node_modules() {
   command -v node >/dev/null || die "node is missing: install Node.js 20"
   local stamp=node_modules/.package-lock.json
   if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
-    say "installing npm packages (npm ci)"
-    npm ci --no-audit --no-fund --loglevel=error || die "npm ci failed"
+    # `npm install`, not `npm ci`: npm 11 drops other platforms' optional
+    # packages (@next/swc-*) from the lockfile and then refuses its own lockfile
+    # in `npm ci`. `npm install` still installs the locked versions.
+    say "installing npm packages (npm install)"
+    npm install --no-audit --no-fund --loglevel=error || die "npm install failed"
   fi
   # npm 11 builds native modules only when package.json's allowScripts lists them.
   [ -f node_modules/node-pty/build/Release/pty.node ] || die "node-pty's native module did not build: check allowScripts in package.json and that make and g++ are installed"
