@@ -1,15 +1,18 @@
 /**
- * The lab's server: Next.js pages and socket.io on one HTTP port, wired to
- * the notebook hub. Wiring only; behaviour lives in the modules it joins.
+ * The lab's server: Next.js pages, .ipynb file routes and socket.io on one
+ * HTTP port, wired to the lab's services. Wiring only; behaviour lives in the
+ * modules it joins.
  */
 import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
 import { readConfig } from "./config";
+import { handleNotebookFiles } from "./http/notebook-files";
 import { localHost } from "./kernel/kernel-host";
+import { openLab } from "./lab";
 import { createLogger } from "./logger";
-import { NotebookHub } from "./notebook/notebook-hub";
+import { LOCAL_USER } from "./persistence";
 import type { ClientToServerEvents, ServerToClientEvents } from "./protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "./socket/notebook-socket";
 
@@ -20,17 +23,24 @@ async function main(): Promise<void> {
   log.info({ python: host.describe() }, "local kernel host");
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
+  let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
+  const lab = await openLab({
+    dataDir: config.dataDir,
+    host: () => host,
+    hangAfterMs: config.hangSeconds * 1000,
+    broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+    log: (level, message) => log[level === "warning" ? "warn" : level](message),
+  });
+  log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns }, "database ready");
   await app.prepare();
   const handle = app.getRequestHandler();
 
-  const httpServer = createServer((req, res) => void handle(req, res));
-  const io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
-  const hub = new NotebookHub({
-    host: () => host,
-    broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
-    log: (level, message) => log[level === "warning" ? "warn" : level](message),
+  const httpServer = createServer((req, res) => {
+    const files = { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError: (err: unknown) => log.error({ err }, "file route failed") };
+    if (!handleNotebookFiles(req, res, files)) void handle(req, res);
   });
-  attachNotebookSocket(io, hub, log);
+  io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
+  attachNotebookSocket(io, lab.hub, log);
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
@@ -41,10 +51,10 @@ async function main(): Promise<void> {
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, "shutting down: stopping kernels");
-    await hub.shutdownAll();
+    log.info({ signal }, "shutting down: stopping kernels, saving");
+    await lab.close();
     await new Promise<void>((resolve) => {
-      void io.close(() => resolve());
+      void io?.close(() => resolve());
     });
     process.exit(0);
   };

@@ -78,6 +78,12 @@ function exportOutput(output: CellOutput): JsonObject {
       return { ename: output.ename, evalue: output.evalue, output_type: "error", traceback: output.traceback };
     case "elided":
       return { name: "stderr", output_type: "stream", text: [elidedMarker(output.elidedBytes)] };
+    case "hang": {
+      // JupyterLab has no such output: keep the report readable as text.
+      const header = `No progress for ${Math.round(output.idleMs / 1000)} s; stacks of every process:`;
+      const stacks = output.processes.map((process) => `--- ${process.label} (pid ${process.pid}${process.alive ? "" : ", exited"}) ---\n${process.stack}`);
+      return { name: "stderr", output_type: "stream", text: lines([header, ...output.summary, "", ...stacks].join("\n") + "\n") };
+    }
   }
 }
 

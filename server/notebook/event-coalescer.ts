@@ -3,6 +3,7 @@
  * dozen times a second, with discrete events always after the text that
  * preceded them. Tail snapshots (flooding cells) go out at a slower cadence.
  */
+import type { LiveMetrics } from "../protocol/notebook-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import type { StreamName, StreamSegment } from "./output-recorder";
 
@@ -15,11 +16,13 @@ export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tail
 
 export interface TailSource {
   tailOf(cellId: string): { elided: number; segments: StreamSegment[] } | null;
+  liveMetricsOf(cellId: string): LiveMetrics | null;
 }
 
 export class EventCoalescer {
   private appends: Array<{ cellId: string; name: StreamName; text: string }> = [];
   private dirtyTails = new Set<string>();
+  private dirtyMetrics = new Set<string>();
   private appendTimer: NodeJS.Timeout | null = null;
   private tailTimer: NodeJS.Timeout | null = null;
 
@@ -41,6 +44,12 @@ export class EventCoalescer {
     this.tailTimer ??= setTimeout(() => this.flushTails(), this.options.tailIntervalMs);
   }
 
+  /** Live metrics go out at the tail cadence: a table refreshed a few times a second. */
+  metricsChanged(cellId: string): void {
+    this.dirtyMetrics.add(cellId);
+    this.tailTimer ??= setTimeout(() => this.flushTails(), this.options.tailIntervalMs);
+  }
+
   /** A discrete event: everything pending goes first so order is preserved. */
   emit(event: NotebookEvent): void {
     this.flush();
@@ -58,6 +67,7 @@ export class EventCoalescer {
     this.appendTimer = this.tailTimer = null;
     this.appends = [];
     this.dirtyTails.clear();
+    this.dirtyMetrics.clear();
   }
 
   private flushAppends(): void {
@@ -76,6 +86,12 @@ export class EventCoalescer {
     for (const cellId of dirty) {
       const tail = this.tails.tailOf(cellId);
       if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments });
+    }
+    const metrics = [...this.dirtyMetrics];
+    this.dirtyMetrics.clear();
+    for (const cellId of metrics) {
+      const liveMetrics = this.tails.liveMetricsOf(cellId);
+      if (liveMetrics) this.send({ type: "cell-metrics", cellId, liveMetrics: structuredClone(liveMetrics) });
     }
   }
 }

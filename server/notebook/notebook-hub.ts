@@ -1,51 +1,86 @@
 /**
- * All open notebooks of this server process. Until persistence lands a
- * notebook lives here, in memory, created on first open.
+ * All open notebooks of this server process, loaded from the catalog on
+ * first open and kept with their kernels until the server stops.
  */
-import type { NotebookDocument } from "../protocol/notebook-model";
+import type { NotebookDocument, NotebookListItem } from "../protocol/notebook-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import type { KernelHost } from "../kernel/kernel-host";
-import { newCell } from "./notebook-ops";
+import type { NotebookPersistence } from "./notebook-persistence";
 import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
-import { randomUUID } from "node:crypto";
 
-export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log"> {
+/** Where notebooks come from and where their changes go. */
+export interface NotebookCatalog {
+  load(notebookId: string): Promise<{ doc: NotebookDocument; persistence: NotebookPersistence }>;
+  list(state: "active" | "deleted"): Promise<NotebookListItem[]>;
+  create(title: string): Promise<NotebookListItem>;
+  duplicate(notebookId: string): Promise<NotebookListItem>;
+  /** Renames a notebook that is not open (an open one renames through its runtime). */
+  rename(notebookId: string, title: string): Promise<void>;
+  setDeleted(notebookId: string, deleted: boolean): Promise<void>;
+  summary(notebookId: string): Promise<NotebookListItem>;
+}
+
+export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs"> {
+  catalog: NotebookCatalog;
   host: () => KernelHost;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
 }
 
 export class NotebookHub {
-  private readonly runtimes = new Map<string, NotebookRuntime>();
+  private readonly runtimes = new Map<string, Promise<NotebookRuntime>>();
 
   constructor(private readonly options: NotebookHubOptions) {}
 
-  open(notebookId: string): NotebookRuntime {
+  get catalog(): NotebookCatalog {
+    return this.options.catalog;
+  }
+
+  /** The runtime of a notebook, loading it on first open; concurrent opens share one load. */
+  open(notebookId: string): Promise<NotebookRuntime> {
     let runtime = this.runtimes.get(notebookId);
     if (!runtime) {
-      const doc: NotebookDocument = {
-        id: notebookId,
-        title: notebookId,
-        cells: [newCell(`cell-${randomUUID().slice(0, 8)}`)],
-        kernel: { state: "not-started" },
-      };
-      runtime = new NotebookRuntime(doc, {
-        host: this.options.host,
-        outputBudget: this.options.outputBudget,
-        coalescing: this.options.coalescing,
-        log: this.options.log,
-        broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),
-      });
+      runtime = this.load(notebookId);
       this.runtimes.set(notebookId, runtime);
+      runtime.catch(() => this.runtimes.delete(notebookId));
     }
     return runtime;
   }
 
-  get(notebookId: string): NotebookRuntime | undefined {
-    return this.runtimes.get(notebookId);
+  /** An already open runtime, if any. */
+  async get(notebookId: string): Promise<NotebookRuntime | undefined> {
+    const runtime = this.runtimes.get(notebookId);
+    return runtime ? runtime.catch(() => undefined) : undefined;
+  }
+
+  async rename(notebookId: string, title: string): Promise<NotebookListItem> {
+    const runtime = await this.get(notebookId);
+    if (runtime) await runtime.rename(title);
+    else await this.catalog.rename(notebookId, title);
+    return this.catalog.summary(notebookId);
+  }
+
+  async setDeleted(notebookId: string, deleted: boolean): Promise<NotebookListItem> {
+    await this.catalog.setDeleted(notebookId, deleted);
+    (await this.get(notebookId))?.markDeleted(deleted);
+    return this.catalog.summary(notebookId);
   }
 
   async shutdownAll(): Promise<void> {
-    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.dispose()));
+    const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
+    await Promise.all(runtimes.map((runtime) => runtime?.dispose()));
     this.runtimes.clear();
+  }
+
+  private async load(notebookId: string): Promise<NotebookRuntime> {
+    const { doc, persistence } = await this.options.catalog.load(notebookId);
+    return new NotebookRuntime(doc, {
+      host: this.options.host,
+      persistence,
+      outputBudget: this.options.outputBudget,
+      coalescing: this.options.coalescing,
+      hangAfterMs: this.options.hangAfterMs,
+      log: this.options.log,
+      broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),
+    });
   }
 }

@@ -1,50 +1,71 @@
 /**
  * One open notebook: its document, its kernel session, and the translation
- * from kernel output to notebook events for every viewer. Commands arrive
- * already validated; each either changes the document and broadcasts, or
- * throws a CommandError.
+ * from kernel output to notebook events for every viewer and to database
+ * writes. Commands arrive already validated; each either changes the
+ * document, saves and broadcasts, or throws a CommandError.
  */
-import type { Cell, CellOutput, NotebookDocument } from "../protocol/notebook-model";
+import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../protocol/notebook-model";
+import type { KernelMessageOf } from "../protocol/kernel-messages";
 import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../protocol/socket-api";
+import { sourceHash } from "../protocol/source-hash";
 import type { KernelHost } from "../kernel/kernel-host";
-import { KernelSession, type ExecutionOutput, type ExecutionSink } from "../kernel/kernel-session";
+import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
 import { EventJournal } from "./event-journal";
+import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
   broadcast: (event: NotebookEvent, seq: number) => void;
+  persistence?: NotebookPersistence;
   outputBudget?: OutputBudget;
   coalescing?: CoalescerOptions;
+  /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
+  hangAfterMs?: number;
   log?: (level: "info" | "warning" | "error", message: string) => void;
+}
+
+/** set-source refused: the cell changed since the edit's base (another tab). */
+export class SourceConflictError extends CommandError {
+  constructor(readonly cellId: string, readonly theirSource: string) {
+    super(`cell ${cellId} was changed by someone else since you started editing it`);
+  }
 }
 
 export class NotebookRuntime {
   readonly kernel: KernelSession;
+  private readonly host: KernelHost;
   private readonly recorders = new Map<string, OutputRecorder>();
   private readonly coalescer: EventCoalescer;
   private readonly journal = new EventJournal();
+  private readonly persistence: NotebookPersistence;
+  /** The cell whose code the kernel runs now, or ran last: metrics are attributed to it. */
+  private metricsCell: Cell | null = null;
 
   constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
+    this.persistence = options.persistence ?? NO_PERSISTENCE;
     this.coalescer = new EventCoalescer((event) => options.broadcast(event, this.journal.record(event)), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);
         return recorder ? { elided: recorder.elided, segments: recorder.tailSegments() } : null;
       },
+      liveMetricsOf: (cellId) => this.doc.cells.find((cell) => cell.id === cellId)?.liveMetrics ?? null,
     }, options.coalescing);
-    this.kernel = new KernelSession({ host: options.host(), onLog: options.log });
+    this.host = options.host();
+    this.kernel = new KernelSession({
+      host: this.host,
+      hangAfterMs: options.hangAfterMs,
+      onLog: options.log,
+      onMetric: (message) => this.recordMetric(message),
+    });
     this.kernel.onStatus((status) => {
       this.doc.kernel = status;
+      if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
+      if (status.state === "restarting" || status.state === "shutdown") this.persistence.kernelEnded("finished", null);
       this.coalescer.emit({ type: "kernel-status", status });
     });
-  }
-
-  /** The document as a new viewer should see it; pending stream text is flushed first so nothing arrives twice. */
-  snapshot(): NotebookDocument {
-    this.coalescer.flush();
-    return structuredClone(this.doc);
   }
 
   /** What a joining viewer needs: the events it missed since `resume` if we still have them, else a snapshot. */
@@ -57,23 +78,38 @@ export class NotebookRuntime {
 
   async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
     switch (command.op) {
-      case "insert-cell":
-        this.coalescer.emit(insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source)));
+      case "insert-cell": {
+        const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));
+        this.coalescer.emit(event);
+        await this.persistence.insertCell(event.type === "cell-inserted" ? event.index : command.index, command.cell);
         return;
+      }
       case "delete-cell":
         this.coalescer.emit(deleteCell(this.doc, command.cellId));
+        this.recorders.delete(command.cellId);
+        await this.persistence.deleteCell(command.cellId);
         return;
-      case "move-cell":
-        this.coalescer.emit(moveCell(this.doc, command.cellId, command.toIndex));
+      case "move-cell": {
+        const event = moveCell(this.doc, command.cellId, command.toIndex);
+        this.coalescer.emit(event);
+        await this.persistence.moveCell(command.cellId, event.type === "cell-moved" ? event.toIndex : command.toIndex);
         return;
-      case "set-source":
+      }
+      case "set-source": {
+        const cell = findCell(this.doc, command.cellId);
+        const stale = command.baseHash !== undefined && sourceHash(cell.source) !== command.baseHash;
+        if (stale && !command.force && cell.source !== command.source) throw new SourceConflictError(cell.id, cell.source);
+        if (cell.source === command.source) return;
         this.coalescer.emit(setSource(this.doc, command.cellId, command.source, by));
+        await this.persistence.setSource(command.cellId, command.source);
         return;
+      }
       case "set-kind":
         for (const event of setKind(this.doc, command.cellId, command.kind)) this.coalescer.emit(event);
+        await this.persistence.setKind(command.cellId, command.kind);
         return;
       case "execute":
-        this.execute(command.cellIds, command.sources, by);
+        await this.execute(command.cellIds, command.sources, by);
         return;
       case "clear-outputs":
         for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId));
@@ -92,61 +128,100 @@ export class NotebookRuntime {
     }
   }
 
+  async rename(title: string): Promise<void> {
+    this.doc.title = title;
+    this.coalescer.emit({ type: "notebook-renamed", title });
+    await this.persistence.rename(title);
+  }
+
+  markDeleted(deleted: boolean): void {
+    this.doc.deleted = deleted;
+    this.coalescer.emit({ type: deleted ? "notebook-deleted" : "notebook-restored" });
+  }
+
   async dispose(): Promise<void> {
     await this.kernel.shutdown();
     this.coalescer.dispose();
+    await this.persistence.flush();
   }
 
-  private execute(cellIds: string[], sources: Record<string, string>, by: string): void {
+  private async execute(cellIds: string[], sources: Record<string, string>, by: string): Promise<void> {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
     if (busy) throw new CommandError(`cell ${busy.id} is already queued or running`);
+    const saves: Array<Promise<void>> = [];
     for (const cell of cells) {
       const source = sources[cell.id];
-      if (source !== undefined && source !== cell.source) this.coalescer.emit(setSource(this.doc, cell.id, source, by));
+      if (source !== undefined && source !== cell.source) {
+        this.coalescer.emit(setSource(this.doc, cell.id, source, by));
+        saves.push(this.persistence.setSource(cell.id, source));
+      }
       if (cell.kind !== "code") continue;
       this.setRunState(cell, "queued");
       this.kernel.execute(cell.source, this.sinkFor(cell));
     }
+    await Promise.all(saves);
   }
 
   private sinkFor(cell: Cell): ExecutionSink {
+    let record: ExecutionRecord | null = null;
     return {
       started: () => {
-        this.clearOutputs(cell);
+        this.clearOutputs(cell, { persist: false });
         this.recorders.set(cell.id, new OutputRecorder(this.options.outputBudget));
+        cell.liveMetrics = null;
+        this.metricsCell = cell;
+        const status = this.kernel.status;
+        if ("info" in status) record = this.persistence.executionStarted(cell.id, cell.source, { info: status.info, host: this.host.id });
         this.setRunState(cell, "running");
       },
-      console: (text) => this.recordStream(cell, "stdout", text),
+      console: (text) => this.recordStream(cell, "stdout", text, record),
       output: (message) => {
-        if (message.type === "stream") this.recordStream(cell, message.name, message.text);
-        else this.recordOutput(cell, toCellOutput(message));
+        if (message.type === "stream") this.recordStream(cell, message.name, message.text, record);
+        else this.recordOutput(cell, toCellOutput(message), record);
       },
+      hang: (report) => this.recordOutput(cell, hangOutput(report), record),
       finished: ({ status, executionCount, durationMs }) => {
         this.coalescer.flush();
         if (executionCount !== null) cell.executionCount = executionCount;
         cell.lastRun = { status, durationMs };
+        record?.finished({ status, durationMs, executionCount: cell.executionCount, outputs: cell.outputs });
         this.setRunState(cell, "idle");
         this.coalescer.emit({ type: "cell-finished", cellId: cell.id, status, durationMs });
       },
     };
   }
 
-  private recordStream(cell: Cell, name: "stdout" | "stderr", text: string): void {
+  private recordStream(cell: Cell, name: "stdout" | "stderr", text: string, record: ExecutionRecord | null): void {
     const recorder = this.recorderOf(cell);
     for (const change of recorder.stream(name, text)) {
-      if (change.kind === "append") this.coalescer.append(cell.id, change.name, change.text);
-      else if (change.kind === "tail") this.coalescer.tailChanged(cell.id);
+      if (change.kind === "append") {
+        this.coalescer.append(cell.id, change.name, change.text);
+        record?.output({ kind: "stream", name: change.name, text: change.text });
+      } else if (change.kind === "tail") {
+        this.coalescer.tailChanged(cell.id);
+      }
     }
     cell.outputs = recorder.outputs();
   }
 
-  private recordOutput(cell: Cell, output: CellOutput): void {
+  private recordOutput(cell: Cell, output: CellOutput, record: ExecutionRecord | null): void {
     const recorder = this.recorderOf(cell);
     this.coalescer.flush(); // the viewer's tail must match the recorder's before it is frozen
     recorder.output(output);
     cell.outputs = recorder.outputs();
+    record?.output(output);
     this.coalescer.emit({ type: "cell-output", cellId: cell.id, output });
+  }
+
+  private recordMetric(message: KernelMessageOf<"metric">): void {
+    const point = { rank: message.rank, step: message.step, values: message.values };
+    const cell = this.metricsCell;
+    if (cell && this.doc.cells.includes(cell)) {
+      cell.liveMetrics = mergeLiveMetrics(cell.liveMetrics, point);
+      this.coalescer.metricsChanged(cell.id);
+    }
+    this.persistence.metrics([{ ...point, tag: message.runId }]);
   }
 
   private recorderOf(cell: Cell): OutputRecorder {
@@ -158,9 +233,10 @@ export class NotebookRuntime {
     return recorder;
   }
 
-  private clearOutputs(cell: Cell): void {
+  private clearOutputs(cell: Cell, { persist } = { persist: true }): void {
     this.recorders.delete(cell.id);
     cell.outputs = [];
+    if (persist) this.persistence.clearOutputs(cell.id);
     this.coalescer.emit({ type: "cell-outputs-cleared", cellId: cell.id });
   }
 
@@ -168,6 +244,10 @@ export class NotebookRuntime {
     cell.runState = runState;
     this.coalescer.emit({ type: "cell-run-state", cellId: cell.id, runState, executionCount: cell.executionCount });
   }
+}
+
+function hangOutput(report: HangReport): CellOutput {
+  return { kind: "hang", idleMs: Math.round(report.idleMs), summary: report.summary, processes: report.processes, answeredBy: report.answeredBy };
 }
 
 function toCellOutput(message: Exclude<ExecutionOutput, { type: "stream" }>): CellOutput {
@@ -186,3 +266,5 @@ function toCellOutput(message: Exclude<ExecutionOutput, { type: "stream" }>): Ce
 function assertNever(value: never): never {
   throw new Error(`unhandled: ${JSON.stringify(value)}`);
 }
+
+export type { LiveMetrics };

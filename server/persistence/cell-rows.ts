@@ -47,6 +47,8 @@ export function rowToCell(notebookId: string, row: CellRow): StoredCell {
     outputs: outputs.data,
     executionCount: row.executionCount,
     runState: "idle",
+    // Live metrics belong to a running session; stored series are read from MetricRepository.
+    liveMetrics: null,
     lastRun: lastRun.data,
     template,
   };

@@ -291,6 +291,7 @@ export function toNotebookDocument(notebook: StoredNotebook): NotebookDocument {
   return {
     id: notebook.id,
     title: notebook.title,
+    deleted: notebook.deletedAt !== null,
     cells: notebook.cells.map(({ template: _template, ...cell }) => cell),
     kernel: { state: "not-started" },
   };

@@ -129,6 +129,13 @@ export const cellOutputSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("display"), data: mimeBundleSchema }),
   z.object({ kind: z.literal("error"), ename: z.string(), evalue: z.string(), traceback: z.array(z.string()) }),
   z.object({ kind: z.literal("elided"), elidedBytes: z.number().nonnegative() }),
+  z.object({
+    kind: z.literal("hang"),
+    idleMs: z.number().nonnegative(),
+    summary: z.array(z.string()),
+    processes: z.array(z.object({ label: z.string(), pid: z.number().int(), alive: z.boolean(), stack: z.string() })),
+    answeredBy: z.enum(["kernel", "tty"]),
+  }),
 ]);
 
 export const cellOutputsSchema = z.array(cellOutputSchema);

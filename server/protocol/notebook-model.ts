@@ -11,8 +11,25 @@ export type CellOutput =
   | { kind: "result"; executionCount: number; data: MimeBundle }
   | { kind: "display"; data: MimeBundle }
   | { kind: "error"; ename: string; evalue: string; traceback: string[] }
-  /** Output was too large to keep: `elidedBytes` of stream output dropped between head and tail. */
-  | { kind: "elided"; elidedBytes: number };
+  /** Output was too large to keep: `elidedBytes` characters of stream output dropped between head and tail. */
+  | { kind: "elided"; elidedBytes: number }
+  /** The watchdog's report on a busy cell that made no progress: every process's stack, side by side. */
+  | { kind: "hang"; idleMs: number; summary: string[]; processes: ProcessStack[]; answeredBy: "kernel" | "tty" };
+
+// A type alias, not an interface: outputs are stored as JSON and must stay index-compatible.
+export type ProcessStack = {
+  label: string;
+  pid: number;
+  alive: boolean;
+  stack: string;
+};
+
+/** The latest metric values of a running (or last) cell run, one row per rank/device: the compact live view. */
+export interface LiveMetrics {
+  /** Metric points received for this run so far. */
+  points: number;
+  ranks: Array<{ rank: number; step: number; values: Record<string, number | null> }>;
+}
 
 export type CellRunState = "idle" | "queued" | "running";
 
@@ -23,6 +40,8 @@ export interface Cell {
   outputs: CellOutput[];
   executionCount: number | null;
   runState: CellRunState;
+  /** Latest metrics of the cell's current or last run, or null if it logged none. */
+  liveMetrics: LiveMetrics | null;
   /** How the last run ended, for the cell footer. */
   lastRun: { status: "ok" | "error" | "interrupted" | "aborted" | "kernel-died"; durationMs: number } | null;
 }
@@ -50,6 +69,18 @@ export type KernelStatus =
 export interface NotebookDocument {
   id: string;
   title: string;
+  /** Set when the notebook was deleted while open: viewers offer to restore it. */
+  deleted: boolean;
   cells: Cell[];
   kernel: KernelStatus;
+}
+
+/** A notebook as the notebook list shows it. */
+export interface NotebookListItem {
+  id: string;
+  title: string;
+  cellCount: number;
+  /** ISO 8601 */
+  updatedAt: string;
+  deletedAt: string | null;
 }

@@ -5,7 +5,7 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
-import type { Cell, CellOutput, CellRunState, KernelStatus, NotebookDocument } from "./notebook-model";
+import type { Cell, CellOutput, CellRunState, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem } from "./notebook-model";
 
 /** Limits enforced on the wire, stated once. */
 export const MAX_SOURCE_CHARS = 1_000_000;
@@ -34,7 +34,19 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   }),
   z.object({ op: z.literal("delete-cell"), notebookId: id, cellId: id }),
   z.object({ op: z.literal("move-cell"), notebookId: id, cellId: id, toIndex: z.number().int().nonnegative() }),
-  z.object({ op: z.literal("set-source"), notebookId: id, cellId: id, source }),
+  /**
+   * `baseHash` is sourceHash() of the source this edit started from. When the
+   * cell has changed since (another tab), the edit is refused with a
+   * `conflict` instead of overwriting; `force` keeps this edit anyway.
+   */
+  z.object({
+    op: z.literal("set-source"),
+    notebookId: id,
+    cellId: id,
+    source,
+    baseHash: z.string().max(32).optional(),
+    force: z.boolean().optional(),
+  }),
   z.object({ op: z.literal("set-kind"), notebookId: id, cellId: id, kind: cellKind }),
   /** `source` is sent with the request so a run always uses what the user sees. */
   z.object({ op: z.literal("execute"), notebookId: id, cellIds: z.array(id).min(1).max(10_000), sources: z.record(z.string(), source) }),
@@ -58,6 +70,12 @@ export interface SequencedEvent {
   event: NotebookEvent;
 }
 
+/** Why a set-source was refused: the cell's text changed under the edit. */
+export interface SourceConflict {
+  cellId: string;
+  theirSource: string;
+}
+
 export type CommandAck =
   | {
       ok: true;
@@ -68,7 +86,29 @@ export type CommandAck =
       /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
       journal?: JournalPosition;
     }
+  | { ok: false; error: string; conflict?: SourceConflict };
+
+const title = z.string().trim().min(1, "a title is needed").max(200, "a title has at most 200 characters");
+
+/** Notebook-list operations: not tied to an open notebook. */
+export const labCommandSchema = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("list-notebooks"), state: z.enum(["active", "deleted"]).optional() }),
+  z.object({ op: z.literal("create-notebook"), title }),
+  z.object({ op: z.literal("rename-notebook"), notebookId: id, title }),
+  z.object({ op: z.literal("duplicate-notebook"), notebookId: id }),
+  /** Soft delete: `restore-notebook` undoes it. */
+  z.object({ op: z.literal("delete-notebook"), notebookId: id }),
+  z.object({ op: z.literal("restore-notebook"), notebookId: id }),
+]);
+export type LabCommand = z.infer<typeof labCommandSchema>;
+
+export type LabAck =
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem }
   | { ok: false; error: string };
+
+/** HTTP routes for files (bodies too large for a socket message). */
+export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
+export const notebookExportPath = (notebookId: string): string => `/api/notebooks/${encodeURIComponent(notebookId)}/export`;
 
 /** Everything the server tells a viewer of a notebook, in order. */
 export type NotebookEvent =
@@ -85,7 +125,12 @@ export type NotebookEvent =
   /** Output went past the head budget: replace everything after the head with this tail. */
   | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }> }
   | { type: "cell-finished"; cellId: string; status: NonNullable<Cell["lastRun"]>["status"]; durationMs: number }
-  | { type: "kernel-status"; status: KernelStatus };
+  /** Coalesced, a few times a second while a run logs metrics. */
+  | { type: "cell-metrics"; cellId: string; liveMetrics: LiveMetrics }
+  | { type: "kernel-status"; status: KernelStatus }
+  | { type: "notebook-renamed"; title: string }
+  | { type: "notebook-deleted" }
+  | { type: "notebook-restored" };
 
 export interface ServerToClientEvents {
   /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
@@ -94,4 +139,5 @@ export interface ServerToClientEvents {
 
 export interface ClientToServerEvents {
   "notebook:command": (command: unknown, ack: (reply: CommandAck) => void) => void;
+  "lab:command": (command: unknown, ack: (reply: LabAck) => void) => void;
 }

@@ -3,10 +3,19 @@
  * notebook hub, and turns any failure into one clear acknowledgement.
  */
 import type { Server, Socket } from "socket.io";
-import { notebookCommandSchema, type ClientToServerEvents, type CommandAck, type ServerToClientEvents } from "../protocol/socket-api";
+import {
+  labCommandSchema,
+  notebookCommandSchema,
+  type ClientToServerEvents,
+  type CommandAck,
+  type LabAck,
+  type LabCommand,
+  type ServerToClientEvents,
+} from "../protocol/socket-api";
 import { CommandError } from "../notebook/notebook-ops";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { Logger } from "../logger";
+import { describeInvalid, toClientError } from "./errors";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
@@ -19,33 +28,65 @@ export function roomOf(notebookId: string): string {
 }
 
 export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger): void {
+  const fail = (error: unknown, what: string) => {
+    const reply = toClientError(error);
+    if (!reply.expected) log.error({ err: error }, `${what} failed`);
+    return reply;
+  };
   io.on("connection", (socket: LabSocket) => {
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
       handleCommand(socket, hub, raw).then(reply, (error: unknown) => {
-        if (!(error instanceof CommandError)) log.error({ err: error }, "command failed");
-        reply({ ok: false, error: error instanceof Error ? error.message : String(error) });
+        const { error: message, conflict } = fail(error, "command");
+        reply(conflict ? { ok: false, error: message, conflict } : { ok: false, error: message });
       });
+    });
+    socket.on("lab:command", (raw: unknown, ack: unknown) => {
+      const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
+      handleLabCommand(hub, raw).then(reply, (error: unknown) => reply({ ok: false, error: fail(error, "lab command").error }));
     });
   });
 }
 
 async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown): Promise<CommandAck> {
   const parsed = notebookCommandSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new CommandError(`invalid command: ${issue ? `${issue.path.join(".") || "command"}: ${issue.message}` : "malformed"}`);
-  }
+  if (!parsed.success) throw new CommandError(describeInvalid(parsed.error.issues));
   const command = parsed.data;
   if (command.op === "open") {
-    const runtime = hub.open(command.notebookId);
+    const runtime = await hub.open(command.notebookId);
     await socket.join(roomOf(command.notebookId));
     return runtime.join(command.resume);
   }
-  const runtime = hub.get(command.notebookId);
+  const runtime = await hub.get(command.notebookId);
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
     throw new CommandError(`open notebook ${command.notebookId} before sending ${command.op}`);
   }
   await runtime.handle(command, socket.id);
   return { ok: true };
+}
+
+async function handleLabCommand(hub: NotebookHub, raw: unknown): Promise<LabAck> {
+  const parsed = labCommandSchema.safeParse(raw);
+  if (!parsed.success) throw new CommandError(describeInvalid(parsed.error.issues));
+  const command: LabCommand = parsed.data;
+  switch (command.op) {
+    case "list-notebooks":
+      return { ok: true, notebooks: await hub.catalog.list(command.state ?? "active") };
+    case "create-notebook":
+      return { ok: true, notebook: await hub.catalog.create(command.title) };
+    case "duplicate-notebook":
+      return { ok: true, notebook: await hub.catalog.duplicate(command.notebookId) };
+    case "rename-notebook":
+      return { ok: true, notebook: await hub.rename(command.notebookId, command.title) };
+    case "delete-notebook":
+      return { ok: true, notebook: await hub.setDeleted(command.notebookId, true) };
+    case "restore-notebook":
+      return { ok: true, notebook: await hub.setDeleted(command.notebookId, false) };
+    default:
+      return assertNever(command);
+  }
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled lab command: ${JSON.stringify(value)}`);
 }

@@ -6,10 +6,13 @@ import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server } from "socket.io";
 import { io as connect, type Socket } from "socket.io-client";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { localHost } from "../../server/kernel/kernel-host";
+import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
-import { NotebookHub } from "../../server/notebook/notebook-hub";
-import type { ClientToServerEvents, CommandAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
+import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
 
 export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
@@ -17,40 +20,57 @@ export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 export class SocketHarness {
   private constructor(
     readonly url: string,
-    readonly hub: NotebookHub,
+    readonly lab: Lab,
+    private readonly dataDir: string,
     private readonly io: Server<ClientToServerEvents, ServerToClientEvents>,
     private readonly http: HttpServer,
   ) {}
 
-  static async start(): Promise<SocketHarness> {
+  /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
+  static async start(options: { dataDir?: string; hangAfterMs?: number } = {}): Promise<SocketHarness> {
+    const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
     const http = createServer();
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, SOCKET_SERVER_OPTIONS);
-    const hub = new NotebookHub({
+    const lab = await openLab({
+      dataDir,
       host: () => localHost(),
+      hangAfterMs: options.hangAfterMs,
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, hub, createLogger("silent"));
+    attachNotebookSocket(io, lab.hub, createLogger("silent"));
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
-    return new SocketHarness(`http://127.0.0.1:${port}`, hub, io, http);
+    return new SocketHarness(`http://127.0.0.1:${port}`, lab, dataDir, io, http);
   }
 
-  async client(): Promise<TestClient> {
-    const socket: ClientSocket = connect(this.url, { transports: ["websocket"], forceNew: true });
-    await new Promise<void>((resolve, reject) => {
-      socket.once("connect", () => resolve());
-      socket.once("connect_error", reject);
-    });
-    return new TestClient(socket);
+  /** Creates a notebook (as the notebook list does) and returns its id. */
+  async createNotebook(title = "test notebook"): Promise<string> {
+    return (await this.lab.catalog.create(title)).id;
   }
 
-  async close(): Promise<void> {
-    await this.hub.shutdownAll();
+  client(): Promise<TestClient> {
+    return connectClient(this.url);
+  }
+
+  /** Stops everything; the database directory is removed unless `keepData`. */
+  async close({ keepData = false } = {}): Promise<void> {
+    await this.lab.close();
     await new Promise<void>((resolve) => {
       void this.io.close(() => resolve());
     });
     this.http.closeAllConnections();
+    if (!keepData) rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/** A socket.io client of any lab server (this harness or a real server process). */
+export async function connectClient(url: string): Promise<TestClient> {
+  const socket: ClientSocket = connect(url, { transports: ["websocket"], forceNew: true, reconnection: false });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("connect_error", reject);
+  });
+  return new TestClient(socket);
 }
 
 export class TestClient {
@@ -71,6 +91,10 @@ export class TestClient {
 
   send(command: unknown): Promise<CommandAck> {
     return this.socket.timeout(30_000).emitWithAck("notebook:command", command);
+  }
+
+  sendLab(command: unknown): Promise<LabAck> {
+    return this.socket.timeout(30_000).emitWithAck("lab:command", command);
   }
 
   waitFor(test: (event: NotebookEvent) => boolean): Promise<NotebookEvent> {

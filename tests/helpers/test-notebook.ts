@@ -3,27 +3,27 @@
  * receive, and waits keyed on those events.
  */
 import { localHost } from "../../server/kernel/kernel-host";
-import { NotebookHub } from "../../server/notebook/notebook-hub";
+import { newCell } from "../../server/notebook/notebook-ops";
 import type { OutputBudget } from "../../server/notebook/output-recorder";
-import type { NotebookRuntime } from "../../server/notebook/notebook-runtime";
+import { NotebookRuntime } from "../../server/notebook/notebook-runtime";
 import type { NotebookEvent } from "../../server/protocol/socket-api";
 
 type Waiter = { test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void };
 
 export class TestNotebook {
   readonly runtime: NotebookRuntime;
-  private readonly hub: NotebookHub;
   private readonly waiters: Waiter[] = [];
   private readonly observers: Array<(event: NotebookEvent) => void> = [];
   private counter = 0;
 
+  /** A runtime without a database: the kernel-to-viewer path alone. */
   constructor(options: { outputBudget?: OutputBudget } = {}) {
-    this.hub = new NotebookHub({
+    const doc = { id: `test-${process.pid}`, title: "test", deleted: false, cells: [newCell("c0")], kernel: { state: "not-started" as const } };
+    this.runtime = new NotebookRuntime(doc, {
       host: () => localHost(),
       outputBudget: options.outputBudget,
-      broadcast: (_id, event) => this.receive(event),
+      broadcast: (event) => this.receive(event),
     });
-    this.runtime = this.hub.open(`test-${process.pid}`);
   }
 
   get notebookId(): string {
@@ -59,7 +59,7 @@ export class TestNotebook {
   }
 
   async close(): Promise<void> {
-    await this.hub.shutdownAll();
+    await this.runtime.dispose();
   }
 
   private receive(event: NotebookEvent): void {

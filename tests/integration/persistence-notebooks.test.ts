@@ -74,7 +74,7 @@ describe("NotebookRepository", () => {
 
   it("insert, move and delete keep the same order as the in-memory notebook ops (300 random edits)", async () => {
     const stored = await t.notebooks.create({ ownerId: t.ownerId, title: "order", cells: [] });
-    const reference: NotebookDocument = { id: stored.id, title: "order", cells: [], kernel: { state: "not-started" } };
+    const reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" } };
     let version = stored.version;
     let seed = 7;
     const random = (n: number) => {

@@ -1,0 +1,43 @@
+/**
+ * The lab's services, opened once: the database (migrated, runs cut off by a
+ * previous stop marked interrupted), the notebook catalog and the hub of
+ * open notebooks. Shared by the server entry point and the tests.
+ */
+import type { KernelHost } from "./kernel/kernel-host";
+import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import { DatabaseCatalog } from "./notebook/database-catalog";
+import { NotebookHub, type NotebookHubOptions } from "./notebook/notebook-hub";
+
+export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "host"> {
+  /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
+  dataDir?: string;
+  host: () => KernelHost;
+  log?: NotebookHubOptions["log"];
+}
+
+export interface Lab {
+  db: Database;
+  catalog: DatabaseCatalog;
+  hub: NotebookHub;
+  /** Runs that a previous server process left "running", now marked interrupted. */
+  interruptedRuns: number;
+  close(): Promise<void>;
+}
+
+export async function openLab(options: LabOptions): Promise<Lab> {
+  const db = await openDatabase({ dataDir: options.dataDir });
+  await new UserRepository(db.prisma).ensure();
+  const interrupted = await new RunRepository(db.prisma).interruptRunningRuns();
+  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message));
+  const hub = new NotebookHub({ ...options, catalog });
+  return {
+    db,
+    catalog,
+    hub,
+    interruptedRuns: interrupted.length,
+    close: async () => {
+      await hub.shutdownAll();
+      await db.close();
+    },
+  };
+}

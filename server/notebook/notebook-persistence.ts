@@ -1,0 +1,198 @@
+/**
+ * What a notebook runtime writes to the database: edits (awaited, so an
+ * acknowledgement means "saved"), and runs, outputs and metrics as they
+ * stream (queued and batched, so a flooding cell never waits on SQLite).
+ */
+import type { CellKind, CellOutput, KernelInfo, LiveMetrics } from "../protocol/notebook-model";
+import type { ExecutionStatus } from "../kernel/kernel-session";
+import type { MetricInput } from "../persistence/types";
+import type { MetricRepository, NotebookRepository, RunRepository } from "../persistence";
+import { WriteQueue } from "./write-queue";
+
+export interface ExecutionRecord {
+  output(output: CellOutput): void;
+  finished(result: { status: ExecutionStatus; durationMs: number; executionCount: number | null; outputs: CellOutput[] }): void;
+}
+
+export interface NotebookPersistence {
+  insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void>;
+  deleteCell(cellId: string): Promise<void>;
+  moveCell(cellId: string, toIndex: number): Promise<void>;
+  setSource(cellId: string, source: string): Promise<void>;
+  setKind(cellId: string, kind: CellKind): Promise<void>;
+  rename(title: string): Promise<void>;
+  clearOutputs(cellId: string): void;
+  /** A cell started running on a kernel described by `kernel`. */
+  executionStarted(cellId: string, source: string, kernel: { info: KernelInfo; host: string }): ExecutionRecord;
+  metrics(points: MetricInput[]): void;
+  kernelEnded(status: "finished" | "died", reason: string | null): void;
+  /** Everything queued has been written. */
+  flush(): Promise<void>;
+}
+
+export interface Repositories {
+  notebooks: NotebookRepository;
+  runs: RunRepository;
+  metrics: MetricRepository;
+}
+
+const OUTPUT_BATCH_MS = 200;
+const METRIC_BATCH_MS = 250;
+const METRIC_BATCH_POINTS = 5_000;
+
+export class DatabaseNotebookPersistence implements NotebookPersistence {
+  private readonly queue: WriteQueue;
+  private version: number;
+  private runId: Promise<string> | null = null;
+  private pendingMetrics: MetricInput[] = [];
+  private metricTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly notebookId: string,
+    version: number,
+    private readonly repos: Repositories,
+    private readonly userId: string,
+    report: (message: string) => void,
+  ) {
+    this.version = version;
+    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void> {
+    return this.edit("a new cell", (version) => this.repos.notebooks.insertCell(this.notebookId, version, index, cell));
+  }
+
+  deleteCell(cellId: string): Promise<void> {
+    return this.edit("a deletion", (version) => this.repos.notebooks.deleteCell(this.notebookId, version, cellId));
+  }
+
+  moveCell(cellId: string, toIndex: number): Promise<void> {
+    return this.edit("a move", (version) => this.repos.notebooks.moveCell(this.notebookId, version, cellId, toIndex));
+  }
+
+  setSource(cellId: string, source: string): Promise<void> {
+    return this.edit("a cell's source", (version) => this.repos.notebooks.updateCellSource(this.notebookId, version, cellId, source));
+  }
+
+  setKind(cellId: string, kind: CellKind): Promise<void> {
+    return this.edit("a cell's kind", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { kind }));
+  }
+
+  rename(title: string): Promise<void> {
+    return this.edit("the title", (version) => this.repos.notebooks.rename(this.notebookId, title, version));
+  }
+
+  clearOutputs(cellId: string): void {
+    this.queue.fire("cleared outputs", () => this.repos.notebooks.setCellOutputs(this.notebookId, cellId, { outputs: [], executionCount: null, lastRun: null }));
+  }
+
+  executionStarted(cellId: string, source: string, kernel: { info: KernelInfo; host: string }): ExecutionRecord {
+    const runId = this.ensureRun(kernel);
+    const executionId = this.queue.run("an execution", async () => {
+      const [id] = await this.repos.runs.queueExecutions(await runId, [{ cellId, source }]);
+      await this.repos.runs.startExecution(id!);
+      return id!;
+    });
+    executionId.catch(() => undefined);
+    let batch: CellOutput[] = [];
+    let timer: NodeJS.Timeout | null = null;
+    const flushOutputs = (): void => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      const outputs = batch;
+      batch = [];
+      if (outputs.length > 0) this.queue.fire("outputs", async () => this.repos.runs.appendOutputs(await executionId, outputs));
+    };
+    return {
+      output: (output) => {
+        batch.push(output);
+        timer ??= setTimeout(flushOutputs, OUTPUT_BATCH_MS);
+      },
+      finished: ({ status, durationMs, executionCount, outputs }) => {
+        flushOutputs();
+        this.flushMetrics();
+        this.queue.fire("a finished execution", async () =>
+          this.repos.runs.finishExecution(await executionId, { status, durationMs, executionCount, outputs }),
+        );
+      },
+    };
+  }
+
+  metrics(points: MetricInput[]): void {
+    if (!this.runId) return; // no run: metrics from outside any cell run have nowhere to go
+    this.pendingMetrics.push(...points);
+    if (this.pendingMetrics.length >= METRIC_BATCH_POINTS) this.flushMetrics();
+    else this.metricTimer ??= setTimeout(() => this.flushMetrics(), METRIC_BATCH_MS);
+  }
+
+  kernelEnded(status: "finished" | "died", reason: string | null): void {
+    const runId = this.runId;
+    if (!runId) return;
+    this.flushMetrics();
+    this.runId = null;
+    this.queue.fire("the end of a kernel run", async () => this.repos.runs.finish(await runId, { status, exitReason: reason }));
+  }
+
+  async flush(): Promise<void> {
+    this.flushMetrics();
+    await this.queue.drain();
+  }
+
+  private flushMetrics(): void {
+    if (this.metricTimer) clearTimeout(this.metricTimer);
+    this.metricTimer = null;
+    const points = this.pendingMetrics;
+    this.pendingMetrics = [];
+    const runId = this.runId;
+    if (points.length > 0 && runId) this.queue.fire("metrics", async () => this.repos.metrics.append(await runId, points));
+  }
+
+  private ensureRun(kernel: { info: KernelInfo; host: string }): Promise<string> {
+    if (!this.runId) {
+      this.runId = this.queue.run("a kernel run", async () => {
+        const run = await this.repos.runs.start({ notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode });
+        return run.id;
+      });
+      this.runId.catch(() => undefined);
+    }
+    return this.runId;
+  }
+
+  /** Edits are ordered with every other write and carry the notebook's version. */
+  private edit(what: string, write: (version: number) => Promise<{ version: number }>): Promise<void> {
+    return this.queue.run(what, async () => {
+      const { version } = await write(this.version);
+      this.version = version;
+    });
+  }
+}
+
+/** For runtimes with nowhere to write (tests of the kernel path, benchmarks). */
+export const NO_PERSISTENCE: NotebookPersistence = {
+  insertCell: async () => undefined,
+  deleteCell: async () => undefined,
+  moveCell: async () => undefined,
+  setSource: async () => undefined,
+  setKind: async () => undefined,
+  rename: async () => undefined,
+  clearOutputs: () => undefined,
+  executionStarted: () => ({ output: () => undefined, finished: () => undefined }),
+  metrics: () => undefined,
+  kernelEnded: () => undefined,
+  flush: async () => undefined,
+};
+
+/** Latest values per rank, for the cell's compact live view. */
+export function mergeLiveMetrics(current: LiveMetrics | null, point: { rank: number; step: number; values: Record<string, number | null> }): LiveMetrics {
+  const ranks = current ? [...current.ranks] : [];
+  const at = ranks.findIndex((row) => row.rank === point.rank);
+  const previous = at === -1 ? undefined : ranks[at];
+  const row = { rank: point.rank, step: Math.max(point.step, previous?.step ?? 0), values: { ...previous?.values, ...point.values } };
+  if (at === -1) {
+    ranks.push(row);
+    ranks.sort((a, b) => a.rank - b.rank);
+  } else {
+    ranks[at] = row;
+  }
+  return { points: (current?.points ?? 0) + 1, ranks };
+}
