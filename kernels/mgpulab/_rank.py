@@ -101,6 +101,9 @@ def run_rank(rank: int, spec: RankSpec) -> int:
             torch.set_num_threads(spec.num_threads)
         if spec.init_process_group:
             _init_process_group(spec)
+            # The group is up: from here on, silence means a stall, not a slow start
+            # (the watchdog's short stall limit applies instead of its startup grace).
+            heartbeat.beat(frame=False)
         result = _call(spec)
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Optional
 
-from . import diagnostics, environment, executor, protocol, streams
+from . import diagnostics, environment, executor, magics, protocol, streams
 
 
 class Kernel:
@@ -117,7 +117,12 @@ class Kernel:
             try:
                 if self._interrupt_requested:
                     raise KeyboardInterrupt
-                has_value, value = executor.run_code(code, self._namespace, filename)
+                ranks_cell = magics.split_ranks_cell(code)
+                if ranks_cell is not None:
+                    magics.run_ranks_cell(*ranks_cell)
+                    has_value, value = False, None
+                else:
+                    has_value, value = executor.run_code(code, self._namespace, filename)
             finally:
                 self._executing = False
             if has_value and value is not None:
