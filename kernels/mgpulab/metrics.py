@@ -55,6 +55,10 @@ def current_run_id() -> Optional[str]:
     return _run_id
 
 
+# Names seen valid once need no regex again (a training loop repeats the same few).
+_CHECKED_NAMES: set = set()
+
+
 def metric_message(step: int, values: Mapping[str, Any], *, rank: Optional[int] = None,
                    run_id: Optional[str] = None) -> dict:
     """Build and validate a metric message (pure; does not send it)."""
@@ -64,8 +68,11 @@ def metric_message(step: int, values: Mapping[str, Any], *, rank: Optional[int] 
         raise ValueError("a metric message needs at least one value")
     clean = {}
     for name, value in values.items():
-        if not isinstance(name, str) or not NAME_PATTERN.match(name):
-            raise ValueError(f"bad metric name {name!r}: use letters, digits and _ . : / - (max 64)")
+        if name not in _CHECKED_NAMES:
+            if not isinstance(name, str) or not NAME_PATTERN.match(name):
+                raise ValueError(f"bad metric name {name!r}: use letters, digits and _ . : / - (max 64)")
+            if len(_CHECKED_NAMES) < 10_000:
+                _CHECKED_NAMES.add(name)
         clean[name] = to_metric_value(name, value)
     message: dict = {"type": "metric"}
     run = run_id if run_id is not None else _run_id

@@ -39,6 +39,7 @@ device its ``apply_ms``, ``samples`` and memory.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import threading
 import time
@@ -297,11 +298,20 @@ def _model_device(model: Optional[torch.nn.Module]) -> torch.device:
     return torch.device("cpu")
 
 
+_STATM_FD: Optional[int] = None
+_STATM_PID: Optional[int] = None
+_PAGE_SIZE = resource.getpagesize()
+
+
 def _rss_bytes() -> float:
+    # One pread on a descriptor kept open (per process: ranks fork) instead of
+    # open/read/close every step: the timer must cost a step microseconds.
+    global _STATM_FD, _STATM_PID
     try:
-        with open("/proc/self/statm", "rb") as handle:
-            pages = int(handle.read().split()[1])
-        return float(pages * resource.getpagesize())
+        if _STATM_FD is None or _STATM_PID != os.getpid():
+            _STATM_FD, _STATM_PID = os.open("/proc/self/statm", os.O_RDONLY), os.getpid()
+        pages = int(os.pread(_STATM_FD, 128, 0).split()[1])
+        return float(pages * _PAGE_SIZE)
     except (OSError, ValueError, IndexError):
         return _peak_rss_bytes()
 

@@ -1,0 +1,104 @@
+"""Benchmark: what the lab's per-step timing (StepTimer: phase clocks, a
+metric frame per step, heartbeats) costs a training step on CPU.
+
+Runs the same small training loop with and without the timer, interleaved in
+rounds so machine noise hits both alike, and reports the median overhead.
+Frames are encoded and written to /dev/null, as a kernel writes them to its
+tty. Usage: python3 tests/bench/timing_overhead.py [steps] [rounds]
+"""
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "kernels"))
+
+import torch  # noqa: E402
+
+import mgpulab as lab  # noqa: E402
+from mgpulab_kernel import protocol  # noqa: E402
+
+
+def make():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    return model, torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+def batches(steps):
+    generator = torch.Generator().manual_seed(1)
+    return [(torch.randn(64, 256, generator=generator), torch.randint(0, 10, (64,), generator=generator)) for _ in range(steps)]
+
+
+def plain(data):
+    model, opt = make()
+    loss_fn = torch.nn.CrossEntropyLoss()
+    begin = time.perf_counter()
+    for x, y in data:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return (time.perf_counter() - begin) / len(data)
+
+
+def timed(data):
+    model, opt = make()
+    loss_fn = torch.nn.CrossEntropyLoss()
+    timer = lab.StepTimer(model)
+    begin = time.perf_counter()
+    for step, (x, y) in enumerate(timer.data(data)):
+        with timer.phase("forward"):
+            loss = loss_fn(model(x), y)
+        with timer.phase("backward"):
+            loss.backward()
+        with timer.phase("optimizer"):
+            opt.step()
+            opt.zero_grad()
+        timer.step(step, samples=len(x), loss=loss)
+    timer.close()
+    return (time.perf_counter() - begin) / len(data)
+
+
+def instrumentation_only(steps):
+    """The timer's own cost: every phase entered and a frame emitted, with no work in between."""
+    timer = lab.StepTimer()
+    begin = time.perf_counter()
+    for step in timer.data(range(steps)):
+        with timer.phase("forward"):
+            pass
+        with timer.phase("backward"):
+            pass
+        with timer.phase("optimizer"):
+            pass
+        timer.step(step, samples=64, loss=0.5)
+    timer.close()
+    return (time.perf_counter() - begin) / steps
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    torch.set_num_threads(1)
+    protocol.configure("0" * 32, fd=os.open(os.devnull, os.O_WRONLY))
+    data = batches(steps)
+    plain(data), timed(data)  # warm-up
+    plain_times, timed_times = [], []
+    for index in range(rounds):
+        # alternate which goes first, so warm caches and clock drift favour neither
+        if index % 2:
+            timed_times.append(timed(data))
+            plain_times.append(plain(data))
+        else:
+            plain_times.append(plain(data))
+            timed_times.append(timed(data))
+    base, with_timer = statistics.median(plain_times), statistics.median(timed_times)
+    print(f"| step without timer | {base * 1e3:.3f} ms |")
+    print(f"| step with StepTimer + metric frame | {with_timer * 1e3:.3f} ms |")
+    print(f"| overhead per step, measured on the loop | {(with_timer - base) * 1e6:.1f} µs ({(with_timer / base - 1) * 100:.2f} %) |")
+    alone = statistics.median(instrumentation_only(steps * 10) for _ in range(rounds))
+    print(f"| the timer alone (phases + frame, no work) | {alone * 1e6:.1f} µs per step = {alone / base * 100:.2f} % of this step |")
+
+
+if __name__ == "__main__":
+    main()
