@@ -83,6 +83,9 @@ class StepTimer:
         self.emit = emit
         self.device = torch.device(device) if device is not None else _model_device(model)
         self.cuda = self.device.type == "cuda"
+        if self.cuda and emit:
+            from . import gpu_monitor
+            gpu_monitor.ensure_started()  # utilisation and memory of every GPU, once a second
         self.comm_delay_ms = comm_delay_ms
         self.records: Deque[dict] = deque(maxlen=keep)
         self._dp = model if hasattr(model, "last_phases") else None
