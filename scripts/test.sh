@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 set -e
-ensure_debian_packages python3 python3-torch python3-pytest chromium
+ensure_debian_packages python3 python3-torch python3-pytest python3-nbformat chromium
 ensure_node_modules
 set +e
 
@@ -46,8 +46,9 @@ step "typecheck" none npx tsc --noEmit -p tsconfig.json
 step "lint" none npm run --silent lint
 step "unit tests" count_node npm run --silent test:unit
 step "python tests" count_pytest npm run --silent test:python
-step "integration tests" count_node npm run --silent test:integration
+# integration tests start the real server too, so the web build comes first
 step "web build" none ensure_next_build
+step "integration tests" count_node npm run --silent test:integration
 step "end-to-end tests" count_node npm run --silent test:e2e
 rm -f "$log"
 

@@ -1,0 +1,99 @@
+/** .ipynb over HTTP on the real server: import creates a notebook, export downloads a valid nbformat 4 file, bad files change nothing. */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { chooseInterpreter } from "../../server/kernel/python-interpreter";
+import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/protocol/socket-api";
+import { LabServer } from "../helpers/lab-server";
+import { connectClient, type TestClient } from "../helpers/socket-harness";
+
+const LIMIT = { timeout: 120_000 };
+
+const NOTEBOOK = {
+  nbformat: 4,
+  nbformat_minor: 5,
+  metadata: { kernelspec: { name: "python3", display_name: "Python 3", language: "python" } },
+  cells: [
+    { cell_type: "markdown", id: "intro", metadata: {}, source: ["# DataParallel basics\n", "Split, replicate, gather."] },
+    {
+      cell_type: "code",
+      id: "run",
+      execution_count: 3,
+      metadata: { mgpulab: { template: { id: "dp-basics/split", parameters: { batch: 64 } } } },
+      source: "print(64 // 4)",
+      outputs: [{ output_type: "stream", name: "stdout", text: ["16\n"] }],
+    },
+  ],
+};
+
+function validateWithNbformat(text: string): { status: number | null; stderr: string } {
+  const python = chooseInterpreter().executable;
+  const run = spawnSync(python, ["-c", "import nbformat, sys; nbformat.validate(nbformat.reads(sys.stdin.read(), as_version=4))"], { input: text, encoding: "utf8" });
+  return { status: run.status, stderr: run.stderr };
+}
+
+describe(".ipynb files over HTTP", () => {
+  let dataDir: string;
+  let server: LabServer;
+  let client: TestClient;
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "mgpulab-files-"));
+    server = await LabServer.start({ MGPULAB_DATA_DIR: dataDir });
+    client = await connectClient(server.url);
+  });
+  after(async () => {
+    client?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function notebookCount(): Promise<number> {
+    const listed = await client.sendLab({ op: "list-notebooks" });
+    assert.ok(listed.ok && listed.notebooks);
+    return listed.notebooks.length;
+  }
+
+  it("imports a notebook, opens it, and exports a file nbformat accepts, the lab's cell data kept", LIMIT, async () => {
+    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=basics`, { method: "POST", body: JSON.stringify(NOTEBOOK) });
+    assert.equal(response.status, 201);
+    const { id } = (await response.json()) as { id: string };
+    const opened = await client.send({ op: "open", notebookId: id });
+    assert.ok(opened.ok && opened.notebook);
+    assert.deepEqual(opened.notebook.cells.map((cell) => cell.kind), ["markdown", "code"]);
+    assert.deepEqual(opened.notebook.cells[1]!.outputs, [{ kind: "stream", name: "stdout", text: "16\n" }]);
+
+    const exported = await fetch(`${server.url}${notebookExportPath(id)}`);
+    assert.equal(exported.status, 200);
+    assert.match(exported.headers.get("content-disposition") ?? "", /attachment; filename="basics\.ipynb"/);
+    const text = await exported.text();
+    const validation = validateWithNbformat(text);
+    assert.equal(validation.status, 0, validation.stderr);
+    const parsed = JSON.parse(text) as typeof NOTEBOOK;
+    assert.deepEqual(parsed.cells[1]!.metadata.mgpulab.template, { id: "dp-basics/split", parameters: { batch: 64 } });
+  });
+
+  const badFiles: Array<[string, string, RegExp]> = [
+    ["not JSON", "{ this is not json", /JSON/i],
+    ["truncated", JSON.stringify(NOTEBOOK).slice(0, 200), /JSON|truncat|end/i],
+    ["a wrong type", JSON.stringify({ ...NOTEBOOK, cells: "none" }), /cells/],
+    ["deep nesting", `{"nbformat":4,"nbformat_minor":5,"metadata":${"[".repeat(5000)}${"]".repeat(5000)},"cells":[]}`, /nest|deep/i],
+  ];
+  for (const [name, body, message] of badFiles) {
+    it(`refuses ${name} with a clear 400 and writes nothing`, LIMIT, async () => {
+      const before = await notebookCount();
+      const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body });
+      assert.equal(response.status, 400);
+      const reply = (await response.json()) as { error: string };
+      assert.match(reply.error, message);
+      assert.equal(await notebookCount(), before);
+    });
+  }
+
+  it("answers 404 for an unknown notebook and 405 for a wrong method", LIMIT, async () => {
+    assert.equal((await fetch(`${server.url}${notebookExportPath("nosuchnotebook")}`)).status, 404);
+    assert.equal((await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`)).status, 405);
+  });
+});
