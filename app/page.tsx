@@ -1,5 +1,4 @@
-import Link from "next/link";
-import NewNotebookButton from "@/components/NewNotebookButton";
+import NotebookList from "@/components/NotebookList";
 
 export default function HomePage() {
   return (
@@ -9,12 +8,7 @@ export default function HomePage() {
         Notebooks for guided experiments on PyTorch multi-GPU training: state a claim, predict, run, and read the measured
         verdict.
       </p>
-      <div className="home-actions">
-        <Link href="/notebooks/scratch" className="button" data-testid="open-scratch">
-          Open the scratch notebook
-        </Link>
-        <NewNotebookButton />
-      </div>
+      <NotebookList />
     </main>
   );
 }

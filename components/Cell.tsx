@@ -1,13 +1,18 @@
 "use client";
 /**
- * One notebook cell: prompt, editor (or rendered markdown), run footer and
- * outputs. Memoised: it re-renders only when its own cell object or its
- * selection changed (the reducer keeps identity of untouched cells).
+ * One notebook cell: prompt, editor (or rendered markdown), the conflict
+ * banner when another tab changed it under an edit, run footer, outputs and
+ * the live metrics table. Memoised: it re-renders only when its own cell
+ * object, its conflict or its selection changed (the reducer keeps identity
+ * of untouched cells).
  */
 import { memo } from "react";
 import type { Cell as CellModel } from "../server/protocol/notebook-model";
 import CodeEditor from "./CodeEditor";
+import ConflictBanner from "./ConflictBanner";
+import LiveMetricsTable from "./LiveMetricsTable";
 import MarkdownCell from "./MarkdownCell";
+import type { CellConflict } from "./model/connection";
 import { lastRunLabel, promptLabel } from "./model/format";
 import type { NotebookController } from "./model/notebook-controller";
 import OutputArea from "./OutputArea";
@@ -18,10 +23,11 @@ interface Props {
   selected: boolean;
   /** Selected and in edit mode. */
   editing: boolean;
+  conflict: CellConflict | null;
   controller: NotebookController;
 }
 
-function Cell({ cell, index, selected, editing, controller }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller }: Props) {
   const isMarkdown = cell.kind === "markdown";
   const showEditor = !isMarkdown || editing;
   const classes = ["cell", `cell-${cell.kind}`, `cell-run-${cell.runState}`];
@@ -36,10 +42,12 @@ function Cell({ cell, index, selected, editing, controller }: Props) {
       data-kind={cell.kind}
       data-run-state={cell.runState}
       data-selected={selected}
+      data-conflict={conflict !== null}
       onMouseDown={(e) => {
         if (!(e.target instanceof Element) || e.target.closest(".monaco-editor") === null) controller.selectCell(cell.id);
       }}
     >
+      {conflict !== null && <ConflictBanner conflict={conflict} onResolve={(choice) => controller.resolveConflict(cell.id, choice)} />}
       <div className="cell-input">
         <div className="cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
           {isMarkdown ? "" : promptLabel(cell)}
@@ -69,7 +77,8 @@ function Cell({ cell, index, selected, editing, controller }: Props) {
           {cell.runState === "idle" && cell.lastRun !== null && lastRunLabel(cell.lastRun)}
         </div>
       )}
-      {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} />}
+      {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={controller} running={cell.runState !== "idle"} />}
+      {!isMarkdown && cell.liveMetrics !== null && <LiveMetricsTable cellId={cell.id} metrics={cell.liveMetrics} />}
     </div>
   );
 }

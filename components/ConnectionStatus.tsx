@@ -30,6 +30,8 @@ function describe(state: ConnectionState): string {
       return state.attempt > 0 ? `Reconnecting… (attempt ${state.attempt})` : "Reconnecting…";
     case "offline":
       return `Offline: ${state.reason}`;
+    case "not-found":
+      return "Notebook not found";
     default:
       return assertNever(state);
   }

@@ -4,6 +4,11 @@
  * chrome, and the notebook's run keys (Shift/Ctrl/Alt+Enter) and Escape bound
  * per editor (addAction, not addCommand: commands are global to all editors).
  * Loaded only through next/dynamic with ssr: false (see CodeEditor).
+ *
+ * The editor owns its text; a new `value` from outside (another tab's edit,
+ * "use theirs") is applied as the smallest replacement, so the cursor stays
+ * where the user left it unless the change reaches it. Values that are only
+ * our own typing coming back (perhaps a few keystrokes late) are ignored.
  */
 import Editor, { type OnMount } from "@monaco-editor/react";
 import { useEffect, useRef, useState } from "react";
@@ -11,6 +16,7 @@ import { monaco } from "./monaco-setup";
 import EditorFallback from "./EditorFallback";
 import type { Props } from "./CodeEditor";
 import type { KeyInput } from "./model/command-mode";
+import { EditorEchoes, minimalReplacement } from "./model/text-diff";
 
 const LINE_HEIGHT = 19;
 const PADDING = 6;
@@ -60,6 +66,9 @@ const ESCAPE_WHEN =
 export default function MonacoEditor(props: Props) {
   const [height, setHeight] = useState(() => estimateHeight(props.value));
   const editorRef = useRef<monaco.editor.IStandaloneCodeEditor | null>(null);
+  const [echoes] = useState(() => new EditorEchoes());
+  /** True while this component writes an external value into the editor (not the user typing). */
+  const applying = useRef(false);
   const latest = useRef(props);
   useEffect(() => {
     latest.current = props;
@@ -67,6 +76,7 @@ export default function MonacoEditor(props: Props) {
 
   const onMount: OnMount = (editor) => {
     editorRef.current = editor;
+    applyExternal(editor, latest.current.value);
     setHeight(editor.getContentHeight());
     editor.onDidContentSizeChange((e) => {
       if (e.contentHeightChanged) setHeight(e.contentHeight);
@@ -96,18 +106,53 @@ export default function MonacoEditor(props: Props) {
     if (props.focused && editor !== null && !editor.hasTextFocus()) editor.focus();
   }, [props.focused]);
 
+  const applyExternal = (editor: monaco.editor.IStandaloneCodeEditor, value: string) => {
+    applying.current = true;
+    try {
+      applyExternalValue(editor, value);
+    } finally {
+      applying.current = false;
+    }
+  };
+
+  useEffect(() => {
+    const editor = editorRef.current;
+    if (editor === null) return;
+    const external = echoes.incoming(props.value);
+    if (external !== null) applyExternal(editor, external);
+  }, [props.value, echoes]);
+
   return (
     <Editor
       height={height}
-      value={props.value}
+      defaultValue={props.value}
       language={props.language}
       theme="vs"
       options={{ ...OPTIONS, ariaLabel: props.ariaLabel }}
-      onChange={(value) => props.onChange(value ?? "")}
+      onChange={(value) => {
+        if (applying.current) return;
+        echoes.typed(value ?? "");
+        props.onChange(value ?? "");
+      }}
       onMount={onMount}
       loading={<EditorFallback source={props.value} />}
     />
   );
+}
+
+/** Make the editor show `value`, changing only the part that differs. */
+function applyExternalValue(editor: monaco.editor.IStandaloneCodeEditor, value: string): void {
+  const model = editor.getModel();
+  if (model === null) return;
+  const change = minimalReplacement(model.getValue(), value);
+  if (change === null) return;
+  const from = model.getPositionAt(change.start);
+  const to = model.getPositionAt(change.end);
+  editor.pushUndoStop();
+  editor.executeEdits("external", [
+    { range: new monaco.Range(from.lineNumber, from.column, to.lineNumber, to.column), text: change.text, forceMoveMarkers: false },
+  ]);
+  editor.pushUndoStop();
 }
 
 function estimateHeight(source: string): number {

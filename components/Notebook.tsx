@@ -1,15 +1,22 @@
 "use client";
 /**
- * The notebook page: header (title, connection, kernel), toolbar, cells.
+ * The notebook page: header (back link, editable title, save state,
+ * export, connection, kernel), toolbar, cells; a banner while the notebook
+ * is deleted, and a plain "not found" page for an id the server lacks.
  * All behaviour is in NotebookController; this component renders its state,
  * forwards command-mode keys, and keeps DOM focus in step with the mode.
  */
 import Link from "next/link";
 import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import { notebookExportPath } from "../server/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
+import DeletedBanner from "./DeletedBanner";
+import EditableTitle from "./EditableTitle";
 import KernelStatusBadge from "./KernelStatusBadge";
 import { NotebookController } from "./model/notebook-controller";
+import NotebookNotFound from "./NotebookNotFound";
+import SaveStatus from "./SaveStatus";
 import Toolbar from "./Toolbar";
 
 interface Props {
@@ -94,23 +101,35 @@ export default function Notebook({ notebookId }: Props) {
 
   const selectedIndex = doc === null || ui.selectedId === null ? -1 : doc.cells.findIndex((c) => c.id === ui.selectedId);
   const selectedCell = doc?.cells[selectedIndex];
+  const connected = state.connection.status === "connected";
+
+  if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
 
   return (
     <div className="notebook-page">
       <div className="notebook-top">
         <header className="notebook-header">
-          <Link href="/" className="brand">
-            Multi-GPU Lab
+          <Link href="/" className="brand" data-testid="back-to-list" title="All notebooks">
+            ← Notebooks
           </Link>
-          <h1 className="notebook-title" data-testid="notebook-title">
-            {doc?.title || notebookId}
+          <h1 className="notebook-title">
+            <EditableTitle
+              title={doc?.title || notebookId}
+              testId="notebook-title"
+              disabled={!connected || doc === null}
+              onSave={(title) => controller.rename(title)}
+            />
           </h1>
+          <SaveStatus status={state.save} />
+          <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download>
+            Export .ipynb
+          </a>
           <div className="notebook-header-status">
             <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
             {doc !== null && (
               <KernelStatusBadge
                 status={doc.kernel}
-                live={state.connection.status === "connected"}
+                live={connected}
                 onRestart={() => controller.restart()}
               />
             )}
@@ -121,8 +140,9 @@ export default function Notebook({ notebookId }: Props) {
           selected={selectedCell === undefined ? null : { id: selectedCell.id, kind: selectedCell.kind, index: selectedIndex }}
           cellCount={doc?.cells.length ?? 0}
           kernel={doc?.kernel ?? { state: "not-started" }}
-          connected={state.connection.status === "connected"}
+          connected={connected}
         />
+        {doc?.deleted === true && <DeletedBanner onRestore={() => controller.restore()} />}
       </div>
       <div
         ref={container}
@@ -144,6 +164,7 @@ export default function Notebook({ notebookId }: Props) {
               index={index}
               selected={cell.id === ui.selectedId}
               editing={cell.id === ui.selectedId && ui.mode === "edit"}
+              conflict={state.conflicts[cell.id] ?? null}
               controller={controller}
             />
           ))

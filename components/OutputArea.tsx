@@ -4,17 +4,26 @@ import { memo } from "react";
 import type { CellOutput } from "../server/protocol/notebook-model";
 import OutputItem from "./OutputItem";
 
+/** What an output may ask of the notebook (the hang report's buttons). */
+export interface RunActions {
+  interrupt(): void;
+  restart(): void;
+}
+
 interface Props {
   cellId: string;
   outputs: readonly CellOutput[];
+  actions?: RunActions | null;
+  /** The cell is queued or running. */
+  running?: boolean;
 }
 
-function OutputArea({ cellId, outputs }: Props) {
+function OutputArea({ cellId, outputs, actions = null, running = false }: Props) {
   if (outputs.length === 0) return null;
   return (
     <div className="output-area" data-testid="cell-output" data-cell-id={cellId}>
       {outputs.map((output, i) => (
-        <OutputItem key={i} output={output} />
+        <OutputItem key={i} output={output} actions={actions} running={running} />
       ))}
     </div>
   );

@@ -1,20 +1,25 @@
 "use client";
 /**
  * One cell output: stream, result/display data, error with its
- * ANSI-coloured traceback, or the marker for output elided by the server.
+ * ANSI-coloured traceback, the marker for output elided by the server, or
+ * the watchdog's hang report.
  */
 import type { CellOutput } from "../server/protocol/notebook-model";
 import { ansiToHtml } from "./model/console-text";
+import HangReport from "./HangReport";
 import { formatBytes } from "./model/format";
 import { assertNever } from "./model/notebook-state";
 import MimeOutput from "./MimeOutput";
+import type { RunActions } from "./OutputArea";
 import StreamOutput from "./StreamOutput";
 
 interface Props {
   output: CellOutput;
+  actions: RunActions | null;
+  running: boolean;
 }
 
-export default function OutputItem({ output }: Props) {
+export default function OutputItem({ output, actions, running }: Props) {
   switch (output.kind) {
     case "stream":
       return <StreamOutput name={output.name} text={output.text} />;
@@ -45,6 +50,8 @@ export default function OutputItem({ output }: Props) {
           … {formatBytes(output.elidedBytes)} of output elided …
         </div>
       );
+    case "hang":
+      return <HangReport report={output} actions={actions} running={running} />;
     default:
       return assertNever(output);
   }

@@ -12,11 +12,16 @@
  *
  * Commands fall in three groups:
  * - source edits: debounced, coalesced per cell, kept until acknowledged;
+ *   at most one `set-source` per cell is in flight, each carrying the base
+ *   it was typed on; one the server refuses as a conflict waits for the
+ *   user's choice (`resolveConflict`) and is not sent again until then;
  * - structural commands: applied optimistically by the caller, kept in an
  *   outbox until acknowledged, replayed onto the next snapshot;
  * - control commands (execute, interrupt, restart): sent only while
  *   connected, answered with the server's ack (a run is never queued blind
  *   behind an outage).
+ *
+ * Notebook-list commands (rename, restore) go over the same socket.
  */
 import { io, type Socket } from "socket.io-client";
 import type { NotebookDocument, CellKind } from "../../server/protocol/notebook-model";
@@ -24,6 +29,8 @@ import type {
   ClientToServerEvents,
   CommandAck,
   JournalPosition,
+  LabAck,
+  LabCommand,
   NotebookCommand,
   NotebookEvent,
   SequencedEvent,
@@ -31,13 +38,16 @@ import type {
 } from "../../server/protocol/socket-api";
 import {
   acknowledgeEdit,
+  classifySourceReply,
   draftKey,
   forgetCell,
+  keepMine,
   maxRev,
   mergeDraft,
   parseDraft,
   recordEdit,
   serializeDraft,
+  setSourceCommand,
   type PendingEdits,
   type StructuralCommand,
 } from "./pending-edits";
@@ -46,7 +56,24 @@ export type ConnectionState =
   | { status: "connecting" }
   | { status: "connected"; socketId: string }
   | { status: "reconnecting"; attempt: number; lastError: string | null }
-  | { status: "offline"; reason: string };
+  | { status: "offline"; reason: string }
+  /** The server has no such notebook: nothing to retry. */
+  | { status: "not-found"; reason: string };
+
+/** A cell whose edit the server refused: another tab changed it first. */
+export interface CellConflict {
+  /** The cell's text on the server when our edit was refused. */
+  theirSource: string;
+}
+
+export type CellConflicts = Readonly<Record<string, CellConflict>>;
+
+export type ConflictChoice = "use-theirs" | "keep-mine";
+
+/** Whether a refused `open` can be retried; the protocol has no error codes, so the message is read. */
+export function classifyOpenError(error: string): "not-found" | "retry" {
+  return /\bnot found\b|\bno such notebook\b|\bdoes not exist\b/i.test(error) ? "not-found" : "retry";
+}
 
 export type ControlCommand = Extract<NotebookCommand, { op: "execute" | "interrupt" | "restart" | "shutdown" }>;
 
@@ -59,6 +86,12 @@ export interface ConnectionListener {
    */
   snapshot(serverDoc: NotebookDocument): void;
   event(event: NotebookEvent): void;
+  /**
+   * The server refused an edit of this cell: its text is now `theirSource`
+   * (newer than any event received before this call). The edit stays pending
+   * until `resolveConflict`.
+   */
+  conflict(cellId: string, theirSource: string): void;
   /** The outbox or the pending edits changed without a call from the listener (an ack arrived). */
   changed(): void;
   /** A command was refused or could not be delivered; shown to the user once. */
@@ -117,8 +150,11 @@ export class NotebookConnection {
   private readonly touched = new Set<string>();
   /** Source revisions never repeat, even after every edit was acknowledged. */
   private lastRev: number;
-  /** Revision of each cell's source sent in the current session. */
-  private sentRev = new Map<string, number>();
+  /** Cells whose `set-source` awaits its answer in the current session. */
+  private readonly inFlight = new Set<string>();
+  private conflictsByCell: CellConflicts = {};
+  /** Why the last save was refused, until one succeeds. */
+  private lastSaveError: string | null = null;
   private outbox: OutboxEntry[] = [];
   /** Increments on each connect; acks and events are tied to their session. */
   private session = 0;
@@ -152,6 +188,14 @@ export class NotebookConnection {
 
   get pendingEdits(): PendingEdits {
     return this.pending;
+  }
+
+  get conflicts(): CellConflicts {
+    return this.conflictsByCell;
+  }
+
+  get saveError(): string | null {
+    return this.lastSaveError;
   }
 
   /** Structural commands not yet acknowledged, in the order they were made. */
@@ -190,6 +234,10 @@ export class NotebookConnection {
     if (this.sourceTimer !== null) clearTimeout(this.sourceTimer);
     if (this.draftTimer !== null) clearTimeout(this.draftTimer);
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.closeSocket();
+  }
+
+  private closeSocket(): void {
     this.socket?.removeAllListeners();
     this.socket?.io.off("reconnect_attempt", this.onReconnectAttempt);
     this.socket?.disconnect();
@@ -199,6 +247,7 @@ export class NotebookConnection {
 
   /** The browser says the network is gone / back (window offline/online events). */
   setBrowserOnline(online: boolean): void {
+    if (this.current.status === "not-found") return;
     if (!online) {
       this.setState({ status: "offline", reason: "this browser is offline" });
     } else if (this.current.status === "offline" && this.socket !== null) {
@@ -207,11 +256,15 @@ export class NotebookConnection {
     }
   }
 
-  /** Record a local edit; it is sent after a pause in typing and kept until acknowledged. */
-  editSource(cellId: string, source: string, kind: CellKind, index: number): void {
+  /**
+   * Record a local edit; it is sent after a pause in typing and kept until
+   * acknowledged. `base` is sourceHash() of the server text it was typed on
+   * (used only when nothing of this cell was pending).
+   */
+  editSource(cellId: string, source: string, kind: CellKind, index: number, base: string): void {
     this.lastRev += 1;
     this.touched.add(cellId);
-    this.setPending(recordEdit(this.pending, cellId, { source, kind, index }, this.lastRev));
+    this.setPending(recordEdit(this.pending, cellId, { source, kind, index, base }, this.lastRev));
     if (this.sourceTimer !== null) clearTimeout(this.sourceTimer);
     this.sourceTimer = setTimeout(() => {
       this.sourceTimer = null;
@@ -226,24 +279,56 @@ export class NotebookConnection {
       this.sourceTimer = null;
     }
     if (!this.synced) return;
-    for (const [cellId, edit] of Object.entries(this.pending)) {
-      if (this.sentRev.get(cellId) === edit.rev) continue;
-      this.sentRev.set(cellId, edit.rev);
-      const session = this.session;
-      const command: NotebookCommand = { op: "set-source", notebookId: this.notebookId, cellId, source: edit.source };
-      void this.emit(command).then((ack) => {
-        if (ack.ok) {
-          const before = this.pending;
-          this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev));
-          if (this.pending !== before) this.listener.changed();
-        } else if (session === this.session) {
-          // Lost or refused: keep the text and try again shortly (a reconnect also re-sends it).
-          if (this.sentRev.get(cellId) === edit.rev) this.sentRev.delete(cellId);
-          if (!isLost(ack)) this.listener.error(`Saving a cell failed (will retry): ${ack.error}`);
+    for (const cellId of Object.keys(this.pending)) this.sendSource(cellId);
+  }
+
+  /** The user's answer to a conflict: forget the local edit, or overwrite the other tab's text. */
+  resolveConflict(cellId: string, choice: ConflictChoice): void {
+    const conflict = this.conflictsByCell[cellId];
+    if (conflict === undefined) return;
+    const { [cellId]: _resolved, ...rest } = this.conflictsByCell;
+    this.conflictsByCell = rest;
+    this.touched.add(cellId);
+    if (choice === "use-theirs") this.setPending(forgetCell(this.pending, cellId));
+    else this.setPending(keepMine(this.pending, cellId, conflict.theirSource));
+    this.listener.changed();
+    if (choice === "keep-mine") this.sendSource(cellId);
+  }
+
+  private sendSource(cellId: string): void {
+    const edit = this.pending[cellId];
+    if (edit === undefined || !this.synced || this.inFlight.has(cellId) || cellId in this.conflictsByCell) return;
+    this.inFlight.add(cellId);
+    const session = this.session;
+    void this.emit(setSourceCommand(this.notebookId, cellId, edit)).then((reply) => {
+      if (session !== this.session) return; // a reconnect cleared in-flight sends and re-sends pending text itself
+      this.inFlight.delete(cellId);
+      const outcome = classifySourceReply(reply, edit.source);
+      switch (outcome.kind) {
+        case "saved":
+          this.lastSaveError = null;
+          this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev, edit.source));
+          this.listener.changed();
+          // Typed while this send was out: send the newer text now unless a debounced flush is coming.
+          if (this.pending[cellId] !== undefined && this.sourceTimer === null) this.sendSource(cellId);
+          return;
+        case "conflict":
+          if (this.pending[cellId] === undefined) return; // deleted meanwhile
+          this.conflictsByCell = { ...this.conflictsByCell, [cellId]: { theirSource: outcome.theirSource } };
+          this.listener.conflict(cellId, outcome.theirSource);
+          this.listener.changed();
+          return;
+        case "refused":
+          this.lastSaveError = outcome.error;
+          this.listener.changed();
           this.scheduleRetry();
-        }
-      });
-    }
+          return;
+        case "lost":
+          // Kept; sent again shortly (a reconnect also re-sends it).
+          this.scheduleRetry();
+          return;
+      }
+    });
   }
 
   /** A structural change the caller already applied locally. */
@@ -251,7 +336,10 @@ export class NotebookConnection {
     if (command.op === "delete-cell") {
       this.touched.add(command.cellId);
       this.setPending(forgetCell(this.pending, command.cellId));
-      this.sentRev.delete(command.cellId);
+      if (command.cellId in this.conflictsByCell) {
+        const { [command.cellId]: _gone, ...rest } = this.conflictsByCell;
+        this.conflictsByCell = rest;
+      }
     }
     const entry: OutboxEntry = { command, sentIn: 0 };
     this.outbox.push(entry);
@@ -266,13 +354,24 @@ export class NotebookConnection {
     return isLost(reply) ? { ok: false, error: reply.error } : reply;
   }
 
+  /** A notebook-list command (rename, restore…) over this page's socket. */
+  sendLab(command: LabCommand): Promise<LabAck> {
+    const socket = this.socket;
+    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED });
+    return new Promise((resolve) => {
+      socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
+        resolve(err !== null ? { ok: false, error: NO_ANSWER } : reply);
+      });
+    });
+  }
+
   private onConnect(): void {
     const socket = this.socket;
     if (socket === null) return;
     this.session += 1;
     this.synced = false;
     this.early = [];
-    this.sentRev.clear();
+    this.inFlight.clear();
     const session = this.session;
     if (this.current.status === "offline" || !this.everConnected) {
       this.setState(this.everConnected ? { status: "reconnecting", attempt: 0, lastError: null } : { status: "connecting" });
@@ -289,6 +388,13 @@ export class NotebookConnection {
         return;
       }
       const resumable = ack.ok && ack.missed !== undefined && this.journal !== null;
+      if (!ack.ok && classifyOpenError(ack.error) === "not-found") {
+        // Nothing to reconnect to: stop here (typed drafts stay in the browser).
+        this.writeDraftNow();
+        this.closeSocket();
+        this.setState({ status: "not-found", reason: ack.error });
+        return;
+      }
       if (!ack.ok || (ack.notebook === undefined && !resumable)) {
         const error = ack.ok ? "the server sent neither a notebook nor the missed events" : ack.error;
         this.setState({ status: "offline", reason: `could not open the notebook: ${error}` });

@@ -29,6 +29,31 @@ export function formatDuration(ms: number): string {
   return hours > 0 ? `${hours} h ${minutes} min` : `${minutes} min ${seconds} s`;
 }
 
+/** How long a run made no progress: "62 s" up to two minutes, then "3 min 5 s". */
+export function formatIdle(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "?";
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : formatDuration(ms);
+}
+
+/**
+ * "just now", "3 min ago", "2 h ago", "yesterday", "5 days ago", then the
+ * date: when a notebook was last changed, relative to `now`.
+ */
+export function formatRelativeTime(iso: string, now: number): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return "unknown";
+  const seconds = Math.max(0, Math.round((now - then) / 1000));
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  if (days === 1) return "yesterday";
+  if (days < 30) return `${days} days ago`;
+  return new Date(then).toISOString().slice(0, 10);
+}
+
 /** The Jupyter prompt: "[ ]" never run, "[*]" queued or running, "[n]" last execution count. */
 export function promptLabel(cell: Pick<Cell, "runState" | "executionCount">): string {
   if (cell.runState !== "idle") return "[*]";

@@ -15,11 +15,21 @@
  * own actions notify at once.
  */
 import type { Cell, CellKind, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { LabAck } from "../../server/protocol/socket-api";
+import { sourceHash } from "../../server/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
-import { NotebookConnection, type ConnectionOptions, type ConnectionState, type ControlCommand } from "./connection";
+import {
+  NotebookConnection,
+  type CellConflicts,
+  type ConflictChoice,
+  type ConnectionOptions,
+  type ConnectionState,
+  type ControlCommand,
+} from "./connection";
 import { newCellId } from "./ids";
-import { applyServerEvent } from "./notebook-state";
+import { applyLocalAction, applyServerEvent } from "./notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
+import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
 
 export interface Notice {
   id: number;
@@ -32,6 +42,10 @@ export interface NotebookViewState {
   ui: CommandModeState;
   /** Cells whose typed text the server has not confirmed yet. */
   unsavedCells: number;
+  /** Cells whose edit was refused because another tab changed them first: the user chooses. */
+  conflicts: CellConflicts;
+  /** The autosave indicator. */
+  save: SaveStatus;
   notices: readonly Notice[];
 }
 
@@ -61,7 +75,7 @@ export class NotebookController {
     this.connection = new NotebookConnection(
       notebookId,
       {
-        state: (connection) => this.update({ connection }),
+        state: (connection) => this.update({ connection, save: this.computeSave(connection) }),
         snapshot: (doc) => {
           this.serverDoc = doc;
           this.recompute();
@@ -70,6 +84,11 @@ export class NotebookController {
           if (this.serverDoc === null) return;
           this.serverDoc = applyServerEvent(this.serverDoc, event);
           this.recompute({ batched: true });
+        },
+        conflict: (cellId, theirSource) => {
+          // The refusal is the newest word on this cell's text: take it into our copy of the server's document.
+          if (this.serverDoc === null) return;
+          this.serverDoc = applyLocalAction(this.serverDoc, { type: "set-source", cellId, source: theirSource });
         },
         changed: () => this.recompute(),
         error: (message) => this.notify(message),
@@ -81,8 +100,11 @@ export class NotebookController {
       connection: this.connection.state,
       ui: initialCommandModeState,
       unsavedCells: Object.keys(this.connection.pendingEdits).length,
+      conflicts: {},
+      save: { state: "saved" },
       notices: [],
     };
+    this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
 
   // ---- store -----------------------------------------------------------------
@@ -150,8 +172,29 @@ export class NotebookController {
     const index = doc.cells.findIndex((c) => c.id === cellId);
     const cell = doc.cells[index];
     if (cell === undefined || cell.source === source) return;
-    this.connection.editSource(cellId, source, cell.kind, index);
+    // The base is the server's text of the cell, or, for a cell the server does not have yet, what it was created with.
+    const base = this.serverDoc?.cells.find((c) => c.id === cellId)?.source ?? cell.source;
+    this.connection.editSource(cellId, source, cell.kind, index, sourceHash(base));
     this.recompute();
+  }
+
+  /** The user's answer to "this cell was changed in another tab". */
+  resolveConflict(cellId: string, choice: ConflictChoice): void {
+    this.connection.resolveConflict(cellId, choice);
+  }
+
+  // ---- the notebook itself ---------------------------------------------------------
+
+  /** Rename; every viewer (this one included) gets the new title from the server's event. */
+  async rename(title: string): Promise<boolean> {
+    const trimmed = title.trim();
+    if (trimmed === "" || trimmed === this.state.doc?.title) return trimmed !== "";
+    return this.lab({ op: "rename-notebook", notebookId: this.notebookId, title: trimmed }, "Renaming");
+  }
+
+  /** Undo a deletion (from the banner shown while the notebook is deleted). */
+  async restore(): Promise<boolean> {
+    return this.lab({ op: "restore-notebook", notebookId: this.notebookId }, "Restoring");
   }
 
   insertCell(index: number, kind: CellKind = "code", cellId: string = newCellId()): string {
@@ -211,6 +254,11 @@ export class NotebookController {
     const wanted = new Set(cellIds);
     const code = doc.cells.filter((c) => wanted.has(c.id) && c.kind === "code");
     if (code.length === 0) return;
+    // A run sends the text it runs, which the server takes as is: settle a conflict first, never overwrite silently.
+    if (code.some((c) => c.id in this.connection.conflicts)) {
+      this.notify("A cell to run was changed in another tab: choose “Use theirs” or “Keep mine” first.");
+      return;
+    }
     const sources: Record<string, string> = {};
     for (const c of code) sources[c.id] = c.source;
     this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sources });
@@ -270,8 +318,31 @@ export class NotebookController {
       result = rebase(this.serverDoc, this.connection.outboxCommands, this.connection.pendingEdits);
     }
     const unsavedCells = Object.keys(this.connection.pendingEdits).length;
-    if (unsavedCells !== this.state.unsavedCells) this.state = { ...this.state, unsavedCells };
+    const conflicts = this.connection.conflicts;
+    const save = this.computeSave(this.state.connection);
+    if (unsavedCells !== this.state.unsavedCells || conflicts !== this.state.conflicts || !sameSave(save, this.state.save)) {
+      this.state = { ...this.state, unsavedCells, conflicts, save };
+      if (result.doc === this.state.doc) {
+        this.emitChange();
+        return;
+      }
+    }
     this.setDoc(result.doc, opts);
+  }
+
+  private computeSave(connection: ConnectionState): SaveStatus {
+    return saveStatus({
+      connection: connection.status,
+      unsaved: Object.keys(this.connection.pendingEdits).length + this.connection.outboxCommands.length,
+      conflicts: Object.keys(this.connection.conflicts).length,
+      lastError: this.connection.saveError,
+    });
+  }
+
+  private async lab(command: Parameters<NotebookConnection["sendLab"]>[0], what: string): Promise<boolean> {
+    const ack: LabAck = await this.connection.sendLab(command);
+    if (!ack.ok) this.notify(`${what} failed: ${ack.error}`);
+    return ack.ok;
   }
 
   private control(command: ControlCommand): void {
@@ -317,6 +388,10 @@ export class NotebookController {
   private emitChange(): void {
     for (const listener of this.listeners) listener();
   }
+}
+
+function sameSave(a: SaveStatus, b: SaveStatus): boolean {
+  return a.state === b.state && saveStatusText(a) === saveStatusText(b);
 }
 
 /** After the cell list changed, keep the selection on an existing cell, near where it was. */

@@ -25,7 +25,7 @@ export type LocalAction =
   | { type: "clear-outputs"; cellIds: readonly string[] };
 
 export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
-  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", lastRun: null };
+  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null };
 }
 
 export function applyLocalAction(doc: NotebookDocument, action: LocalAction): NotebookDocument {
@@ -62,11 +62,13 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
     case "cell-kind":
       return applyLocalAction(doc, { type: "set-kind", cellId: event.cellId, kind: event.kind });
     case "cell-run-state":
-      return updateCell(doc, event.cellId, (c) =>
-        c.runState === event.runState && c.executionCount === event.executionCount
+      return updateCell(doc, event.cellId, (c) => {
+        // A run that starts has no metrics yet: the previous run's table goes (as its outputs do).
+        const liveMetrics = event.runState === "running" && c.runState !== "running" ? null : c.liveMetrics;
+        return c.runState === event.runState && c.executionCount === event.executionCount && c.liveMetrics === liveMetrics
           ? c
-          : { ...c, runState: event.runState, executionCount: event.executionCount },
-      );
+          : { ...c, runState: event.runState, executionCount: event.executionCount, liveMetrics };
+      });
     case "cell-outputs-cleared":
       return applyLocalAction(doc, { type: "clear-outputs", cellIds: [event.cellId] });
     case "cell-output":
@@ -77,8 +79,16 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
       return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: replaceTail(c.outputs, event.elidedBytes, event.tail) }));
     case "cell-finished":
       return updateCell(doc, event.cellId, (c) => ({ ...c, lastRun: { status: event.status, durationMs: event.durationMs } }));
+    case "cell-metrics":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, liveMetrics: event.liveMetrics }));
     case "kernel-status":
       return { ...doc, kernel: event.status };
+    case "notebook-renamed":
+      return doc.title === event.title ? doc : { ...doc, title: event.title };
+    case "notebook-deleted":
+      return doc.deleted ? doc : { ...doc, deleted: true };
+    case "notebook-restored":
+      return doc.deleted ? { ...doc, deleted: false } : doc;
     default:
       return assertNever(event);
   }

@@ -15,10 +15,16 @@
  *   another viewer) are re-inserted rather than dropped.
  * - The pending map is also the localStorage draft: it survives a reload in
  *   the middle of an outage. Drafts are parsed with a schema, never trusted.
+ * - Every pending edit remembers its base: the hash of the server's text it
+ *   was typed on (the snapshot, another tab's `cell-source`, or our own last
+ *   acknowledged edit). The server refuses an edit whose base is stale with a
+ *   conflict instead of overwriting another tab's text; the user then picks
+ *   "use theirs" (forget the edit) or "keep mine" (`force` it).
  */
 import { z } from "zod";
 import type { CellKind, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookCommand } from "../../server/protocol/socket-api";
+import type { CommandAck, NotebookCommand } from "../../server/protocol/socket-api";
+import { sourceHash } from "../../server/protocol/source-hash";
 import { applyLocalAction, newCell, type LocalAction } from "./notebook-state";
 
 export interface PendingEdit {
@@ -28,6 +34,14 @@ export interface PendingEdit {
   /** Enough to re-create the cell if the server has lost it. */
   kind: CellKind;
   index: number;
+  /**
+   * `sourceHash` of the server's text this edit was made on, sent as
+   * `baseHash`; null when unknown (a draft from before bases were kept),
+   * then the edit is sent without one.
+   */
+  base: string | null;
+  /** The user chose "keep mine" over a conflicting change: the next send overwrites it. */
+  force?: true;
 }
 
 export type PendingEdits = Readonly<Record<string, PendingEdit>>;
@@ -39,17 +53,24 @@ export type StructuralCommand = Extract<
 >;
 
 /**
- * Record a local edit. `rev` should come from a counter that never repeats
- * for this notebook (so an old acknowledgement can never clear newer text);
- * by default it is one more than the cell's current revision.
+ * Record a local edit. `base` is the server text the edit was typed on; it
+ * counts only for the first edit of a cell with nothing pending (later edits
+ * build on the same base). `rev` should come from a counter that never
+ * repeats for this notebook (so an old acknowledgement can never clear newer
+ * text); by default it is one more than the cell's current revision.
  */
 export function recordEdit(
   pending: PendingEdits,
   cellId: string,
-  edit: { source: string; kind: CellKind; index: number },
+  edit: { source: string; kind: CellKind; index: number; base: string | null },
   rev: number = (pending[cellId]?.rev ?? 0) + 1,
 ): PendingEdits {
-  return { ...pending, [cellId]: { ...edit, rev } };
+  const previous = pending[cellId];
+  const entry: PendingEdit =
+    previous === undefined
+      ? { source: edit.source, kind: edit.kind, index: edit.index, base: edit.base, rev }
+      : { ...previous, source: edit.source, kind: edit.kind, index: edit.index, rev };
+  return { ...pending, [cellId]: entry };
 }
 
 /** The highest revision in a set of pending edits (to resume a counter from a draft). */
@@ -57,11 +78,58 @@ export function maxRev(pending: PendingEdits): number {
   return Object.values(pending).reduce((max, e) => Math.max(max, e.rev), 0);
 }
 
-/** The server confirmed revision `rev` of this cell: forget it unless the user typed since. */
-export function acknowledgeEdit(pending: PendingEdits, cellId: string, rev: number): PendingEdits {
+/**
+ * The server saved revision `rev` of this cell, whose text was `saved`.
+ * Forget the edit, unless the user typed since: then the newer text stays
+ * pending, now based on what the server has (our own saved text).
+ */
+export function acknowledgeEdit(pending: PendingEdits, cellId: string, rev: number, saved: string): PendingEdits {
   const entry = pending[cellId];
-  if (entry === undefined || entry.rev !== rev) return pending;
-  return forgetCell(pending, cellId);
+  if (entry === undefined) return pending;
+  if (entry.rev === rev) return forgetCell(pending, cellId);
+  const { force: _force, ...rest } = entry;
+  return { ...pending, [cellId]: { ...rest, base: sourceHash(saved) } };
+}
+
+/**
+ * "Keep mine" after a conflict: the edit is re-based on the text it collided
+ * with and sent with `force`, so it replaces that text.
+ */
+export function keepMine(pending: PendingEdits, cellId: string, theirSource: string): PendingEdits {
+  const entry = pending[cellId];
+  if (entry === undefined) return pending;
+  return { ...pending, [cellId]: { ...entry, base: sourceHash(theirSource), force: true } };
+}
+
+/** The `set-source` command that saves a pending edit. */
+export function setSourceCommand(notebookId: string, cellId: string, edit: PendingEdit): Extract<NotebookCommand, { op: "set-source" }> {
+  return {
+    op: "set-source",
+    notebookId,
+    cellId,
+    source: edit.source,
+    ...(edit.base === null ? {} : { baseHash: edit.base }),
+    ...(edit.force === true ? { force: true } : {}),
+  };
+}
+
+/** What the answer to a `set-source` means for the edit it carried. */
+export type SourceReplyOutcome =
+  | { kind: "saved" }
+  | { kind: "conflict"; theirSource: string }
+  | { kind: "refused"; error: string }
+  /** No answer (not connected, timed out, link dropped): send again later. */
+  | { kind: "lost"; error: string };
+
+export function classifySourceReply(reply: CommandAck | { ok: false; error: string; lost: true }, sent: string): SourceReplyOutcome {
+  if (reply.ok) return { kind: "saved" };
+  if ("lost" in reply) return { kind: "lost", error: reply.error };
+  if (reply.conflict !== undefined) {
+    // The server already has exactly this text (our earlier send landed but its ack was lost): saved.
+    if (reply.conflict.theirSource === sent) return { kind: "saved" };
+    return { kind: "conflict", theirSource: reply.conflict.theirSource };
+  }
+  return { kind: "refused", error: reply.error };
 }
 
 /** The user deleted the cell: its pending text goes with it. */
@@ -126,22 +194,27 @@ export function commandToAction(command: StructuralCommand): LocalAction {
 
 // ---- localStorage draft ----------------------------------------------------
 
-const DRAFT_VERSION = 1;
+const DRAFT_VERSION = 2;
 
-const draftSchema = z.object({
-  version: z.literal(DRAFT_VERSION),
-  notebookId: z.string(),
-  savedAt: z.number(),
-  edits: z.record(
-    z.string(),
-    z.object({
-      source: z.string(),
-      rev: z.number().int().nonnegative(),
-      kind: z.enum(["code", "markdown"]),
-      index: z.number().int().nonnegative(),
-    }),
-  ),
+const draftEdit = z.object({
+  source: z.string(),
+  rev: z.number().int().nonnegative(),
+  kind: z.enum(["code", "markdown"]),
+  index: z.number().int().nonnegative(),
 });
+
+const draftSchema = z.discriminatedUnion("version", [
+  z.object({ version: z.literal(1), notebookId: z.string(), savedAt: z.number(), edits: z.record(z.string(), draftEdit) }),
+  z.object({
+    version: z.literal(DRAFT_VERSION),
+    notebookId: z.string(),
+    savedAt: z.number(),
+    edits: z.record(
+      z.string(),
+      draftEdit.extend({ base: z.string().max(32).nullable(), force: z.literal(true).optional() }),
+    ),
+  }),
+]);
 
 /**
  * Several tabs may have the same notebook open and share one draft. A tab
@@ -176,5 +249,10 @@ export function parseDraft(notebookId: string, stored: string | null): PendingEd
   }
   const parsed = draftSchema.safeParse(raw);
   if (!parsed.success || parsed.data.notebookId !== notebookId) return {};
-  return parsed.data.edits;
+  const draft = parsed.data;
+  if (draft.version === DRAFT_VERSION) return draft.edits;
+  // A version-1 draft does not know what its edits were based on.
+  const edits: Record<string, PendingEdit> = {};
+  for (const [cellId, edit] of Object.entries(draft.edits)) edits[cellId] = { ...edit, base: null };
+  return edits;
 }

@@ -54,9 +54,18 @@ def kernel_stacks(main_thread_ident: Optional[int] = None) -> str:
         name = names.get(ident, f"thread {ident}")
         if name.startswith("mgpulab-"):
             continue
-        stack = "".join(traceback.format_stack(frames[ident]))
+        # The user's frames only: the kernel's loop and bootstrap are noise in a hang report.
+        summary = [frame for frame in traceback.extract_stack(frames[ident]) if not _is_kernel_frame(frame.filename)]
+        stack = "".join(traceback.format_list(summary))
         parts.append(f'Thread "{name}" (most recent call last):\n{stack}')
     return "\n".join(parts)
+
+
+_KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_kernel_frame(filename: str) -> bool:
+    return filename == "<string>" or os.path.dirname(os.path.abspath(filename)) == _KERNEL_DIR
 
 
 def collect(main_thread_ident: Optional[int] = None) -> list[dict]:

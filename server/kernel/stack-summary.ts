@@ -14,14 +14,25 @@ export interface ProcessStack {
 const TRACEBACK_FRAME = /^\s*File "([^"]+)", line (\d+), in (.+)$/;
 const FAULTHANDLER_FRAME = /^\s*File "([^"]+)", line (\d+) in (.+)$/;
 
-export function innermostFrame(stack: string): { file: string; line: number; func: string } | null {
+export interface StackFrame {
+  file: string;
+  line: number;
+  func: string;
+  /** The source line, when the stack shows it (Python's format does, faulthandler's does not). */
+  code: string | null;
+}
+
+export function innermostFrame(stack: string): StackFrame | null {
   const lines = stack.split("\n");
   const firstThread = takeFirstThread(lines);
   const mostRecentFirst = firstThread.some((line) => /most recent call first/.test(line));
-  const frames = firstThread
-    .map((line) => TRACEBACK_FRAME.exec(line) ?? FAULTHANDLER_FRAME.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null)
-    .map((match) => ({ file: match[1]!, line: Number(match[2]), func: match[3]!.trim() }));
+  const frames = firstThread.flatMap((line, index) => {
+    const match = TRACEBACK_FRAME.exec(line) ?? FAULTHANDLER_FRAME.exec(line);
+    if (!match) return [];
+    const next = firstThread[index + 1];
+    const code = next !== undefined && /^\s{4,}\S/.test(next) && !/^\s*File "/.test(next) ? next.trim() : null;
+    return [{ file: match[1]!, line: Number(match[2]), func: match[3]!.trim(), code }];
+  });
   if (frames.length === 0) return null;
   return mostRecentFirst ? frames[0]! : frames[frames.length - 1]!;
 }
@@ -30,7 +41,8 @@ export function summarizeProcess(process: ProcessStack): string {
   if (!process.alive) return `${process.label}: exited`;
   const frame = innermostFrame(process.stack);
   if (!frame) return `${process.label}: no Python stack`;
-  return `${process.label}: in ${frame.func} (${frame.file.split("/").pop()}:${frame.line})`;
+  const where = `${process.label}: in ${frame.func} (${frame.file.split("/").pop()}:${frame.line})`;
+  return frame.code ? `${where}: ${frame.code}` : where;
 }
 
 /** faulthandler prints the current thread first ("Current thread 0x… (most recent call first)"); Python's format puts the main thread first. */

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
+import { connectClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 120_000 };
 
@@ -25,7 +26,11 @@ describe("notebook in the browser", () => {
     page.on("response", (response) => {
       if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
     });
-    await page.goto(`${server.url}/notebooks/e2e-${randomUUID().slice(0, 8)}`);
+    const lab = await connectClient(server.url);
+    const created = await lab.sendLab({ op: "create-notebook", title: `e2e ${randomUUID().slice(0, 8)}` });
+    lab.close();
+    assert.ok(created.ok && created.notebook);
+    await page.goto(`${server.url}/notebooks/${created.notebook.id}`);
     await page.locator('[data-testid="connection-status"][data-state="connected"], [data-testid="cell-editor"] .monaco-editor').first().waitFor();
   });
 

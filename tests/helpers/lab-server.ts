@@ -3,6 +3,8 @@
  * process on a free port, and waits for its "listening" log line.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 
@@ -11,10 +13,12 @@ const ROOT = path.resolve(__dirname, "..", "..");
 export class LabServer {
   private constructor(readonly url: string, private readonly child: ChildProcess, readonly logs: string[]) {}
 
+  /** `env.MGPULAB_DATA_DIR` reopens a database; without it each server gets a fresh temp one (never ./data). */
   static async start(env: Record<string, string> = {}, limitMs = 60_000): Promise<LabServer> {
+    const dataDir = env.MGPULAB_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "mgpulab-server-"));
     const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", ...env },
+      env: { ...process.env, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", ...env, MGPULAB_DATA_DIR: dataDir },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const logs: string[] = [];

@@ -1,12 +1,17 @@
 /**
  * The browser's notebook connection (components/model) against the real
- * socket edge (server/socket + notebook hub) over real socket.io: text typed
- * while the server is down survives its restart, including cells the
- * restarted server no longer has. No browser and no kernel are involved.
+ * socket edge (server/socket + the lab over its SQLite database) over real
+ * socket.io: text typed while the server is down is saved after its
+ * restart, a dropped link catches up, an edit typed offline on text another
+ * viewer changed meanwhile comes back as a conflict instead of overwriting
+ * it, and an unknown notebook is "not found". No browser and no kernel.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, describe, it } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
@@ -14,37 +19,45 @@ import type { DraftStore, NotebookSocket } from "../../components/model/connecti
 import { NotebookController } from "../../components/model/notebook-controller";
 import { draftKey } from "../../components/model/pending-edits";
 import { localHost } from "../../server/kernel/kernel-host";
+import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
-import { NotebookHub } from "../../server/notebook/notebook-hub";
 import type { NotebookDocument } from "../../server/protocol/notebook-model";
 import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
 
 const LIMIT = { timeout: 30_000 };
 
-/** The socket edge on a fixed loopback port, so it can be restarted where clients expect it. */
+/** The socket edge on a fixed loopback port over a database directory, so it can be restarted where clients expect it. */
 class EdgeServer {
   private constructor(
     readonly port: number,
-    private readonly hub: NotebookHub,
+    readonly dataDir: string,
+    private readonly lab: Lab,
     private readonly io: Server<ClientToServerEvents, ServerToClientEvents>,
     private readonly http: HttpServer,
   ) {}
 
-  static async start(port = 0): Promise<EdgeServer> {
+  static async start(options: { port?: number; dataDir?: string } = {}): Promise<EdgeServer> {
+    const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-reconnect-"));
     const http = createServer();
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, SOCKET_SERVER_OPTIONS);
-    const hub = new NotebookHub({
+    const lab = await openLab({
+      dataDir,
       host: () => localHost(),
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, hub, createLogger("silent"));
-    await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
-    return new EdgeServer((http.address() as AddressInfo).port, hub, io, http);
+    attachNotebookSocket(io, lab.hub, createLogger("silent"));
+    await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
+    return new EdgeServer((http.address() as AddressInfo).port, dataDir, lab, io, http);
   }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** A new notebook, as the notebook list creates it. */
+  async createNotebook(title: string): Promise<string> {
+    return (await this.lab.catalog.create(title)).id;
   }
 
   /** What a fresh viewer gets when it opens the notebook. */
@@ -64,7 +77,7 @@ class EdgeServer {
     this.io.disconnectSockets(true);
   }
 
-  /** Edit a cell as another viewer would. */
+  /** Edit a cell as another viewer would (no base: it overwrites). */
   async setSource(notebookId: string, cellId: string, source: string): Promise<void> {
     const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true });
     try {
@@ -80,13 +93,25 @@ class EdgeServer {
     }
   }
 
-  async close(): Promise<void> {
-    await this.hub.shutdownAll();
+  async close({ keepData = false } = {}): Promise<void> {
+    await this.lab.close();
     this.io.disconnectSockets(true);
     await new Promise<void>((resolve) => {
       void this.io.close(() => resolve());
     });
     this.http.closeAllConnections();
+    if (!keepData) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Change a cell in the database while no server is running (another viewer's edit the page cannot hear about). */
+async function editWhileDown(dataDir: string, notebookId: string, cellId: string, source: string): Promise<void> {
+  const lab = await openLab({ dataDir, host: () => localHost(), broadcast: () => undefined });
+  try {
+    const runtime = await lab.hub.open(notebookId);
+    await runtime.handle({ op: "set-source", notebookId, cellId, source }, "another-viewer");
+  } finally {
+    await lab.close();
   }
 }
 
@@ -131,9 +156,9 @@ describe("notebook connection across a server restart", () => {
     for (const step of cleanup.reverse()) await step();
   });
 
-  it("saves typed text, keeps what is typed while the server is down, and restores it after the restart", LIMIT, async () => {
-    const notebookId = "reconnect-test";
+  it("saves typed text, keeps what is typed while the server is down, and saves it after the restart", LIMIT, async () => {
     const first = await EdgeServer.start();
+    const notebookId = await first.createNotebook("reconnect test");
     const drafts = new MemoryDrafts();
     const page = controllerFor(first.url, notebookId, drafts);
     page.start();
@@ -143,11 +168,11 @@ describe("notebook connection across a server restart", () => {
     const firstCell = page.getState().doc?.cells[0]?.id;
     assert.ok(firstCell !== undefined);
     page.editSource(firstCell, "a = 1");
-    await until("the edit to be acknowledged", () => page.getState().unsavedCells === 0);
+    await until("the edit to be acknowledged", () => page.getState().save.state === "saved");
     assert.equal((await first.snapshot(notebookId)).cells[0]?.source, "a = 1");
     await until("nothing to be kept locally once saved", () => drafts.getItem(draftKey(notebookId)) === null);
 
-    await first.close();
+    await first.close({ keepData: true });
     await until("the page to notice the outage", () => page.getState().connection.status === "reconnecting");
 
     page.editSource(firstCell, "a = 1\nb = 2  # typed offline");
@@ -157,24 +182,23 @@ describe("notebook connection across a server restart", () => {
     page.editSource(secondCell, "c = 3  # new cell, offline");
     const shown = cellsOf(page.getState().doc);
     assert.equal(page.getState().unsavedCells, 2);
+    assert.equal(page.getState().save.state, "offline");
     await until("the draft to be written", () => drafts.getItem(draftKey(notebookId))?.includes("typed offline") === true);
 
-    // The restarted server has lost the notebook: it recreates it with one empty cell.
-    const second = await EdgeServer.start(first.port);
+    const second = await EdgeServer.start({ port: first.port, dataDir: first.dataDir });
     cleanup.push(() => second.close());
-    await until("reconnect and save", () => page.getState().connection.status === "connected" && page.getState().unsavedCells === 0);
+    await until("reconnect and save", () => page.getState().connection.status === "connected" && page.getState().save.state === "saved");
 
     const server = await second.snapshot(notebookId);
-    const page2Cells = cellsOf(page.getState().doc);
-    assert.deepEqual(cellsOf(server), page2Cells, "the page and the server agree");
-    for (const cell of shown) assert.ok(page2Cells.some((c) => c[0] === cell[0] && c[2] === cell[2]), `kept ${String(cell[2])}`);
+    assert.deepEqual(cellsOf(server), cellsOf(page.getState().doc), "the page and the server agree");
+    assert.deepEqual(cellsOf(server), shown, "nothing typed offline was lost");
     await until("the saved draft to be cleared", () => drafts.getItem(draftKey(notebookId)) === null);
   });
 
   it("after a dropped link, catches up on what another viewer changed meanwhile", LIMIT, async () => {
     const server = await EdgeServer.start();
     cleanup.push(() => server.close());
-    const notebookId = "resume-test";
+    const notebookId = await server.createNotebook("resume test");
     const page = controllerFor(server.url, notebookId, new MemoryDrafts());
     page.start();
     cleanup.push(() => page.stop());
@@ -193,14 +217,44 @@ describe("notebook connection across a server restart", () => {
     await until("a live event", () => page.getState().doc?.cells[0]?.source === "and after");
   });
 
+  it("an edit typed offline on text another viewer changed meanwhile is a conflict, not an overwrite", LIMIT, async () => {
+    const first = await EdgeServer.start();
+    const notebookId = await first.createNotebook("conflict test");
+    const page = controllerFor(first.url, notebookId, new MemoryDrafts());
+    page.start();
+    cleanup.push(() => page.stop());
+    await until("the first snapshot", () => page.getState().connection.status === "connected" && page.getState().doc !== null);
+    const cellId = page.getState().doc?.cells[0]?.id;
+    assert.ok(cellId !== undefined);
+    page.editSource(cellId, "lr = 0.1");
+    await until("saved", () => page.getState().save.state === "saved");
+
+    await first.close({ keepData: true });
+    await until("the page to notice the outage", () => page.getState().connection.status !== "connected");
+    page.editSource(cellId, "lr = 0.1 * world_size  # mine, offline");
+    await editWhileDown(first.dataDir, notebookId, cellId, "lr = 0.05  # theirs");
+
+    const second = await EdgeServer.start({ port: first.port, dataDir: first.dataDir });
+    cleanup.push(() => second.close());
+    await until("the conflict", () => page.getState().save.state === "conflict");
+    assert.deepEqual(page.getState().conflicts, { [cellId]: { theirSource: "lr = 0.05  # theirs" } });
+    assert.equal(page.getState().doc?.cells[0]?.source, "lr = 0.1 * world_size  # mine, offline", "the page keeps showing what was typed");
+    assert.equal((await second.snapshot(notebookId)).cells[0]?.source, "lr = 0.05  # theirs", "and the server kept theirs");
+
+    page.resolveConflict(cellId, "keep-mine");
+    await until("mine saved", () => page.getState().save.state === "saved");
+    assert.equal((await second.snapshot(notebookId)).cells[0]?.source, "lr = 0.1 * world_size  # mine, offline");
+  });
+
   it("restores a draft left by a page that was closed during an outage", LIMIT, async () => {
     const server = await EdgeServer.start();
     cleanup.push(() => server.close());
-    const notebookId = "draft-test";
+    const notebookId = await server.createNotebook("draft test");
     const drafts = new MemoryDrafts();
     const opened = await server.snapshot(notebookId);
     const cellId = opened.cells[0]?.id;
     assert.ok(cellId !== undefined);
+    // A draft written before edits kept their base (version 1): still restored.
     drafts.setItem(
       draftKey(notebookId),
       JSON.stringify({ version: 1, notebookId, savedAt: 0, edits: { [cellId]: { source: "print('kept')", rev: 7, kind: "code", index: 0 } } }),
@@ -212,5 +266,15 @@ describe("notebook connection across a server restart", () => {
     await until("the draft to be saved", () => page.getState().connection.status === "connected" && page.getState().unsavedCells === 0);
     assert.equal(page.getState().doc?.cells[0]?.source, "print('kept')");
     assert.equal((await server.snapshot(notebookId)).cells[0]?.source, "print('kept')");
+  });
+
+  it("an unknown notebook id is 'not found', and the page stops there", LIMIT, async () => {
+    const server = await EdgeServer.start();
+    cleanup.push(() => server.close());
+    const page = controllerFor(server.url, "no-such-notebook", new MemoryDrafts());
+    page.start();
+    cleanup.push(() => page.stop());
+    await until("not found", () => page.getState().connection.status === "not-found");
+    assert.equal(page.getState().doc, null);
   });
 });

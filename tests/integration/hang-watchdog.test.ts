@@ -40,6 +40,7 @@ describe("hang watchdog", () => {
     assert.deepEqual(report.processes.map((process) => process.label), ["kernel", "rank 1"]);
     assert.match(report.summary[0]!, /^kernel: in (_try_wait|wait)/);
     assert.match(report.processes[0]!.stack, /waiting_for_rank/);
+    assert.doesNotMatch(report.processes[0]!.stack, /mgpulab_kernel|_boot/, "the kernel's own frames are left out");
     assert.match(report.summary[1]!, /^rank 1: in (wait|wait_for_peer)/);
     assert.match(report.processes[1]!.stack, /wait_for_peer/);
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../../server/protocol/notebook-model";
 import type { NotebookEvent } from "../../server/protocol/socket-api";
 import {
   appendStream,
@@ -11,7 +11,7 @@ import {
 } from "../../components/model/notebook-state";
 
 function doc(...cells: Cell[]): NotebookDocument {
-  return { id: "nb", title: "nb", cells, kernel: { state: "not-started" } };
+  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" } };
 }
 
 function apply(d: NotebookDocument, ...events: NotebookEvent[]): NotebookDocument {
@@ -96,6 +96,71 @@ describe("run lifecycle", () => {
   it("tracks kernel status", () => {
     const d = apply(doc(), { type: "kernel-status", status: { state: "dead", reason: "killed by SIGKILL", lastOutput: "" } });
     assert.deepEqual(d.kernel, { state: "dead", reason: "killed by SIGKILL", lastOutput: "" });
+  });
+});
+
+describe("live metrics", () => {
+  const metrics = (points: number, step: number, loss: number): LiveMetrics => ({ points, ranks: [{ rank: 0, step, values: { loss } }] });
+
+  it("replaces the cell's metrics with each cell-metrics event, touching no other cell", () => {
+    const start = doc(newCell("a"), newCell("b"));
+    const d = apply(
+      start,
+      { type: "cell-metrics", cellId: "a", liveMetrics: metrics(1, 0, 1) },
+      { type: "cell-metrics", cellId: "a", liveMetrics: metrics(5, 4, 0.2) },
+    );
+    assert.deepEqual(d.cells[0]?.liveMetrics, metrics(5, 4, 0.2));
+    assert.equal(d.cells[1], start.cells[1]);
+    assert.equal(apply(d, { type: "cell-metrics", cellId: "nope", liveMetrics: metrics(1, 0, 1) }), d);
+  });
+
+  it("keeps the last run's metrics after it finishes and drops them when the next run starts", () => {
+    const d = apply(
+      doc(newCell("a")),
+      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null },
+      { type: "cell-metrics", cellId: "a", liveMetrics: metrics(3, 2, 0.5) },
+      { type: "cell-finished", cellId: "a", status: "ok", durationMs: 5 },
+      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 1 },
+    );
+    assert.deepEqual(d.cells[0]?.liveMetrics, metrics(3, 2, 0.5));
+    const queued = apply(d, { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: 1 });
+    assert.deepEqual(queued.cells[0]?.liveMetrics, metrics(3, 2, 0.5), "queued: the old run's table stays until the new run starts");
+    const rerun = apply(queued, { type: "cell-run-state", cellId: "a", runState: "running", executionCount: 1 });
+    assert.equal(rerun.cells[0]?.liveMetrics, null);
+  });
+});
+
+describe("notebook events", () => {
+  it("renames, and marks deleted and restored, keeping identity when nothing changes", () => {
+    const start = doc(newCell("a"));
+    const renamed = apply(start, { type: "notebook-renamed", title: "DDP vs DP" });
+    assert.equal(renamed.title, "DDP vs DP");
+    assert.equal(renamed.cells, start.cells);
+    assert.equal(apply(renamed, { type: "notebook-renamed", title: "DDP vs DP" }), renamed);
+    const deleted = apply(renamed, { type: "notebook-deleted" });
+    assert.equal(deleted.deleted, true);
+    assert.equal(apply(deleted, { type: "notebook-deleted" }), deleted);
+    const restored = apply(deleted, { type: "notebook-restored" });
+    assert.equal(restored.deleted, false);
+    assert.equal(apply(restored, { type: "notebook-restored" }), restored);
+  });
+});
+
+describe("hang reports", () => {
+  it("arrive as an ordinary output, in order after the stream before them", () => {
+    const hang: CellOutput = {
+      kind: "hang",
+      idleMs: 62_000,
+      summary: ["kernel: in sleep (<cell>:1)"],
+      processes: [{ label: "kernel", pid: 42, alive: true, stack: "File <cell>, line 1, in <module>" }],
+      answeredBy: "kernel",
+    };
+    const d = apply(
+      doc(newCell("a")),
+      { type: "cell-stream", cellId: "a", name: "stdout", text: "start\n" },
+      { type: "cell-output", cellId: "a", output: hang },
+    );
+    assert.deepEqual(d.cells[0]?.outputs.map((o) => o.kind), ["stream", "hang"]);
   });
 });
 

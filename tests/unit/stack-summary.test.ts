@@ -23,7 +23,7 @@ Current thread 0x00007f0000000002 (most recent call first):
 
 describe("stack summaries", () => {
   it("takes the innermost frame of the main thread from a Python traceback", () => {
-    assert.deepEqual(innermostFrame(PYTHON_STACK), { file: "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line: 1534, func: "all_reduce" });
+    assert.deepEqual(innermostFrame(PYTHON_STACK), { file: "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line: 1534, func: "all_reduce", code: "work.wait()" });
   });
 
   it("takes the first frame of the current thread from faulthandler", () => {
@@ -31,7 +31,8 @@ describe("stack summaries", () => {
   });
 
   it("says a dead rank exited and names where a live one waits", () => {
-    assert.equal(summarizeProcess({ label: "rank 0", pid: 1, alive: true, stack: PYTHON_STACK }), "rank 0: in all_reduce (distributed_c10d.py:1534)");
+    assert.equal(summarizeProcess({ label: "rank 0", pid: 1, alive: true, stack: PYTHON_STACK }), "rank 0: in all_reduce (distributed_c10d.py:1534): work.wait()");
+    assert.equal(summarizeProcess({ label: "rank 1", pid: 4, alive: true, stack: FAULTHANDLER_STACK }), "rank 1: in barrier (distributed_c10d.py:3145)");
     assert.equal(summarizeProcess({ label: "rank 1", pid: 2, alive: false, stack: "(exited)" }), "rank 1: exited");
     assert.equal(summarizeProcess({ label: "kernel", pid: 3, alive: true, stack: "" }), "kernel: no Python stack");
   });

@@ -1,0 +1,50 @@
+"use client";
+/** Import a Jupyter .ipynb file: pick it, send its text to the server, open the new notebook. */
+import { useRouter } from "next/navigation";
+import { useRef, useState } from "react";
+import type { NotebookListController } from "./model/notebook-list";
+
+interface Props {
+  list: NotebookListController;
+}
+
+export default function ImportButton({ list }: Props) {
+  const router = useRouter();
+  const input = useRef<HTMLInputElement>(null);
+  const [busy, setBusy] = useState(false);
+
+  const importFile = async (file: File) => {
+    setBusy(true);
+    let text: string;
+    try {
+      text = await file.text();
+    } catch (err) {
+      setBusy(false);
+      list.reportError(`Could not read ${file.name}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    const id = await list.importFile(file.name, text);
+    setBusy(false);
+    if (id !== null) router.push(`/notebooks/${encodeURIComponent(id)}`);
+  };
+
+  return (
+    <>
+      <button type="button" className="button" data-testid="import-notebook" disabled={busy} onClick={() => input.current?.click()}>
+        {busy ? "Importing…" : "Import .ipynb"}
+      </button>
+      <input
+        ref={input}
+        type="file"
+        accept=".ipynb,application/x-ipynb+json,application/json"
+        hidden
+        data-testid="import-file"
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          e.target.value = "";
+          if (file !== undefined) void importFile(file);
+        }}
+      />
+    </>
+  );
+}

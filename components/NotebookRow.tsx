@@ -1,0 +1,60 @@
+"use client";
+/** One notebook in the list: open it, rename it in place, duplicate, export or delete it. */
+import Link from "next/link";
+import { useState } from "react";
+import type { NotebookListItem } from "../server/protocol/notebook-model";
+import { notebookExportPath } from "../server/protocol/socket-api";
+import { formatRelativeTime } from "./model/format";
+import type { NotebookListController } from "./model/notebook-list";
+import TitleInput from "./TitleInput";
+
+interface Props {
+  item: NotebookListItem;
+  now: number;
+  list: NotebookListController;
+}
+
+export default function NotebookRow({ item, now, list }: Props) {
+  const [renaming, setRenaming] = useState(false);
+  return (
+    <li className="notebook-row" data-testid="notebook-row" data-notebook-id={item.id}>
+      <div className="notebook-row-main">
+        {renaming ? (
+          <TitleInput
+            initial={item.title}
+            testId="notebook-rename-input"
+            onCancel={() => setRenaming(false)}
+            onCommit={(title) => {
+              setRenaming(false);
+              void list.rename(item.id, title);
+            }}
+          />
+        ) : (
+          <Link href={`/notebooks/${encodeURIComponent(item.id)}`} className="notebook-row-title" data-testid="notebook-link">
+            {item.title}
+          </Link>
+        )}
+        <span className="notebook-row-meta">
+          {item.cellCount} {item.cellCount === 1 ? "cell" : "cells"} ·{" "}
+          <time dateTime={item.updatedAt} title={new Date(item.updatedAt).toLocaleString()}>
+            {formatRelativeTime(item.updatedAt, now)}
+          </time>
+        </span>
+      </div>
+      <div className="notebook-row-actions">
+        <button type="button" className="button button-small" data-testid="notebook-rename" onClick={() => setRenaming(true)}>
+          Rename
+        </button>
+        <button type="button" className="button button-small" data-testid="notebook-duplicate" onClick={() => void list.duplicate(item.id)}>
+          Duplicate
+        </button>
+        <a className="button button-small" data-testid="notebook-export" href={notebookExportPath(item.id)} download>
+          Export
+        </a>
+        <button type="button" className="button button-small button-danger" data-testid="notebook-delete" onClick={() => void list.remove(item.id)}>
+          Delete
+        </button>
+      </div>
+    </li>
+  );
+}

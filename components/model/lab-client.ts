@@ -1,0 +1,83 @@
+/**
+ * The notebook list's link to the server: `lab:command` over its own
+ * socket (acknowledged, with a time limit), and the HTTP import route for
+ * .ipynb files, whose answers are parsed with a schema, never trusted.
+ */
+import { io } from "socket.io-client";
+import { z } from "zod";
+import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand } from "../../server/protocol/socket-api";
+import type { NotebookSocket } from "./connection";
+
+/** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
+export interface LabTransport {
+  send(command: LabCommand): Promise<LabAck>;
+  /** Called after every (re)connect, so a list shown across a server restart can reload. */
+  onConnect(listener: () => void): void;
+  close(): void;
+}
+
+export class SocketLabTransport implements LabTransport {
+  private readonly socket: NotebookSocket;
+
+  constructor(createSocket: () => NotebookSocket = () => io({ reconnectionDelay: 500, reconnectionDelayMax: 5_000 }), private readonly ackTimeoutMs = 15_000) {
+    this.socket = createSocket();
+  }
+
+  send(command: LabCommand): Promise<LabAck> {
+    // Sent at once when connected, else buffered by socket.io until the (re)connect, within the time limit.
+    return new Promise((resolve) => {
+      this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
+        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)" } : reply);
+      });
+    });
+  }
+
+  onConnect(listener: () => void): void {
+    this.socket.on("connect", listener);
+  }
+
+  close(): void {
+    this.socket.removeAllListeners();
+    this.socket.disconnect();
+  }
+}
+
+export type ImportResult = { ok: true; id: string } | { ok: false; error: string };
+
+const importCreated = z.object({ id: z.string().min(1) });
+const importRefused = z.object({ error: z.string() });
+
+/** The title an imported file gets: its name without the extension. */
+export function titleFromFileName(fileName: string): string {
+  return fileName.replace(/\.ipynb$/i, "").trim().slice(0, 200);
+}
+
+/** POST the raw .ipynb text to the import route; the server's own message on refusal. */
+export async function importNotebook(text: string, fileName: string, fetchImpl: typeof fetch = fetch): Promise<ImportResult> {
+  const title = titleFromFileName(fileName);
+  const url = title === "" ? NOTEBOOK_IMPORT_PATH : `${NOTEBOOK_IMPORT_PATH}?title=${encodeURIComponent(title)}`;
+  let response: Response;
+  try {
+    response = await fetchImpl(url, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
+  } catch (err) {
+    if (err instanceof TypeError) return { ok: false, error: `could not reach the server (${err.message})` };
+    throw err;
+  }
+  const body = await readJson(response);
+  if (response.status === 201 || response.ok) {
+    const created = importCreated.safeParse(body);
+    return created.success ? { ok: true, id: created.data.id } : { ok: false, error: "the server accepted the file but sent no notebook id" };
+  }
+  const refused = importRefused.safeParse(body);
+  return { ok: false, error: refused.success ? refused.data.error : `the server answered ${response.status} ${response.statusText}`.trim() };
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The landing page's notebook list: what the server has (active and
+ * recently deleted), and the intents the page offers (create, rename,
+ * duplicate, delete with undo, restore, import). Components read the state
+ * through `subscribe`/`getState`; every server answer goes through here, and
+ * a refusal becomes one message the page shows.
+ */
+import type { NotebookListItem } from "../../server/protocol/notebook-model";
+import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
+import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
+
+export interface UndoOffer {
+  notebookId: string;
+  title: string;
+}
+
+export interface NotebookListState {
+  status: "loading" | "ready" | "error";
+  /** Newest change first. */
+  active: readonly NotebookListItem[];
+  /** Most recently deleted first. */
+  deleted: readonly NotebookListItem[];
+  /** The last thing that went wrong, for the page to show until dismissed. */
+  error: string | null;
+  /** Just deleted: the toast offering to undo it. */
+  undo: UndoOffer | null;
+}
+
+export interface NotebookListOptions {
+  /** How long the undo toast stays (ms). */
+  undoMs?: number;
+  importer?: (text: string, fileName: string) => Promise<ImportResult>;
+}
+
+export class NotebookListController {
+  private state: NotebookListState = { status: "loading", active: [], deleted: [], error: null, undo: null };
+  private readonly listeners = new Set<() => void>();
+  private undoTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly undoMs: number;
+  private readonly importer: (text: string, fileName: string) => Promise<ImportResult>;
+  /** Answers to older refreshes are dropped when a newer one was asked. */
+  private refreshSeq = 0;
+
+  constructor(
+    private readonly transport: LabTransport,
+    options: NotebookListOptions = {},
+  ) {
+    this.undoMs = options.undoMs ?? 10_000;
+    this.importer = options.importer ?? ((text, fileName) => importNotebook(text, fileName));
+  }
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): NotebookListState => this.state;
+
+  start(): void {
+    this.transport.onConnect(() => void this.refresh());
+    void this.refresh();
+  }
+
+  stop(): void {
+    if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+    this.transport.close();
+  }
+
+  async refresh(): Promise<void> {
+    const seq = ++this.refreshSeq;
+    const [active, deleted] = await Promise.all([
+      this.transport.send({ op: "list-notebooks", state: "active" }),
+      this.transport.send({ op: "list-notebooks", state: "deleted" }),
+    ]);
+    if (seq !== this.refreshSeq) return;
+    if (!active.ok || !deleted.ok) {
+      const error = !active.ok ? active.error : !deleted.ok ? deleted.error : "";
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Could not load the notebooks: ${error}` });
+      return;
+    }
+    this.update({
+      status: "ready",
+      active: sortActive(active.notebooks ?? []),
+      deleted: sortDeleted(deleted.notebooks ?? []),
+      error: this.state.status === "error" ? null : this.state.error,
+    });
+  }
+
+  /** A new notebook with this title; its id, or null (the reason is shown). */
+  async create(title: string): Promise<string | null> {
+    const ack = await this.command({ op: "create-notebook", title: title.trim() }, "Creating the notebook");
+    if (ack === null) return null;
+    if (ack.notebook === undefined) {
+      this.update({ error: "Creating the notebook failed: the server sent no notebook back" });
+      return null;
+    }
+    return ack.notebook.id;
+  }
+
+  async rename(notebookId: string, title: string): Promise<boolean> {
+    const trimmed = title.trim();
+    const current = this.state.active.find((n) => n.id === notebookId);
+    if (trimmed === "" || current?.title === trimmed) return trimmed !== "";
+    if (current !== undefined) this.update({ active: replaceItem(this.state.active, { ...current, title: trimmed }) });
+    const ack = await this.command({ op: "rename-notebook", notebookId, title: trimmed }, "Renaming");
+    await this.refresh();
+    return ack !== null;
+  }
+
+  async duplicate(notebookId: string): Promise<string | null> {
+    const ack = await this.command({ op: "duplicate-notebook", notebookId }, "Duplicating");
+    await this.refresh();
+    return ack?.notebook?.id ?? null;
+  }
+
+  /** Soft delete, with a toast offering to undo it for a while. */
+  async remove(notebookId: string): Promise<boolean> {
+    const item = this.state.active.find((n) => n.id === notebookId);
+    const ack = await this.command({ op: "delete-notebook", notebookId }, "Deleting");
+    if (ack !== null) {
+      const removed = this.state.active.filter((n) => n.id !== notebookId);
+      const deleted = item === undefined ? this.state.deleted : sortDeleted([{ ...item, deletedAt: new Date().toISOString() }, ...this.state.deleted]);
+      this.update({ active: removed, deleted, undo: { notebookId, title: item?.title ?? notebookId } });
+      this.armUndoTimer();
+    }
+    await this.refresh();
+    return ack !== null;
+  }
+
+  async restore(notebookId: string): Promise<boolean> {
+    const ack = await this.command({ op: "restore-notebook", notebookId }, "Restoring");
+    if (ack !== null && this.state.undo?.notebookId === notebookId) this.dismissUndo();
+    await this.refresh();
+    return ack !== null;
+  }
+
+  /** Undo the deletion the toast is about. */
+  async undoDelete(): Promise<boolean> {
+    const offer = this.state.undo;
+    if (offer === null) return false;
+    return this.restore(offer.notebookId);
+  }
+
+  dismissUndo(): void {
+    if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+    this.undoTimer = null;
+    if (this.state.undo !== null) this.update({ undo: null });
+  }
+
+  dismissError(): void {
+    if (this.state.error !== null) this.update({ error: null });
+  }
+
+  /** Import an .ipynb file's text; the new notebook's id, or null with the server's reason shown. */
+  async importFile(fileName: string, text: string): Promise<string | null> {
+    const result = await this.importer(text, fileName);
+    if (!result.ok) {
+      this.update({ error: `Import of ${fileName} failed: ${result.error}` });
+      return null;
+    }
+    return result.id;
+  }
+
+  /** Tell the page about a failure that happened outside the server's answers (reading a file). */
+  reportError(message: string): void {
+    this.update({ error: message });
+  }
+
+  private async command(command: LabCommand, what: string): Promise<Extract<LabAck, { ok: true }> | null> {
+    const ack = await this.transport.send(command);
+    if (!ack.ok) {
+      this.update({ error: `${what} failed: ${ack.error}` });
+      return null;
+    }
+    return ack;
+  }
+
+  private armUndoTimer(): void {
+    if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+    this.undoTimer = setTimeout(() => {
+      this.undoTimer = null;
+      this.update({ undo: null });
+    }, this.undoMs);
+  }
+
+  private update(patch: Partial<NotebookListState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function replaceItem(items: readonly NotebookListItem[], item: NotebookListItem): NotebookListItem[] {
+  return items.map((n) => (n.id === item.id ? item : n));
+}
+
+export function sortActive(items: readonly NotebookListItem[]): NotebookListItem[] {
+  return [...items].sort((a, b) => time(b.updatedAt) - time(a.updatedAt) || a.title.localeCompare(b.title));
+}
+
+export function sortDeleted(items: readonly NotebookListItem[]): NotebookListItem[] {
+  return [...items].sort((a, b) => time(b.deletedAt) - time(a.deletedAt) || a.title.localeCompare(b.title));
+}
+
+function time(iso: string | null): number {
+  const t = iso === null ? Number.NaN : Date.parse(iso);
+  return Number.isNaN(t) ? 0 : t;
+}
