@@ -260,8 +260,16 @@ export class NotebookController {
       return;
     }
     const sources: Record<string, string> = {};
-    for (const c of code) sources[c.id] = c.source;
-    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sources });
+    const baseHashes: Record<string, string> = {};
+    for (const c of code) {
+      sources[c.id] = c.source;
+      // The server text this cell's text was typed on: a pending edit's base, else what the server last said.
+      const pendingBase = this.connection.pendingEdits[c.id]?.base;
+      const serverSource = this.serverDoc?.cells.find((cell) => cell.id === c.id)?.source;
+      const base = pendingBase ?? (serverSource !== undefined ? sourceHash(serverSource) : undefined);
+      if (base !== undefined) baseHashes[c.id] = base;
+    }
+    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sources, baseHashes });
   }
 
   interrupt(): void {

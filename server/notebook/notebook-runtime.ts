@@ -109,7 +109,7 @@ export class NotebookRuntime {
         await this.persistence.setKind(command.cellId, command.kind);
         return;
       case "execute":
-        await this.execute(command.cellIds, command.sources, by);
+        await this.execute(command.cellIds, command.sources, by, command.baseHashes ?? {});
         return;
       case "clear-outputs":
         for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId));
@@ -145,10 +145,16 @@ export class NotebookRuntime {
     await this.persistence.flush();
   }
 
-  private async execute(cellIds: string[], sources: Record<string, string>, by: string): Promise<void> {
+  private async execute(cellIds: string[], sources: Record<string, string>, by: string, baseHashes: Record<string, string>): Promise<void> {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
     if (busy) throw new CommandError(`cell ${busy.id} is already queued or running`);
+    for (const cell of cells) {
+      const source = sources[cell.id];
+      const base = baseHashes[cell.id];
+      const stale = base !== undefined && source !== undefined && source !== cell.source && sourceHash(cell.source) !== base;
+      if (stale) throw new SourceConflictError(cell.id, cell.source); // checked for every cell before anything runs
+    }
     const saves: Array<Promise<void>> = [];
     for (const cell of cells) {
       const source = sources[cell.id];

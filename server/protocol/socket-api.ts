@@ -48,8 +48,18 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
     force: z.boolean().optional(),
   }),
   z.object({ op: z.literal("set-kind"), notebookId: id, cellId: id, kind: cellKind }),
-  /** `source` is sent with the request so a run always uses what the user sees. */
-  z.object({ op: z.literal("execute"), notebookId: id, cellIds: z.array(id).min(1).max(10_000), sources: z.record(z.string(), source) }),
+  /**
+   * `sources` are sent with the request so a run always uses what the user
+   * sees; `baseHashes` (as in set-source) make a run on top of text another
+   * tab replaced a conflict instead of an overwrite.
+   */
+  z.object({
+    op: z.literal("execute"),
+    notebookId: id,
+    cellIds: z.array(id).min(1).max(10_000),
+    sources: z.record(z.string(), source),
+    baseHashes: z.record(z.string(), z.string().max(32)).optional(),
+  }),
   z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
   z.object({ op: z.literal("interrupt"), notebookId: id }),
   z.object({ op: z.literal("restart"), notebookId: id }),

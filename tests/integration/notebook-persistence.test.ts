@@ -95,6 +95,22 @@ describe("notebooks in the database", () => {
     assert.equal(stored.cells[0]!.source, "bob()");
   });
 
+  it("refuses to run text typed on top of a source another tab replaced", LIMIT, async () => {
+    const id = await harness.createNotebook("run conflict");
+    const opened = await alice.send({ op: "open", notebookId: id });
+    await bob.send({ op: "open", notebookId: id });
+    assert.ok(opened.ok && opened.notebook);
+    const cellId = opened.notebook.cells[0]!.id;
+    await alice.send({ op: "set-source", notebookId: id, cellId, source: "print('alice')", baseHash: sourceHash("") });
+    const refused = await bob.send({ op: "execute", notebookId: id, cellIds: [cellId], sources: { [cellId]: "print('bob')" }, baseHashes: { [cellId]: sourceHash("") } });
+    assert.equal(refused.ok, false);
+    assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "print('alice')" });
+    const again = await bob.send({ op: "open", notebookId: id });
+    assert.ok(again.ok && again.notebook);
+    assert.equal(again.notebook.cells[0]!.source, "print('alice')");
+    assert.equal(again.notebook.cells[0]!.runState, "idle", "nothing was queued");
+  });
+
   it("streams metrics of a run into the cell's live view and the database", LIMIT, async () => {
     const id = await harness.createNotebook("metrics");
     const opened = await alice.send({ op: "open", notebookId: id });

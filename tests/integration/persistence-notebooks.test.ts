@@ -146,6 +146,7 @@ describe("NotebookRepository", () => {
       outputs: [{ kind: "stream", name: "stdout", text: "kept" }],
       executionCount: 1,
       runState: "idle",
+      liveMetrics: null,
       lastRun: { status: "ok", durationMs: 1 },
       template: null,
     });
