@@ -4,7 +4,7 @@ metric frame per step, heartbeats) costs a training step on CPU.
 Runs the same small training loop with and without the timer, interleaved in
 rounds so machine noise hits both alike, and reports the median overhead.
 Frames are encoded and written to /dev/null, as a kernel writes them to its
-tty. Usage: python3 tests/bench/timing_overhead.py [steps] [rounds]
+tty. Usage: [HIDDEN=512] python3 tests/bench/timing_overhead.py [steps] [rounds]
 """
 import os
 import statistics
@@ -19,9 +19,12 @@ import mgpulab as lab  # noqa: E402
 from mgpulab_kernel import protocol  # noqa: E402
 
 
+HIDDEN = int(os.environ.get("HIDDEN", "512"))
+
+
 def make():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    model = torch.nn.Sequential(torch.nn.Linear(256, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 10))
     return model, torch.optim.SGD(model.parameters(), lr=0.01)
 
 
@@ -93,6 +96,7 @@ def main():
             plain_times.append(plain(data))
             timed_times.append(timed(data))
     base, with_timer = statistics.median(plain_times), statistics.median(timed_times)
+    print(f"| model: 256→{HIDDEN}→10 MLP, batch 64, 1 thread | |")
     print(f"| step without timer | {base * 1e3:.3f} ms |")
     print(f"| step with StepTimer + metric frame | {with_timer * 1e3:.3f} ms |")
     print(f"| overhead per step, measured on the loop | {(with_timer - base) * 1e6:.1f} µs ({(with_timer / base - 1) * 100:.2f} %) |")
