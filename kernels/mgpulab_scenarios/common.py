@@ -1,0 +1,118 @@
+"""Small shared pieces for experiments: data, models, timing, emulated memory budget."""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable, Dict, List, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import mgpulab as lab
+
+
+def data(seed: int, n: int, d_in: int, d_out: int = 1):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d_in, generator=g)
+    w = torch.randn(d_in, d_out, generator=g)
+    y = x @ w + 0.1 * torch.randn(n, d_out, generator=g)
+    return x, y
+
+
+def mlp(seed: int, d_in: int, hidden: int, d_out: int = 1, layers: int = 2) -> nn.Module:
+    torch.manual_seed(seed + 1)
+    mods: List[nn.Module] = []
+    width = d_in
+    for _ in range(layers - 1):
+        mods += [nn.Linear(width, hidden), nn.ReLU()]
+        width = hidden
+    mods.append(nn.Linear(width, d_out))
+    return nn.Sequential(*mods)
+
+
+def dp(model: nn.Module, n: int, keep_replicas: bool = False) -> nn.Module:
+    """DataParallel over n emulated CPU devices (the scenarios' CPU path)."""
+    return lab.DataParallel(model, device_ids=list(range(n)), emulate=True, keep_replicas=keep_replicas)
+
+
+def mode_label(n: int, engine: str) -> str:
+    from mgpulab import devices
+    if engine == "DDP":
+        return devices.detect(n, "DDP", emulate=True, backend="gloo").label
+    return devices.detect(n, engine, emulate=True).label
+
+
+def grads(model: nn.Module) -> List[torch.Tensor]:
+    return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+
+
+def max_abs_diff(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
+    return max(float((x - y).abs().max()) for x, y in zip(a, b)) if a else 0.0
+
+
+def params_of(model: nn.Module) -> List[torch.Tensor]:
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def param_norm(model: nn.Module) -> float:
+    return float(torch.sqrt(sum((p.detach() ** 2).sum() for p in model.parameters())))
+
+
+def median_ms(fn: Callable[[], Any], repeats: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return statistics.median(times)
+
+
+def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor) -> float:
+    opt.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+    return float(loss)
+
+
+def r(value: float, digits: int = 4) -> float:
+    """Round for JSON evidence (keeps tiny differences visible)."""
+    if value == 0 or not isinstance(value, float):
+        return value
+    return float(f"{value:.{digits}g}")
+
+
+# -- emulated device memory budget ---------------------------------------------------------
+
+class EmulatedOOM(RuntimeError):
+    """Raised when a forward would exceed an emulated device memory budget (CPU only)."""
+
+
+def mlp_bytes_per_device(model: nn.Module, rows: int) -> Dict[str, int]:
+    """Parameter + gradient bytes and activation bytes for ``rows`` samples through an MLP."""
+    param = sum(p.numel() * p.element_size() for p in model.parameters())
+    widths = []
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            widths += [m.in_features, m.out_features]
+    activations = rows * sum(widths) * 4
+    return {"parameters": param, "gradients": param, "activations": activations,
+            "total": 2 * param + activations}
+
+
+def check_budget(model: nn.Module, chunk_rows: Sequence[int], budget_mib: float) -> List[Dict[str, Any]]:
+    """Per-device emulated memory need; raises EmulatedOOM naming the first device over budget."""
+    out = []
+    for device, rows in enumerate(chunk_rows):
+        need = mlp_bytes_per_device(model, rows)
+        out.append({"device": device, "rows": rows, "need_mib": need["total"] / 2 ** 20})
+        if need["total"] > budget_mib * 2 ** 20:
+            raise EmulatedOOM(
+                f"emulated OOM on emulated device {device}: needs {need['total'] / 2 ** 20:.2f} MiB "
+                f"(parameters+gradients {2 * need['parameters'] / 2 ** 20:.2f} MiB, activations for {rows} rows "
+                f"{need['activations'] / 2 ** 20:.2f} MiB) > budget {budget_mib:.2f} MiB — this is a CPU "
+                "emulation of a device memory limit, not a real CUDA OOM")
+    return out

@@ -1,0 +1,277 @@
+"""Scenario model: typed parameters, templated cells, claims with verdict functions.
+
+A scenario is data: parameters (typed, ranged), steps (markdown, an optional
+"predict first" question, templated code cells), experiments (functions that
+run variants side by side and return a JSON-able evidence dict) and claims
+(an article's sentence quoted verbatim plus a ``verdict(evidence)`` function
+that computes holds | does-not-hold | partly from the run's own numbers).
+
+Templates use ``{{name}}`` placeholders. :func:`render_text` inserts each
+validated value as a Python literal (``repr`` of an int, float, bool, or a
+string that is one of the parameter's allowed choices), so a parameter can
+never inject code; an unknown placeholder is an error.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+VERDICTS = ("holds", "does-not-hold", "partly")
+Evidence = Dict[str, Any]
+Verdict = Tuple[str, str]
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class ParameterError(ValueError):
+    """A parameter value is missing, of the wrong type, or out of range."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type: str  # int | float | bool | choice
+    default: Any
+    help: str
+    min: Optional[float] = None
+    max: Optional[float] = None
+    choices: Tuple[str, ...] = ()
+
+    def allowed(self) -> str:
+        if self.type == "bool":
+            return "true or false"
+        if self.type == "choice":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        return f"a{'n' if self.type == 'int' else ''} {self.type} in [{self.min}, {self.max}]"
+
+    def check(self, value: Any) -> Any:
+        """The value as its Python type, or ParameterError naming the parameter and the allowed range."""
+        bad = ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {value!r}")
+        if self.type == "bool":
+            if not isinstance(value, bool):
+                raise bad
+            return value
+        if self.type == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise bad
+            return value
+        if self.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                else:
+                    raise bad
+            value = int(value)
+        elif self.type == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise bad
+            value = float(value)
+            if not math.isfinite(value):
+                raise bad
+        else:  # pragma: no cover - definitions are checked at import
+            raise bad
+        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+            raise bad
+        return value
+
+    def parse(self, text: str) -> Any:
+        """Parse command-line text (``name=value``) strictly, then :meth:`check` it."""
+        text = text.strip()
+        try:
+            if self.type == "bool":
+                lowered = text.lower()
+                if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError
+                value: Any = lowered in ("true", "1", "yes")
+            elif self.type == "int":
+                if not re.fullmatch(r"[+-]?\d+", text):
+                    raise ValueError
+                value = int(text)
+            elif self.type == "float":
+                if not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", text):
+                    raise ValueError
+                value = float(text)
+            else:
+                value = text
+        except ValueError:
+            raise ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {text!r}") from None
+        return self.check(value)
+
+    def to_dict(self) -> dict:
+        out: Dict[str, Any] = {"name": self.name, "type": self.type, "default": self.default, "help": self.help}
+        if self.type in ("int", "float"):
+            out.update(min=self.min, max=self.max)
+        if self.type == "choice":
+            out["choices"] = list(self.choices)
+        return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A templated code cell: ``template_id`` is global (``<scenario>/<cell>``)."""
+
+    id: str
+    template: str
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    markdown: str
+    cells: Tuple[Cell, ...] = ()
+    question: Optional[str] = None
+    choices: Tuple[str, ...] = ()
+    claims: Tuple[str, ...] = ()  # claim ids this step's prediction is about
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    quote: str  # verbatim from the source article
+    experiment: str  # id of the experiment whose evidence it reads
+    verdict: Callable[[Evidence], Verdict]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    variants: Tuple[str, ...]
+    run: Callable[[Dict[str, Any]], Evidence]
+    metrics: Tuple[str, ...] = ()
+    chart: str = ""
+
+
+@dataclass
+class Scenario:
+    id: str
+    title: str
+    source: str  # article file name in shared/seeds
+    summary: str
+    parameters: Tuple[Parameter, ...]
+    steps: Tuple[Step, ...]
+    experiments: Tuple[Experiment, ...]
+    claims: Tuple[Claim, ...]
+    constraints: Tuple[Callable[[Dict[str, Any]], Optional[str]], ...] = ()
+    _params: Dict[str, Parameter] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._params = {p.name: p for p in self.parameters}
+        for p in self.parameters:
+            p.check(p.default)  # a definition bug fails at import
+        experiments = {e.id for e in self.experiments}
+        for claim in self.claims:
+            assert claim.experiment in experiments, (self.id, claim.id)
+        for step in self.steps:
+            for cell in step.cells:
+                for name in _PLACEHOLDER.findall(cell.template):
+                    assert name in self._params, (self.id, cell.id, name)
+
+    def parameter(self, name: str) -> Parameter:
+        return self._params[name]
+
+    def validate(self, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(self._params))
+        if unknown:
+            raise ParameterError(f"unknown parameter(s) for scenario {self.id!r}: {', '.join(unknown)} "
+                                 f"(known: {', '.join(self._params)})")
+        values = {p.name: p.check(params[p.name]) if p.name in params else p.default for p in self.parameters}
+        for constraint in self.constraints:
+            problem = constraint(values)
+            if problem:
+                raise ParameterError(problem)
+        return values
+
+    def cell(self, cell_id: str) -> Cell:
+        for step in self.steps:
+            for cell in step.cells:
+                if cell.id == cell_id:
+                    return cell
+        raise KeyError(f"scenario {self.id!r} has no cell {cell_id!r}")
+
+    def question(self, step: Step, values: Optional[Dict[str, Any]] = None) -> Tuple[Optional[str], List[str]]:
+        """The step's "predict first" question and choices with validated parameter values filled in."""
+        values = self.validate(values)
+        if step.question is None:
+            return None, []
+        return step.question.format(**values), [choice.format(**values) for choice in step.choices]
+
+    def to_dict(self, values: Optional[Dict[str, Any]] = None) -> dict:
+        """JSON-able description; questions are filled in with ``values`` (defaults when None)."""
+        questions = {s.id: self.question(s, values) for s in self.steps}
+        return {
+            "id": self.id, "title": self.title, "source": self.source, "summary": self.summary,
+            "parameters": [p.to_dict() for p in self.parameters],
+            "steps": [{"id": s.id, "markdown": s.markdown, "question": questions[s.id][0],
+                       "choices": questions[s.id][1],
+                       "claims": list(s.claims),
+                       "cells": [{"templateId": f"{self.id}/{c.id}", "template": c.template} for c in s.cells]}
+                      for s in self.steps],
+            "experiments": [{"id": e.id, "title": e.title, "variants": list(e.variants),
+                             "metrics": list(e.metrics), "chart": e.chart} for e in self.experiments],
+            "claims": [{"id": c.id, "quote": c.quote, "experiment": c.experiment} for c in self.claims],
+        }
+
+
+def literal(value: Any) -> str:
+    """A validated value as Python source: only bool, int, finite float, or str."""
+    if isinstance(value, bool) or isinstance(value, int):
+        return repr(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ParameterError(f"non-finite float {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    raise ParameterError(f"cannot render a {type(value).__name__} as a literal")
+
+
+def render_text(template: str, values: Dict[str, Any]) -> str:
+    def sub(match: "re.Match[str]") -> str:
+        name = match.group(1)
+        if name not in values:
+            raise ParameterError(f"template placeholder {name!r} has no parameter")
+        return literal(values[name])
+    return _PLACEHOLDER.sub(sub, template)
+
+
+# -- helpers for verdict functions ------------------------------------------------------
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if isinstance(value, float):
+        if value == 0 or 1e-3 <= abs(value) < 1e6:
+            return f"{value:.{digits}g}"
+        return f"{value:.2e}"
+    return str(value)
+
+
+def check_verdict(result: Any) -> Verdict:
+    verdict, explanation = result
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    return verdict, str(explanation)
+
+
+def device_limit() -> int:
+    """Devices a scenario may ask for here: the GPUs, or up to 4 emulated CPU devices."""
+    from mgpulab import devices
+    gpus = devices.cuda_device_count()
+    return gpus if gpus > 0 else 4
+
+
+def at_most_devices(*names: str) -> Callable[[Dict[str, Any]], Optional[str]]:
+    def check(values: Dict[str, Any]) -> Optional[str]:
+        limit = device_limit()
+        for name in names:
+            if values[name] > limit:
+                return (f"parameter {name!r} = {values[name]} exceeds the devices available here "
+                        f"({limit}); allowed range [1, {limit}]")
+        return None
+    return check
+
+
+def sequence_max(values: Sequence[float]) -> float:
+    return max(values) if values else 0.0

@@ -1,0 +1,350 @@
+"""Scenario catalog: templates, parameter validation, headless runs, verdicts computed from evidence."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import mgpulab_scenarios as sc
+from mgpulab_scenarios import ParameterError, VERDICTS
+from mgpulab_scenarios.core import render_text
+
+KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the articles live beside the repo (../shared/seeds); MGPULAB_SEEDS overrides
+SEEDS = os.environ.get("MGPULAB_SEEDS") or os.path.normpath(os.path.join(KERNELS, "..", "..", "shared", "seeds"))
+HOSTILE = "1); import os; os.system('x')"
+
+# the smallest parameters that still exercise every experiment
+SMALL = {
+    "dp-basics": {"devices": 2, "batch_size": 8, "hidden": 4, "d_in": 4, "steps": 1, "timing_repeats": 1,
+                  "compare_ddp": False},
+    "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "batch_size": 4, "num_steps": 2},
+    "params-not-updated": {"devices": 2, "batch_size": 8, "steps": 2},
+    "incomplete-results-gil": {"devices": 2, "samples": 40, "batch_size": 10, "depth": 4, "repeats": 1,
+                               "num_workers": 0, "sample_cost_ms": 0.0},
+    "hangs": {"world_size": 2, "fault": "none", "steps": 1, "comm_delay_ms": 20.0},
+}
+
+
+def _numbers(obj):
+    if isinstance(obj, bool):
+        return
+    if isinstance(obj, (int, float)):
+        if math.isfinite(obj):
+            yield float(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _numbers(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _numbers(v)
+
+
+def _mentions_evidence_number(explanation: str, evidence: dict) -> bool:
+    said = [float(m) for m in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", explanation)]
+    have = list(_numbers(evidence))
+    for a in said:
+        for b in have:
+            if a == b or (b != 0 and abs(a - b) / abs(b) < 0.01):
+                return True
+    return False
+
+
+# -- catalog, quotes, templates ----------------------------------------------------------------
+
+def test_catalog_has_one_scenario_per_seed():
+    ids = [s["id"] for s in sc.catalog()]
+    assert ids == ["dp-basics", "dp-not-starting", "params-not-updated", "incomplete-results-gil", "hangs"]
+    sources = {s["source"] for s in sc.catalog()}
+    assert len(sources) == 5
+    for s in sc.catalog():
+        assert s["claims"] and s["steps"] and s["parameters"] and s["experiments"]
+        json.dumps(s)  # JSON-able for the server
+
+
+@pytest.mark.skipif(not os.path.isdir(SEEDS), reason="seed articles not present")
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_every_claim_is_quoted_verbatim(scenario_id):
+    scenario = sc.get(scenario_id)
+    with open(os.path.join(SEEDS, scenario.source), encoding="utf-8") as handle:
+        article = handle.read()
+    for claim in scenario.claims:
+        assert claim.quote in article, f"{scenario_id}/{claim.id} is not verbatim"
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_templates_render_to_valid_python_with_literals(scenario_id):
+    scenario = sc.get(scenario_id)
+    cells = [cell for step in scenario.steps for cell in step.cells]
+    assert cells
+    for cell in cells:
+        source = sc.render(f"{scenario_id}/{cell.id}", {})
+        assert "{{" not in source
+        compile(source, f"<{scenario_id}/{cell.id}>", "exec")
+    for step in scenario.steps:
+        question, choices = scenario.question(step, {})
+        assert question is None or "{" not in question and all("{" not in ch for ch in choices)
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_every_parameter_rejects_hostile_and_out_of_range_values(scenario_id):
+    scenario = sc.get(scenario_id)
+    for p in scenario.parameters:
+        with pytest.raises(ParameterError, match=re.escape(repr(p.name))):
+            sc.validate(scenario_id, {p.name: HOSTILE})
+        with pytest.raises(ParameterError, match=re.escape(repr(p.name))):
+            sc.validate(scenario_id, {p.name: [1]})
+        if p.type in ("int", "float"):
+            with pytest.raises(ParameterError, match=r"in \["):
+                sc.validate(scenario_id, {p.name: p.max + 1})
+            with pytest.raises(ParameterError, match=re.escape(repr(p.name))):
+                sc.validate(scenario_id, {p.name: p.min - 1})
+            with pytest.raises(ParameterError):
+                sc.validate(scenario_id, {p.name: True})  # a bool is not a number here
+        if p.type == "float":
+            with pytest.raises(ParameterError):
+                sc.validate(scenario_id, {p.name: float("nan")})
+        if p.type == "bool":
+            with pytest.raises(ParameterError):
+                sc.validate(scenario_id, {p.name: "True"})
+        with pytest.raises(ParameterError):  # command-line text is parsed strictly too
+            p.parse(HOSTILE)
+    with pytest.raises(ParameterError, match="unknown parameter"):
+        sc.validate(scenario_id, {"__import__('os')": 1})
+
+
+def test_render_inserts_inert_literals_and_refuses_bad_values_before_rendering():
+    src = sc.render("hangs/fault", {"fault": "none", "hang_timeout_s": 2.5})
+    assert "fault='none'" in src and "hang_timeout_s=2.5" in src
+    with pytest.raises(ParameterError, match=r"'fault' must be one of"):
+        sc.render("hangs/fault", {"fault": HOSTILE})
+    with pytest.raises(ParameterError, match=r"'devices' must be an int in \[1, 8\]"):
+        sc.render("dp-basics/split", {"devices": "2); import os"})
+    # even if a string reached the renderer it would be a quoted literal, never code
+    rendered = render_text("x = {{v}}", {"v": HOSTILE})
+    namespace: dict = {}
+    exec(compile(rendered, "<t>", "exec"), namespace)
+    assert namespace["x"] == HOSTILE
+    with pytest.raises(ParameterError):
+        render_text("x = {{v}}", {"v": object()})
+    with pytest.raises(ParameterError, match="no parameter"):
+        render_text("x = {{missing}}", {})
+
+
+def test_cross_parameter_limit_devices_available():
+    with pytest.raises(ParameterError, match="exceeds the devices available here"):
+        sc.validate("dp-basics", {"devices": 8})
+    assert sc.validate("dp-basics", {"devices": 4})["devices"] == 4
+    with pytest.raises(sc.UnknownScenario):
+        sc.validate("nope")
+
+
+# -- headless runs ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_runs():
+    return {sid: sc.run(sid, SMALL[sid]) for sid in sc.IDS}
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_every_scenario_runs_headless_and_every_claim_has_a_verdict_from_its_numbers(small_runs, scenario_id):
+    doc = small_runs[scenario_id]
+    json.dumps(doc)
+    assert doc["deviceMode"]
+    assert all(e["error"] is None for e in doc["experiments"]), [e["error"] for e in doc["experiments"]]
+    assert len(doc["claims"]) == len(sc.get(scenario_id).claims)
+    for claim in doc["claims"]:
+        assert claim["verdict"] in VERDICTS, claim
+        assert _mentions_evidence_number(claim["explanation"], claim["evidence"]), claim["explanation"]
+
+
+# -- verdicts flip when a parameter changes the evidence ------------------------------------------
+
+def _verdict(doc, claim_id):
+    return next(c["verdict"] for c in doc["claims"] if c["id"] == claim_id)
+
+
+def test_split_verdict_flips_with_divisibility():
+    even = sc.run("dp-basics", {"batch_size": 64, "devices": 4}, experiments=["split"])
+    uneven = sc.run("dp-basics", {"batch_size": 66, "devices": 4}, experiments=["split"])
+    assert _verdict(even, "splits-evenly") == "holds"
+    assert _verdict(uneven, "splits-evenly") == "partly"
+    assert uneven["experiments"][0]["evidence"]["samples_per_device"] == [17, 17, 17, 15]
+
+
+def test_manual_update_verdict_flips_with_what_the_loop_touches():
+    primary = sc.run("params-not-updated", {"manual_target": "module_children"}, experiments=["variants"])
+    replicas = sc.run("params-not-updated", {"manual_target": "replicas"}, experiments=["variants"])
+    assert _verdict(primary, "manual-fails") == "does-not-hold"
+    assert _verdict(replicas, "manual-fails") == "holds"
+
+
+def test_padding_and_custom_layer_verdicts_flip_with_their_faults():
+    ok = sc.run("dp-not-starting", {"trim_padding": False, "weight_kind": "parameter"},
+                experiments=["padded", "custom-layer"])
+    bad = sc.run("dp-not-starting", {"trim_padding": True, "weight_kind": "plain_tensor"},
+                 experiments=["padded", "custom-layer"])
+    assert _verdict(ok, "padded-errors") == "does-not-hold"
+    assert _verdict(bad, "padded-errors") == "holds"
+    assert "Gather got an input of invalid size" in next(c for c in bad["claims"] if c["id"] == "padded-errors")[
+        "explanation"]
+    assert _verdict(ok, "custom-layer") == "does-not-hold"
+    assert _verdict(bad, "custom-layer") == "holds"
+
+
+def test_emulated_oom_verdict_flips_with_the_budget():
+    fits = sc.run("hangs", {"device_memory_mib": 64.0}, experiments=["oom"])
+    oom = sc.run("hangs", {"device_memory_mib": 0.5}, experiments=["oom"])
+    assert _verdict(fits, "oom-hang") == "does-not-hold"
+    assert _verdict(oom, "oom-hang") == "partly"
+    assert "emulated OOM" in oom["experiments"][0]["evidence"]["error"]
+
+
+def test_skipped_collective_is_detected_as_a_hang_and_the_clean_run_is_not():
+    clean = sc.run("hangs", {"fault": "none", "hang_timeout_s": 2.0}, experiments=["collective-fault"])
+    hung = sc.run("hangs", {"fault": "skip_collective", "fix": "pg_timeout", "hang_timeout_s": 2.0,
+                            "pg_timeout_s": 2.0}, experiments=["collective-fault"])
+    assert _verdict(clean, "deadlock") == "does-not-hold"
+    assert _verdict(hung, "deadlock") == "holds"
+    ev = hung["experiments"][0]["evidence"]
+    assert ev["faulty"]["status"] == "hang"
+    wheres = [r["where"] or "" for r in ev["faulty"]["ranks"]]
+    assert any("all_reduce" in w for w in wheres), wheres  # per-rank stacks say where each rank waited
+    assert ev["fixed"]["status"] == "failed" and "Timed out" in ev["fixed"]["summary"]
+
+
+# -- verdict functions are functions of the evidence -----------------------------------------------
+
+def _claim(scenario_id, claim_id):
+    return next(c for c in sc.get(scenario_id).claims if c.id == claim_id)
+
+
+def test_verdict_functions_are_not_constant_on_synthetic_evidence():
+    split = {"samples_per_device": [16, 16, 16, 16], "batch_size": 64, "devices": 4, "rows_scattered": 64}
+    assert _claim("dp-basics", "splits-evenly").verdict(split)[0] == "holds"
+    assert _claim("dp-basics", "splits-evenly").verdict(
+        dict(split, samples_per_device=[2, 2, 2], batch_size=6, rows_scattered=6))[0] == "partly"
+
+    scaling = {"devices": 4, "deviceMode": "x", "rows": [{"devices": 1, "step_ms": 4.0, "speedup": 1.0},
+                                                          {"devices": 4, "step_ms": 1.6, "speedup": 2.5}],
+               "speedup_at_max": 2.5}
+    assert _claim("dp-basics", "not-linear").verdict(scaling)[0] == "holds"
+    assert _claim("dp-basics", "myth-linear").verdict(scaling)[0] == "does-not-hold"
+    linear = dict(scaling, rows=[scaling["rows"][0], {"devices": 4, "step_ms": 1.0, "speedup": 4.0}],
+                  speedup_at_max=4.0)
+    assert _claim("dp-basics", "not-linear").verdict(linear)[0] == "does-not-hold"
+    assert _claim("dp-basics", "myth-linear").verdict(linear)[0] == "holds"
+
+    complete = {"rows_in": 100, "rows_out": 100, "completeness_pct": 100.0, "nonfinite_outputs": 0, "steps": 4,
+                "devices": 2}
+    assert _claim("incomplete-results-gil", "incomplete").verdict(complete)[0] == "does-not-hold"
+    assert _claim("incomplete-results-gil", "incomplete").verdict(
+        dict(complete, rows_out=90, completeness_pct=90.0))[0] == "holds"
+
+    gil = {"devices": 2, "forward_kind": "python", "single_ms": 1.0, "dp_ms": 2.5, "dp_ratio": 2.5,
+           "dp_apply_ms": [1, 1], "dp_threads": ["a", "b"], "ddp_ms": 1.0, "ddp_ratio": 1.0,
+           "ddp_per_rank_ms": [1.0, 1.0], "host_cores": 2}
+    assert _claim("incomplete-results-gil", "gil-restricts").verdict(gil)[0] == "holds"
+    assert _claim("incomplete-results-gil", "gil-restricts").verdict(dict(gil, dp_ratio=1.0))[0] == "does-not-hold"
+    assert _claim("incomplete-results-gil", "ddp-avoids-gil").verdict(gil)[0] == "holds"
+    assert _claim("incomplete-results-gil", "ddp-avoids-gil").verdict(dict(gil, ddp_ratio=3.0))[0] == "does-not-hold"
+
+    uneven = {"world_size": 2, "batches": [10, 20], "status": "ok", "summary": "", "seconds": 1.0, "diverged": [],
+              "rows_compared": 4, "final_loss_per_rank": [1.0, 2.0]}
+    assert _claim("hangs", "uneven-batches").verdict(uneven)[0] == "does-not-hold"
+    assert _claim("hangs", "uneven-batches").verdict(dict(uneven, status="hang", summary="stuck"))[0] == "holds"
+
+    link = {"world_size": 2, "comm_delay_ms": 50.0, "status": "ok", "summary": "", "seconds": 1.0,
+            "per_rank": [{"rank": 0, "baseline": {"step_ms": 10.0, "comm_ms": 2.0, "comm_share": 0.2},
+                          "delayed": {"step_ms": 60.0, "comm_ms": 52.0, "comm_share": 0.87}}]}
+    assert _claim("hangs", "slow-link").verdict(link)[0] == "partly"
+    flat = dict(link, per_rank=[dict(link["per_rank"][0], delayed={"step_ms": 10.5, "comm_ms": 2.1,
+                                                                   "comm_share": 0.2})])
+    assert _claim("hangs", "slow-link").verdict(flat)[0] == "does-not-hold"
+    assert _claim("hangs", "slow-link").verdict(dict(link, status="hang", summary="x"))[0] == "holds"
+
+    state = {"devices": 2, "forwards": 3, "rows_per_device": [4, 4], "single": {"calls": 3, "rows_seen": 24.0},
+             "dp": {"calls": 0, "rows_seen": 12.0}}
+    assert _claim("params-not-updated", "updates-discarded").verdict(state)[0] == "partly"
+    assert _claim("params-not-updated", "updates-discarded").verdict(
+        dict(state, dp={"calls": 3, "rows_seen": 24.0}))[0] == "does-not-hold"
+
+    fault = {"fault": "skip_collective", "sleep_s": 1.0, "hang_timeout_s": 3.0,
+             "faulty": {"status": "hang", "seconds": 4.0, "summary": "",
+                        "ranks": [{"rank": 0, "state": "killed", "where": "all_reduce", "last_step": 3}]}}
+    assert _claim("hangs", "deadlock").verdict(fault)[0] == "holds"
+    assert _claim("hangs", "deadlock").verdict(dict(fault, fault="slow_rank"))[0] == "partly"  # slow, not deadlocked
+    assert _claim("hangs", "deadlock").verdict(
+        dict(fault, faulty=dict(fault["faulty"], status="ok")))[0] == "does-not-hold"
+
+    copied = {"devices": 2, "model_params": 10, "params_per_replica": [10, 10], "rows_per_replica": [2, 2], "rows": 4}
+    assert _claim("dp-not-starting", "model-parallelism").verdict(copied)[0] == "does-not-hold"
+    assert _claim("dp-not-starting", "model-parallelism").verdict(
+        dict(copied, params_per_replica=[5, 5]))[0] == "holds"
+
+
+# -- command line -----------------------------------------------------------------------------------
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=KERNELS)
+    return subprocess.run([sys.executable, "-m", "mgpulab_scenarios.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_cli_refuses_bad_ids_and_params_before_running():
+    bad = _cli("no-such-scenario")
+    assert bad.returncode == 2 and "unknown scenario 'no-such-scenario'" in bad.stderr
+    bad = _cli("dp-basics", "--param", f"devices={HOSTILE}")
+    assert bad.returncode == 2 and "'devices' must be an int in [1, 8]" in bad.stderr
+    bad = _cli("dp-basics", "--param", "devices=0")
+    assert bad.returncode == 2 and "'devices'" in bad.stderr
+    bad = _cli("dp-basics", "--param", "nope=1")
+    assert bad.returncode == 2 and "unknown parameter 'nope'" in bad.stderr
+
+
+def test_cli_json_is_one_clean_document():
+    done = _cli("params-not-updated", "--json", "--param", "steps=2")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["scenario"] == "params-not-updated" and doc["deviceMode"]
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert all({"id", "quote", "verdict", "evidence"} <= set(c) for c in doc["claims"])
+
+
+CELL_DRIVER = r'''
+import contextlib, io, json, sys, traceback
+import mgpulab_scenarios as sc
+params = json.loads(sys.argv[1])
+failures = []
+if __name__ == "__main__":
+    for sid in sc.IDS:
+        for step in sc.get(sid).steps:
+            for cell in step.cells:
+                source = sc.render(f"{sid}/{cell.id}", params[sid])
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        exec(compile(source, f"<{sid}/{cell.id}>", "exec"), {"__name__": "__cell__"})
+                except Exception:
+                    failures.append(f"{sid}/{cell.id}: {traceback.format_exc()[-400:]}")
+    print(json.dumps(failures))
+'''
+
+
+def test_every_rendered_cell_executes():
+    params = {
+        "dp-basics": {"devices": 2, "batch_size": 8, "timing_repeats": 2},
+        "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "num_steps": 2},
+        "params-not-updated": {"steps": 2},
+        "incomplete-results-gil": {"samples": 40, "batch_size": 10, "repeats": 1, "sample_cost_ms": 0.0},
+        "hangs": {"hang_timeout_s": 2.0, "pg_timeout_s": 2.0},
+    }
+    env = dict(os.environ, PYTHONPATH=KERNELS)
+    done = subprocess.run([sys.executable, "-c", CELL_DRIVER, json.dumps(params)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
