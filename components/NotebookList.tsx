@@ -10,13 +10,15 @@ import { SocketLabTransport } from "./model/lab-client";
 import { NotebookListController } from "./model/notebook-list";
 import NewNotebookForm from "./NewNotebookForm";
 import NotebookRow from "./NotebookRow";
+import ScenarioPicker from "./ScenarioPicker";
 import UndoToast from "./UndoToast";
 
 /** How often "3 min ago" is brought up to date. */
 const CLOCK_MS = 30_000;
 
 export default function NotebookList() {
-  const [list] = useState(() => new NotebookListController(new SocketLabTransport()));
+  const [transport] = useState(() => new SocketLabTransport());
+  const [list] = useState(() => new NotebookListController(transport));
   const state = useSyncExternalStore(list.subscribe, list.getState, list.getState);
   const [now, setNow] = useState(() => Date.now());
 
@@ -57,6 +59,7 @@ export default function NotebookList() {
           ))}
         </ul>
       )}
+      <ScenarioPicker transport={transport} />
       <DeletedNotebooks items={state.deleted} now={now} list={list} />
       {state.undo !== null && (
         <div className="notices">

@@ -7,6 +7,7 @@ import type { KernelHost } from "./kernel/kernel-host";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { NotebookHub, type NotebookHubOptions } from "./notebook/notebook-hub";
+import { ScenarioCatalog } from "./scenarios/scenario-catalog";
 
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "host"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
@@ -19,6 +20,7 @@ export interface Lab {
   db: Database;
   catalog: DatabaseCatalog;
   hub: NotebookHub;
+  scenarios: ScenarioCatalog;
   /** Runs that a previous server process left "running", now marked interrupted. */
   interruptedRuns: number;
   close(): Promise<void>;
@@ -34,6 +36,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     db,
     catalog,
     hub,
+    scenarios: new ScenarioCatalog(),
     interruptedRuns: interrupted.length,
     close: async () => {
       await hub.shutdownAll();

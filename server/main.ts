@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     if (!handleNotebookFiles(req, res, files)) void handle(req, res);
   });
   io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
-  attachNotebookSocket(io, lab.hub, log);
+  attachNotebookSocket(io, lab.hub, log, lab.scenarios);
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();

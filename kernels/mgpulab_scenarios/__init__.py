@@ -61,6 +61,18 @@ def render(template_id: str, params: Optional[Dict[str, Any]] = None) -> str:
     return render_text(scenario.cell(cell_id).template, values)
 
 
+def notebook(scenario_id: str, params: Optional[Dict[str, Any]] = None) -> List[dict]:
+    """The scenario as notebook cells (markdown, rendered experiments, a verdicts cell)."""
+    from .as_notebook import notebook_cells
+    return notebook_cells(get(scenario_id), params)
+
+
+def show_verdicts(result: dict) -> None:
+    """Prints each claim's quote, verdict and evidence (the headless runner's text)."""
+    from .cli import format_text
+    print(format_text(result))
+
+
 def catalog() -> List[dict]:
     return [get(i).to_dict() for i in IDS]
 

@@ -46,7 +46,7 @@ def _parse_params(scenario_id: str, items: List[str]) -> Dict[str, Any]:
     return scenario.validate(out)
 
 
-def _text(doc: dict) -> str:
+def format_text(doc: dict) -> str:
     lines = [f"== {doc['scenario']}: {doc['title']}  [{doc['source']}]", f"   devices: {doc['deviceMode']}"]
     for exp in doc["experiments"]:
         status = f"error: {exp['error']}" if exp["error"] else "ok"
@@ -63,11 +63,16 @@ def _text(doc: dict) -> str:
 def main(argv: List[str] = None) -> int:
     parser = argparse.ArgumentParser(prog="npm run scenario --", description="Run a Multi-GPU Lab scenario headless.")
     parser.add_argument("scenario", help=f"scenario id, 'all' or 'list' ({', '.join(IDS)})")
+    parser.add_argument("--notebook", action="store_true", help="print the scenario as notebook cells (JSON) instead of running it")
     parser.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args(argv)
     if args.scenario == "list":
-        print("\n".join(IDS))
+        if args.json:
+            from . import get
+            print(json.dumps([{k: get(i).to_dict()[k] for k in ("id", "title", "source", "summary")} for i in IDS]))
+        else:
+            print("\n".join(IDS))
         return 0
     ids = list(IDS) if args.scenario == "all" else [args.scenario]
     try:
@@ -77,6 +82,13 @@ def main(argv: List[str] = None) -> int:
     except (ParameterError, UnknownScenario) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.notebook:
+        from . import notebook
+        if len(plans) != 1:
+            print("error: --notebook takes one scenario id", file=sys.stderr)
+            return 2
+        print(json.dumps(notebook(*plans[0])))
+        return 0
     docs = []
     t0 = time.perf_counter()
     with _stdout_to_stderr() as real_stdout:
@@ -84,7 +96,7 @@ def main(argv: List[str] = None) -> int:
             doc = run(scenario_id, values)
             docs.append(doc)
             if not args.json:
-                os.write(real_stdout, (_text(doc) + "\n\n").encode())
+                os.write(real_stdout, (format_text(doc) + "\n\n").encode())
     if args.json:
         out = docs if args.scenario == "all" else docs[0]
         sys.stdout.write(json.dumps(out, default=str) + "\n")

@@ -348,3 +348,20 @@ def test_every_rendered_cell_executes():
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_scenario_notebook_cells_compile_and_the_verdict_cell_prints_measured_verdicts(capsys):
+    import ast
+
+    import mgpulab_scenarios as sc
+
+    cells = sc.notebook("params-not-updated")
+    code = [cell for cell in cells if cell["kind"] == "code"]
+    for cell in code:
+        ast.parse(cell["source"])
+    assert all(cell["template"]["id"].startswith("params-not-updated/") for cell in code[:-1])
+    namespace: dict = {}
+    exec(compile(code[-1]["source"], "<verdict cell>", "exec"), namespace)  # noqa: S102 - the notebook's own cell
+    printed = capsys.readouterr().out
+    assert "verdict: " in printed
+    assert any(word in printed for word in ("HOLDS", "DOES-NOT-HOLD", "PARTLY"))

@@ -1,7 +1,7 @@
 /** The notebook catalog on the lab's database (repositories over one Prisma client). */
 import type { NotebookListItem } from "../protocol/notebook-model";
 import { LOCAL_USER, MetricRepository, NotebookRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
-import type { NotebookSummary } from "../persistence/types";
+import type { JsonValue, NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
 
@@ -24,6 +24,20 @@ export class DatabaseCatalog implements NotebookCatalog {
 
   async create(title: string): Promise<NotebookListItem> {
     const stored = await this.repos.notebooks.create({ ownerId: this.userId, title, cells: [{ id: "cell-1", kind: "code", source: "" }] });
+    return this.summary(stored.id);
+  }
+
+  async createWithCells(title: string, cells: Parameters<NotebookCatalog["createWithCells"]>[1]): Promise<NotebookListItem> {
+    const stored = await this.repos.notebooks.create({
+      ownerId: this.userId,
+      title,
+      cells: cells.map((cell, index) => ({
+        id: `cell-${index + 1}`,
+        kind: cell.kind,
+        source: cell.source,
+        template: cell.template ? { id: cell.template.id, parameters: cell.template.parameters as Record<string, JsonValue> } : null,
+      })),
+    });
     return this.summary(stored.id);
   }
 

@@ -13,6 +13,8 @@ export interface NotebookCatalog {
   load(notebookId: string): Promise<{ doc: NotebookDocument; persistence: NotebookPersistence }>;
   list(state: "active" | "deleted"): Promise<NotebookListItem[]>;
   create(title: string): Promise<NotebookListItem>;
+  /** A notebook with these cells (e.g. a scenario's), created whole or not at all. */
+  createWithCells(title: string, cells: Array<{ kind: "code" | "markdown"; source: string; template: { id: string; parameters: Record<string, unknown> } | null }>): Promise<NotebookListItem>;
   duplicate(notebookId: string): Promise<NotebookListItem>;
   /** Renames a notebook that is not open (an open one renames through its runtime). */
   rename(notebookId: string, title: string): Promise<void>;

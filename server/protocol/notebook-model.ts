@@ -75,6 +75,15 @@ export interface NotebookDocument {
   kernel: KernelStatus;
 }
 
+/** A guided scenario as the notebook list offers it. */
+export interface ScenarioSummary {
+  id: string;
+  title: string;
+  /** The source article's file name (shared/seeds). */
+  source: string;
+  summary: string;
+}
+
 /** A notebook as the notebook list shows it. */
 export interface NotebookListItem {
   id: string;

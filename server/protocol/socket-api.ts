@@ -5,7 +5,7 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
-import type { Cell, CellOutput, CellRunState, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem } from "./notebook-model";
+import type { Cell, CellOutput, CellRunState, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, ScenarioSummary } from "./notebook-model";
 
 /** Limits enforced on the wire, stated once. */
 export const MAX_SOURCE_CHARS = 1_000_000;
@@ -109,11 +109,20 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   /** Soft delete: `restore-notebook` undoes it. */
   z.object({ op: z.literal("delete-notebook"), notebookId: id }),
   z.object({ op: z.literal("restore-notebook"), notebookId: id }),
+  z.object({ op: z.literal("list-scenarios") }),
+  /** A new notebook from a scenario; `params` are checked by the catalog (type, range) before anything is created. */
+  z.object({
+    op: z.literal("create-from-scenario"),
+    scenarioId: id,
+    params: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "parameter names are identifiers"), z.union([z.string().max(200), z.number(), z.boolean()]))
+      .optional(),
+  }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem }
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[] }
   | { ok: false; error: string };
 
 /** HTTP routes for files (bodies too large for a socket message). */

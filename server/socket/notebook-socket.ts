@@ -15,6 +15,7 @@ import {
 import { CommandError } from "../notebook/notebook-ops";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { Logger } from "../logger";
+import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { describeInvalid, toClientError } from "./errors";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
@@ -27,7 +28,7 @@ export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;
 }
 
-export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger): void {
+export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger, scenarios: ScenarioCatalog): void {
   const fail = (error: unknown, what: string) => {
     const reply = toClientError(error);
     if (!reply.expected) log.error({ err: error }, `${what} failed`);
@@ -43,7 +44,7 @@ export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logge
     });
     socket.on("lab:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
-      handleLabCommand(hub, raw).then(reply, (error: unknown) => reply({ ok: false, error: fail(error, "lab command").error }));
+      handleLabCommand(hub, scenarios, raw).then(reply, (error: unknown) => reply({ ok: false, error: fail(error, "lab command").error }));
     });
   });
 }
@@ -65,7 +66,7 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   return { ok: true };
 }
 
-async function handleLabCommand(hub: NotebookHub, raw: unknown): Promise<LabAck> {
+async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, raw: unknown): Promise<LabAck> {
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError(describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
@@ -82,6 +83,14 @@ async function handleLabCommand(hub: NotebookHub, raw: unknown): Promise<LabAck>
       return { ok: true, notebook: await hub.setDeleted(command.notebookId, true) };
     case "restore-notebook":
       return { ok: true, notebook: await hub.setDeleted(command.notebookId, false) };
+    case "list-scenarios":
+      return { ok: true, scenarios: await scenarios.list() };
+    case "create-from-scenario": {
+      const summary = (await scenarios.list()).find((scenario) => scenario.id === command.scenarioId);
+      if (!summary) throw new CommandError(`no scenario ${command.scenarioId}`);
+      const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
+      return { ok: true, notebook: await hub.catalog.createWithCells(summary.title, cells) };
+    }
     default:
       return assertNever(command);
   }

@@ -37,7 +37,7 @@ export class SocketHarness {
       hangAfterMs: options.hangAfterMs,
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, lab.hub, createLogger("silent"));
+    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
     return new SocketHarness(`http://127.0.0.1:${port}`, lab, dataDir, io, http);

@@ -46,7 +46,7 @@ class EdgeServer {
       host: () => localHost(),
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, lab.hub, createLogger("silent"));
+    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
     await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
     return new EdgeServer((http.address() as AddressInfo).port, dataDir, lab, io, http);
   }

@@ -202,3 +202,47 @@ async function waitForStoredOutput(dataDir: string, notebookId: string, cellId: 
     db.close();
   }
 }
+
+describe("notebooks from scenarios", () => {
+  let harness: SocketHarness;
+  let client: TestClient;
+  before(async () => {
+    harness = await SocketHarness.start();
+    client = await harness.client();
+  });
+  after(async () => {
+    client.close();
+    await harness.close();
+  });
+
+  it("lists the five scenarios of the articles", LIMIT, async () => {
+    const listed = await client.sendLab({ op: "list-scenarios" });
+    assert.ok(listed.ok && listed.scenarios);
+    assert.deepEqual(listed.scenarios.map((scenario) => scenario.id), ["dp-basics", "dp-not-starting", "params-not-updated", "incomplete-results-gil", "hangs"]);
+  });
+
+  it("creates a notebook whose experiment cells carry their template and validated values, and whose last cell computes the verdicts", LIMIT, async () => {
+    const created = await client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics", params: { batch_size: 66, devices: 4 } });
+    assert.ok(created.ok && created.notebook);
+    const stored = await harness.lab.catalog.repos.notebooks.load(created.notebook.id);
+    const templated = stored.cells.filter((cell) => cell.template !== null);
+    assert.ok(templated.length > 0);
+    assert.ok(templated.every((cell) => cell.template!.id.startsWith("dp-basics/") && cell.template!.parameters.batch_size === 66));
+    assert.match(stored.cells[0]!.source, /\| `batch_size` \| `66` \|/);
+    const last = stored.cells[stored.cells.length - 1]!;
+    assert.match(last.source, /mgpulab_scenarios\.run\('dp-basics', \{'batch_size': 66, 'devices': 4/);
+  });
+
+  it("refuses out-of-range and hostile parameter values before creating anything", LIMIT, async () => {
+    const before = (await harness.lab.catalog.list("active")).length;
+    const tooMany = await client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics", params: { devices: 999 } });
+    assert.equal(tooMany.ok, false);
+    assert.match(tooMany.ok ? "" : tooMany.error, /devices/);
+    const hostile = await client.sendLab({ op: "create-from-scenario", scenarioId: "hangs", params: { fault: "none'); import os; os.system('id" } });
+    assert.equal(hostile.ok, false);
+    assert.match(hostile.ok ? "" : hostile.error, /fault/);
+    const unknown = await client.sendLab({ op: "create-from-scenario", scenarioId: "no-such-scenario" });
+    assert.equal(unknown.ok, false);
+    assert.equal((await harness.lab.catalog.list("active")).length, before);
+  });
+});

@@ -61,6 +61,10 @@ class MemoryLab implements LabTransport {
         this.notebooks.set(item.id, changed);
         return { ok: true, notebook: changed };
       }
+      case "list-scenarios":
+        return { ok: true, scenarios: [] };
+      case "create-from-scenario":
+        return { ok: true, notebook: this.add(command.scenarioId, 10, now) };
     }
   }
 
