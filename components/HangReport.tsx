@@ -6,6 +6,7 @@
  */
 import type { CellOutput } from "../server/protocol/notebook-model";
 import { formatIdle } from "./model/format";
+import { RESTART_QUESTION } from "./model/notebook-controller";
 import type { RunActions } from "./OutputArea";
 
 interface Props {
@@ -17,7 +18,7 @@ interface Props {
 
 export default function HangReport({ report, actions, running }: Props) {
   const restart = () => {
-    if (window.confirm("Restart the kernel? Every variable in this notebook is lost.")) actions?.restart();
+    if (window.confirm(RESTART_QUESTION)) actions?.restart();
   };
   return (
     <section className="output-hang" data-testid="output-hang" data-answered-by={report.answeredBy} aria-label="No progress">

@@ -38,7 +38,7 @@ function browserDrafts(): Storage | null {
 }
 
 export default function Notebook({ notebookId }: Props) {
-  const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() } }));
+  const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() }, confirm: (question) => window.confirm(question) }));
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   const container = useRef<HTMLDivElement>(null);
   const { doc, ui } = state;

@@ -58,7 +58,7 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
       >
         ■ Interrupt
       </ToolbarButton>
-      <ToolbarButton testId="toolbar-restart" title="Restart the kernel (0, 0)" disabled={!connected} onClick={() => controller.restart()}>
+      <ToolbarButton testId="toolbar-restart" title="Restart the kernel (0, 0)" disabled={!connected} onClick={() => controller.requestRestart()}>
         ↻ Restart
       </ToolbarButton>
       <span className="toolbar-separator" />

@@ -14,7 +14,7 @@
  * notification for them is batched to one per animation frame; the user's
  * own actions notify at once.
  */
-import type { Cell, CellKind, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { Cell, CellKind, KernelStatus, NotebookDocument } from "../../server/protocol/notebook-model";
 import type { LabAck } from "../../server/protocol/socket-api";
 import { sourceHash } from "../../server/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
@@ -53,6 +53,15 @@ export interface ControllerOptions {
   connection?: ConnectionOptions;
   /** How batched notifications are scheduled (default: next animation frame). */
   schedule?: (run: () => void) => void;
+  /** Asks before a restart throws away a live kernel's state (default: yes without asking). */
+  confirm?: (question: string) => boolean;
+}
+
+export const RESTART_QUESTION = "Restart the kernel? Every variable in this notebook is lost.";
+
+/** Only a running kernel has state a restart would throw away; a dead or stopped one restarts without a question. */
+export function restartLosesState(kernel: KernelStatus["state"] | undefined): boolean {
+  return kernel === "idle" || kernel === "busy" || kernel === "interrupting";
 }
 
 const MAX_NOTICES = 4;
@@ -66,12 +75,14 @@ export class NotebookController {
   private notifyScheduled = false;
   private noticeSeq = 0;
   private readonly schedule: (run: () => void) => void;
+  private readonly confirm: (question: string) => boolean;
 
   constructor(
     readonly notebookId: string,
     options: ControllerOptions = {},
   ) {
     this.schedule = options.schedule ?? defaultSchedule;
+    this.confirm = options.confirm ?? (() => true);
     this.connection = new NotebookConnection(
       notebookId,
       {
@@ -276,8 +287,15 @@ export class NotebookController {
     this.control({ op: "interrupt", notebookId: this.notebookId });
   }
 
+  /** Restarts at once: a dead kernel has nothing left to lose. */
   restart(): void {
     this.control({ op: "restart", notebookId: this.notebookId });
+  }
+
+  /** Restart from the toolbar or 0, 0: a live kernel's state is lost, so ask first (as Jupyter does). */
+  requestRestart(): void {
+    if (restartLosesState(this.state.doc?.kernel.state) && !this.confirm(RESTART_QUESTION)) return;
+    this.restart();
   }
 
   // ---- internals -------------------------------------------------------------------
@@ -300,7 +318,7 @@ export class NotebookController {
         this.interrupt();
         return;
       case "restart":
-        this.restart();
+        this.requestRestart();
         return;
     }
   }
