@@ -14,6 +14,8 @@ import sys
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _rank
+from mgpulab_kernel.diagnostics import pid_alive
+
 from ._relay import LineLabeller, RankIO
 
 KILL_WAIT_S = 5.0
@@ -109,7 +111,7 @@ class TorchrunGroup:
 
     def poll(self) -> Dict[int, Optional[int]]:
         for rank, pid in self.pids().items():
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 self._exited[rank] = None
         if self.proc.poll() is not None:
             for rank in range(self.nprocs):
@@ -160,18 +162,3 @@ def kill(pid: int, signum: int) -> None:
         os.kill(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-        return state != b"Z"
-    except (OSError, IndexError):
-        return True

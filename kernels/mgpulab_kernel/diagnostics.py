@@ -81,13 +81,14 @@ def collect(main_thread_ident: Optional[int] = None) -> list[dict]:
         except ProcessLookupError:
             pass
     for child in children:
-        alive = _alive(child.pid)
+        alive = pid_alive(child.pid)
         stack = _wait_for_dump(child.stack_path, offsets[child.pid]) if alive else ""
         processes.append({"label": child.label, "pid": child.pid, "alive": alive, "stack": stack or ("(exited)" if not alive else "(no stack written in time)")})
     return processes
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie (the launcher's check too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -95,9 +96,9 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
         return True
 
 
