@@ -2,7 +2,9 @@
 
 ``DataParallel(module, ...)`` returns :class:`TimedDataParallel` (a subclass of
 the real ``torch.nn.DataParallel`` that also records per-phase times) on a
-CUDA host, and :class:`EmulatedDataParallel` elsewhere. Both expose
+CUDA host with at least as many GPUs as ``device_ids``, and
+:class:`EmulatedDataParallel` elsewhere (see
+:func:`mgpulab.devices.plan_data_parallel`). Both expose
 ``last_phases`` (a :class:`PhaseTimes` of the last forward), ``last_replicas``
 (with ``keep_replicas=True``) and ``device_mode``.
 
@@ -210,7 +212,7 @@ class EmulatedDataParallel(nn.Module):
         self.keep_replicas = keep_replicas
         self.last_phases: Optional[PhaseTimes] = None
         self.last_replicas: List[nn.Module] = []
-        self.device_mode = _devices.detect(max(len(ids), 1), "DataParallel", emulate=True)
+        self.device_mode = _devices.emulated_mode(max(len(ids), 1), "DataParallel")
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         with torch.autograd.profiler.record_function("DataParallel.forward"):
@@ -357,19 +359,28 @@ class _TimedReplica:
 def DataParallel(module: nn.Module, device_ids: Optional[Sequence[Any]] = None,
                  output_device: Optional[Any] = None, dim: int = 0, *,
                  emulate: Optional[bool] = None, keep_replicas: bool = False) -> nn.Module:
-    """Real ``nn.DataParallel`` on a CUDA host, :class:`EmulatedDataParallel` elsewhere.
+    """Real ``nn.DataParallel`` when the host has the GPUs, :class:`EmulatedDataParallel` otherwise.
 
+    The choice is :func:`mgpulab.devices.plan_data_parallel`: CUDA when the
+    host has at least ``len(device_ids)`` GPUs (all of them when
+    ``device_ids`` is None), else the CPU emulation — and its
+    ``device_mode.label`` says why on a GPU host. On CUDA the module must be
+    on ``device_ids[0]`` as torch requires (``model.to(lab.devices.device(0))``).
     ``emulate=True`` forces the CPU emulation even on a GPU host.
     ``keep_replicas=True`` keeps the last forward's replicas in
     ``.last_replicas`` (for :func:`mgpulab.inspect.replica_state`); it holds
     their memory until the next forward.
     """
     count = len(device_ids) if device_ids is not None else None
-    mode = _devices.detect(count, "DataParallel", emulate=emulate)
-    if mode.kind == "cuda":
+    kind, n, note = _devices.plan_data_parallel(_devices.cuda_device_count(), count, emulate,
+                                                default_count=_devices.emulated_device_count())
+    if kind == "cuda":
         return TimedDataParallel(module, device_ids, output_device, dim, keep_replicas=keep_replicas)
-    ids = list(device_ids) if device_ids is not None else list(range(mode.count))
-    return EmulatedDataParallel(module, ids, output_device, dim, keep_replicas=keep_replicas)
+    ids = list(device_ids) if device_ids is not None else list(range(n))
+    wrapped = EmulatedDataParallel(module, ids, output_device, dim, keep_replicas=keep_replicas)
+    if note:
+        wrapped.device_mode = _devices.emulated_mode(max(len(ids), 1), "DataParallel", note=note)
+    return wrapped
 
 
 def _cpu_autocast_state() -> Tuple[bool, Any]:

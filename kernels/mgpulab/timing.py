@@ -32,9 +32,23 @@ peak RSS; emulated DataParallel: tracked tensor bytes per emulated device
 (see ``PhaseTimes.memory_bytes``).
 
 Frames: one metric message per step for this rank (``rank`` = DDP rank). With
-DataParallel, one per device (``rank`` = device index): device 0 carries the
-step-level values and ``scatter_ms``/``replicate_ms``/``gather_ms``, every
-device its ``apply_ms``, ``samples`` and memory.
+DataParallel, one per device (``rank`` = device index), so charts can put the
+devices side by side:
+
+* device 0 carries the host's view of the step — ``step_ms``, ``data_ms``,
+  ``forward_ms`` (the whole DataParallel forward: scatter, replicate, its own
+  replica, gather), ``backward_ms``, ``optimizer_ms``, ``scatter_ms`` /
+  ``replicate_ms`` / ``gather_ms``, the ``loss`` and any extra values;
+* every device i > 0 carries ``forward_ms`` = its replica's forward
+  (``apply_ms``), ``backward_ms`` = the whole backward (one autograd pass runs
+  every replica's backward; it cannot be split per device), ``data_ms`` and
+  ``step_ms`` of the step (every device waits for them), ``optimizer_ms`` = 0
+  (the optimizer updates the parameters on device 0 only); no ``comm_ms``
+  (gradients reach device 0 through autograd, not a collective);
+* every device its ``apply_ms``, ``samples`` and memory.
+
+Tag the frames of one variant with ``run_id`` (``StepTimer(model,
+run_id="DataParallel x4")``) so charts can compare variants.
 """
 from __future__ import annotations
 
@@ -249,8 +263,16 @@ class StepTimer:
             main.update(extra)
             out = []
             for i, device in enumerate(phases.devices):
-                values = main if i == 0 else {}
-                values["apply_ms"] = times.get(f"apply@{i}", phases.apply_ms[i])
+                apply_ms = times.get(f"apply@{i}", phases.apply_ms[i])
+                if i == 0:
+                    values = main
+                else:
+                    # What device i spent of the same step (see the module doc): its replica's
+                    # forward, the shared backward/data/step, no optimizer work, no loss.
+                    values = {"data_ms": main["data_ms"], "forward_ms": apply_ms,
+                              "backward_ms": main["backward_ms"], "optimizer_ms": 0.0,
+                              "step_ms": main["step_ms"]}
+                values["apply_ms"] = apply_ms
                 values["samples"] = phases.samples[i]
                 values["memory_mib"], values["memory_peak_mib"] = memory[i] if i < len(memory) else (None, None)
                 out.append(self._message(step, device, values))

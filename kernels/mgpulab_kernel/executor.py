@@ -43,7 +43,20 @@ def run_code(code: str, namespace: dict, filename: str) -> tuple[bool, Any]:
 
 
 def mime_bundle(value: Any) -> dict[str, str]:
-    """text/plain always; image/png and text/html when the object offers them."""
+    """text/plain always; image/png and text/html when the object offers them.
+
+    An object's ``_repr_mimebundle_()`` (Jupyter's protocol; a dict, or a
+    ``(data, metadata)`` pair) adds or overrides entries, for an allow-list
+    of MIME types: text/plain, text/html, image/png, image/svg+xml,
+    application/json and ``application/vnd.mgpulab.<name>+json``. Values must
+    be strings (image/png: base64 text or bytes; JSON types: a JSON text, or
+    a dict/list that is serialised here). Text is truncated like a repr; a
+    JSON or PNG value over the size cap is dropped rather than cut invalid.
+    Other types and values are ignored.
+    """
+    import json
+    import re
+
     bundle = {"text/plain": _truncated(_safe_repr(value))}
     for method, mime, encode in (("_repr_png_", "image/png", True), ("_repr_html_", "text/html", False)):
         render = getattr(value, method, None)
@@ -59,6 +72,37 @@ def mime_bundle(value: Any) -> dict[str, str]:
             bundle[mime] = base64.b64encode(rendered).decode("ascii")
         elif isinstance(rendered, str):
             bundle[mime] = _truncated(rendered)
+
+    render = getattr(value, "_repr_mimebundle_", None)
+    if not callable(render) or isinstance(value, type):
+        return bundle
+    try:
+        data = render()
+    except Exception:  # a broken optional repr must not hide the plain one
+        return bundle
+    if isinstance(data, tuple) and len(data) == 2:
+        data = data[0]  # (data, metadata)
+    if not isinstance(data, dict):
+        return bundle
+    allowed = re.compile(r"text/plain|text/html|image/png|image/svg\+xml|application/json"
+                         r"|application/vnd\.mgpulab\.[a-z0-9][a-z0-9.-]*\+json")
+    for mime, item in data.items():
+        if not isinstance(mime, str) or not allowed.fullmatch(mime):
+            continue
+        if mime == "image/png" and isinstance(item, (bytes, bytearray)):
+            item = base64.b64encode(item).decode("ascii")
+        elif mime.endswith("json") and isinstance(item, (dict, list)):
+            try:
+                item = json.dumps(item, allow_nan=False, default=str)
+            except (TypeError, ValueError):
+                continue
+        if not isinstance(item, str):
+            continue
+        if mime == "image/png" or mime.endswith("json"):
+            if len(item) <= MAX_REPR_CHARS:  # cutting would make it invalid
+                bundle[mime] = item
+        else:
+            bundle[mime] = _truncated(item)
     return bundle
 
 

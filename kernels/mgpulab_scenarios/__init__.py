@@ -1,8 +1,11 @@
 """The scenario catalog: one guided, measured experiment per source article.
 
-``SCENARIOS`` (id -> Scenario), :func:`get`, :func:`validate`, :func:`render`,
-:func:`run` (headless: runs every experiment and computes every claim's
-verdict from that run's evidence), :func:`catalog` (JSON-able descriptions).
+``SCENARIOS`` (id -> Scenario), :func:`get`, :func:`validate`, :func:`render`
+(a cell's source), :func:`render_template` (source and template),
+:func:`notebook` (the scenario as cells), :func:`run` (headless: runs every
+experiment and computes every claim's verdict from that run's evidence),
+:func:`show_verdicts`, :func:`catalog` (JSON-able descriptions). The
+long-lived catalog process for the server is :mod:`mgpulab_scenarios.service`.
 Importing this package does not import torch; the scenario modules do, on
 first use.
 """
@@ -10,12 +13,12 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
-from .core import VERDICTS, ParameterError, check_verdict, render_text
+from .core import VERDICTS, ParameterError, check_verdict, short_repr
 
-__all__ = ["IDS", "SCENARIOS", "get", "validate", "render", "run", "catalog", "ParameterError", "VERDICTS",
-           "UnknownScenario"]
+__all__ = ["IDS", "SCENARIOS", "get", "validate", "render", "render_template", "notebook", "run", "show_verdicts",
+           "catalog", "ParameterError", "VERDICTS", "UnknownScenario", "UnknownTemplate"]
 
 IDS = ("dp-basics", "dp-not-starting", "params-not-updated", "incomplete-results-gil", "hangs")
 _MODULES = {"dp-basics": "dp_basics", "dp-not-starting": "dp_not_starting",
@@ -25,7 +28,12 @@ _MODULES = {"dp-basics": "dp_basics", "dp-not-starting": "dp_not_starting",
 
 class UnknownScenario(KeyError):
     def __str__(self) -> str:
-        return f"unknown scenario {self.args[0]!r} (known: {', '.join(IDS)})"
+        return f"unknown scenario {short_repr(self.args[0])} (known: {', '.join(IDS)})"
+
+
+class UnknownTemplate(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class _Registry(dict):
@@ -51,14 +59,31 @@ def validate(scenario_id: str, params: Optional[Dict[str, Any]] = None) -> Dict[
     return get(scenario_id).validate(params)
 
 
-def render(template_id: str, params: Optional[Dict[str, Any]] = None) -> str:
-    """Python source of cell ``<scenario>/<cell>`` with validated values as literals."""
-    if not isinstance(template_id, str) or "/" not in template_id:
-        raise KeyError(f"template id must be '<scenario>/<cell>', got {template_id!r}")
+def _split_template_id(template_id: Any) -> Tuple[Any, str]:
+    if not isinstance(template_id, str) or template_id.count("/") != 1:
+        raise UnknownTemplate(f"template id must be '<scenario>/<cell>', got {short_repr(template_id)}")
     scenario_id, cell_id = template_id.split("/", 1)
     scenario = get(scenario_id)
-    values = scenario.validate(params)
-    return render_text(scenario.cell(cell_id).template, values)
+    if not scenario.has_cell(cell_id):
+        raise UnknownTemplate(f"scenario {scenario_id!r} has no cell {short_repr(cell_id)} "
+                              f"(cells: {', '.join(scenario.cell_ids())})")
+    return scenario, cell_id
+
+
+def render_template(template_id: str, params: Optional[Dict[str, Any]] = None) -> dict:
+    """``{source, template}`` of cell ``<scenario>/<cell>`` (``<scenario>/verdicts`` included).
+
+    ``template`` is ``{id, parameters, fields, question}``: every validated
+    value of the scenario, the parameter descriptions the cell's source uses,
+    and the step's "predict first" question on the step's first cell.
+    """
+    scenario, cell_id = _split_template_id(template_id)
+    return scenario.render_cell(cell_id, params)
+
+
+def render(template_id: str, params: Optional[Dict[str, Any]] = None) -> str:
+    """Python source of cell ``<scenario>/<cell>`` with validated values as literals."""
+    return render_template(template_id, params)["source"]
 
 
 def notebook(scenario_id: str, params: Optional[Dict[str, Any]] = None) -> List[dict]:
@@ -68,9 +93,16 @@ def notebook(scenario_id: str, params: Optional[Dict[str, Any]] = None) -> List[
 
 
 def show_verdicts(result: dict) -> None:
-    """Prints each claim's quote, verdict and evidence (the headless runner's text)."""
-    from .cli import format_text
-    print(format_text(result))
+    """Each claim's quote, verdict and evidence.
+
+    In the lab kernel: one display output with ``text/plain`` (the headless
+    runner's text) and ``application/vnd.mgpulab.verdicts+json`` (see
+    :mod:`mgpulab_scenarios.report`). Elsewhere: prints the text.
+    """
+    from .report import VerdictsDisplay, display
+    shown = VerdictsDisplay(result)
+    if not display(shown):
+        print(shown.text)
 
 
 def catalog() -> List[dict]:
@@ -79,10 +111,16 @@ def catalog() -> List[dict]:
 
 def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
         experiments: Optional[List[str]] = None) -> dict:
-    """Run a scenario headless: ``{scenario, title, source, deviceMode, params, experiments, claims}``."""
+    """Run a scenario headless: ``{scenario, title, source, deviceMode, params, experiments, claims}``.
+
+    Each claim: ``{id, quote, experiment, verdict, explanation, evidence, numbers}`` — ``numbers``
+    is the evidence flattened to ``{label, value}`` scalars, those the verdict read first
+    (see :mod:`mgpulab_scenarios.report`).
+    """
     scenario = get(scenario_id)
     values = scenario.validate(params)
     from .common import mode_label
+    from .report import call_tracked, numbers
     n = next((values[k] for k in ("devices", "world_size") if k in values), 1)
     results = []
     evidence: Dict[str, Any] = {}
@@ -103,12 +141,18 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
         if claim.experiment not in evidence:
             continue
         ev = evidence[claim.experiment]
+        reads: list = []
         if not ev:  # the experiment raised: no verdict rather than a made-up one
             verdict, explanation = None, "experiment failed: no evidence (see the experiment's error)"
         else:
-            verdict, explanation = check_verdict(claim.verdict(ev))
+            try:  # note which evidence the verdict reads: those numbers are shown first
+                outcome, reads = call_tracked(claim.verdict, ev)
+            except Exception:  # noqa: BLE001 - the plain call below says what went wrong
+                outcome, reads = claim.verdict(ev), []
+            verdict, explanation = check_verdict(outcome)
         claims.append({"id": claim.id, "quote": claim.quote, "experiment": claim.experiment,
-                       "verdict": verdict, "explanation": explanation, "evidence": ev})
+                       "verdict": verdict, "explanation": explanation, "evidence": ev,
+                       "numbers": numbers(ev, reads)})
     return {"scenario": scenario.id, "title": scenario.title, "source": scenario.source,
             "deviceMode": f"{mode_label(n, 'DataParallel')}; DDP: {mode_label(n, 'DDP')}"
             if n > 1 else mode_label(1, "DataParallel"),

@@ -1,14 +1,18 @@
-"""A scenario as notebook cells: its explanation, claims and "predict first"
-questions as markdown, its templated experiments rendered with validated
-parameter values (the template id and values ride along, so the lab can
-re-render them), and a last cell that runs the experiments and shows each
-claim's verdict with the numbers it came from.
+"""A scenario as notebook cells: its explanation and claims as markdown, its
+templated experiments rendered with validated parameter values, and a last,
+templated, cell that runs the experiments and shows each claim's verdict with
+the numbers it came from.
+
+Every code cell carries its template ``{id, parameters, fields, question}``
+(see :meth:`Scenario.template`), so the lab can show the cell's parameter
+form and its "predict first" question, and re-render the cell when a value
+changes. The same builder serves ``cli --notebook`` and the catalog service.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .core import literal, render_text
+from .core import VERDICTS_CELL
 
 
 def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> List[dict]:
@@ -18,7 +22,9 @@ def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> Li
     for step in scenario.steps:
         text = [step.markdown.strip()]
         question, choices = scenario.question(step, values)
-        if question:
+        if question and step.cells:
+            text.append(f"**Predict first:** {question} — answer in the form on the code cell below before running it.")
+        elif question:  # no cell to carry the question: keep it here
             text.append(f"**Predict first:** {question}")
             text.extend(f"- [ ] {choice}" for choice in choices)
         if step.claims:
@@ -26,17 +32,10 @@ def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> Li
             text.extend(f"> {quotes[claim_id]}" for claim_id in step.claims if claim_id in quotes)
         cells.append(_markdown("\n\n".join(text)))
         for cell in step.cells:
-            cells.append({
-                "kind": "code",
-                "source": render_text(cell.template, values),
-                "template": {"id": f"{scenario.id}/{cell.id}", "parameters": values},
-            })
-    cells.append(_markdown("## Verdicts\n\nRuns every experiment of this scenario with the values above and computes each claim's verdict from the measured numbers."))
-    cells.append({
-        "kind": "code",
-        "source": f"import mgpulab_scenarios\nmgpulab_scenarios.show_verdicts(mgpulab_scenarios.run({literal(scenario.id)}, {_dict_literal(values)}))",
-        "template": None,
-    })
+            cells.append(_code(scenario.render_cell(cell.id, values)))
+    cells.append(_markdown("## Verdicts\n\nRuns every experiment of this scenario with the values above and computes "
+                           "each claim's verdict from the measured numbers."))
+    cells.append(_code(scenario.render_cell(VERDICTS_CELL, values)))
     return cells
 
 
@@ -49,9 +48,9 @@ def _intro(scenario: Any, values: Dict[str, Any]) -> str:
     )
 
 
+def _code(rendered: dict) -> dict:
+    return {"kind": "code", "source": rendered["source"], "template": rendered["template"]}
+
+
 def _markdown(text: str) -> dict:
     return {"kind": "markdown", "source": text, "template": None}
-
-
-def _dict_literal(values: Dict[str, Any]) -> str:
-    return "{" + ", ".join(f"{literal(name)}: {literal(value)}" for name, value in values.items()) + "}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 VERDICTS = ("holds", "does-not-hold", "partly")
@@ -27,6 +27,20 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 class ParameterError(ValueError):
     """A parameter value is missing, of the wrong type, or out of range."""
+
+
+VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (runs the experiments, shows verdicts)
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr`` for error messages: one line, at most ``limit`` characters."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value's repr must not break the error
+        text = f"<{type(value).__name__}>"
+    if len(text) > limit:
+        text = text[:limit - 12] + f"… ({len(text)} chars)"
+    return text
 
 
 @dataclass(frozen=True)
@@ -48,7 +62,7 @@ class Parameter:
 
     def check(self, value: Any) -> Any:
         """The value as its Python type, or ParameterError naming the parameter and the allowed range."""
-        bad = ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {value!r}")
+        bad = ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {short_repr(value)}")
         if self.type == "bool":
             if not isinstance(value, bool):
                 raise bad
@@ -96,7 +110,7 @@ class Parameter:
             else:
                 value = text
         except ValueError:
-            raise ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {text!r}") from None
+            raise ParameterError(f"parameter {self.name!r} must be {self.allowed()}, got {short_repr(text)}") from None
         return self.check(value)
 
     def to_dict(self) -> dict:
@@ -164,6 +178,9 @@ class Scenario:
         experiments = {e.id for e in self.experiments}
         for claim in self.claims:
             assert claim.experiment in experiments, (self.id, claim.id)
+        cell_ids = [cell.id for step in self.steps for cell in step.cells]
+        assert len(cell_ids) == len(set(cell_ids)), (self.id, cell_ids)
+        assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
         for step in self.steps:
             for cell in step.cells:
                 for name in _PLACEHOLDER.findall(cell.template):
@@ -172,13 +189,31 @@ class Scenario:
     def parameter(self, name: str) -> Parameter:
         return self._params[name]
 
+    def effective(self, parameter: Parameter) -> Parameter:
+        """The parameter as this host allows it: device counts capped at :func:`device_limit`."""
+        if not any(isinstance(c, DeviceLimit) and parameter.name in c.names for c in self.constraints):
+            return parameter
+        limit = device_limit()
+        if parameter.min is not None and limit < parameter.min:
+            return parameter  # nothing fits: validation says so
+        top = limit if parameter.max is None else min(parameter.max, limit)
+        return replace(parameter, max=top, default=min(parameter.default, top))
+
+    def parameters_here(self) -> List[Parameter]:
+        return [self.effective(p) for p in self.parameters]
+
     def validate(self, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         params = dict(params or {})
-        unknown = sorted(set(params) - set(self._params))
+        unknown = sorted((name for name in params if name not in self._params), key=str)
         if unknown:
-            raise ParameterError(f"unknown parameter(s) for scenario {self.id!r}: {', '.join(unknown)} "
+            shown = ", ".join(name if isinstance(name, str) and len(name) <= 40 and name.isprintable()
+                              else short_repr(name, 40) for name in unknown[:5])
+            if len(unknown) > 5:
+                shown += f" and {len(unknown) - 5} more"
+            raise ParameterError(f"unknown parameter(s) for scenario {self.id!r}: {shown} "
                                  f"(known: {', '.join(self._params)})")
-        values = {p.name: p.check(params[p.name]) if p.name in params else p.default for p in self.parameters}
+        values = {p.name: p.check(params[p.name]) if p.name in params else self.effective(p).default
+                  for p in self.parameters}
         for constraint in self.constraints:
             problem = constraint(values)
             if problem:
@@ -192,6 +227,53 @@ class Scenario:
                     return cell
         raise KeyError(f"scenario {self.id!r} has no cell {cell_id!r}")
 
+    def has_cell(self, cell_id: str) -> bool:
+        return cell_id == VERDICTS_CELL or any(c.id == cell_id for s in self.steps for c in s.cells)
+
+    def cell_ids(self) -> List[str]:
+        """Every templated cell of the scenario, in notebook order, the verdicts cell last."""
+        return [c.id for s in self.steps for c in s.cells] + [VERDICTS_CELL]
+
+    def cell_source(self, cell_id: str) -> str:
+        """The cell's template text (the verdicts cell's uses every parameter)."""
+        if cell_id == VERDICTS_CELL:
+            return verdicts_template(self)
+        return self.cell(cell_id).template
+
+    def fields(self, cell_id: str) -> List[dict]:
+        """``Parameter.to_dict()`` of the parameters the cell's template uses, in the scenario's order."""
+        used = set(_PLACEHOLDER.findall(self.cell_source(cell_id)))
+        return [p.to_dict() for p in self.parameters_here() if p.name in used]
+
+    def question_dict(self, step: Step, values: Dict[str, Any]) -> Optional[dict]:
+        """The step's "predict first" question, filled in, as a template carries it (None without one)."""
+        if step.question is None:
+            return None
+        text, choices = self.question(step, values)
+        return {"id": f"{self.id}/{step.id}", "text": text, "choices": choices, "claims": list(step.claims)}
+
+    def template(self, cell_id: str, params: Optional[Dict[str, Any]] = None) -> dict:
+        """``{id, parameters, fields, question}`` of a templated cell, values validated.
+
+        ``parameters`` are all the scenario's values (so changing any one
+        re-renders every cell); ``question`` is the step's question on the
+        step's first cell, None elsewhere and on the verdicts cell.
+        """
+        if not self.has_cell(cell_id):
+            raise KeyError(f"scenario {self.id!r} has no cell {cell_id!r}")
+        values = self.validate(params)
+        question = None
+        for step in self.steps:
+            if step.cells and step.cells[0].id == cell_id:
+                question = self.question_dict(step, values)
+        return {"id": f"{self.id}/{cell_id}", "parameters": values, "fields": self.fields(cell_id),
+                "question": question}
+
+    def render_cell(self, cell_id: str, params: Optional[Dict[str, Any]] = None) -> dict:
+        """``{source, template}``: the cell's Python source with validated literals, and its template."""
+        template = self.template(cell_id, params)
+        return {"source": render_text(self.cell_source(cell_id), template["parameters"]), "template": template}
+
     def question(self, step: Step, values: Optional[Dict[str, Any]] = None) -> Tuple[Optional[str], List[str]]:
         """The step's "predict first" question and choices with validated parameter values filled in."""
         values = self.validate(values)
@@ -204,7 +286,7 @@ class Scenario:
         questions = {s.id: self.question(s, values) for s in self.steps}
         return {
             "id": self.id, "title": self.title, "source": self.source, "summary": self.summary,
-            "parameters": [p.to_dict() for p in self.parameters],
+            "parameters": [p.to_dict() for p in self.parameters_here()],
             "steps": [{"id": s.id, "markdown": s.markdown, "question": questions[s.id][0],
                        "choices": questions[s.id][1],
                        "claims": list(s.claims),
@@ -227,6 +309,18 @@ def literal(value: Any) -> str:
     if isinstance(value, str):
         return repr(value)
     raise ParameterError(f"cannot render a {type(value).__name__} as a literal")
+
+
+def dict_literal(values: Dict[str, Any]) -> str:
+    """A flat dict of validated values as Python source."""
+    return "{" + ", ".join(f"{literal(name)}: {literal(value)}" for name, value in values.items()) + "}"
+
+
+def verdicts_template(scenario: "Scenario") -> str:
+    """The verdicts cell: runs every experiment with the cell's values and shows each claim's verdict."""
+    params = "{" + ", ".join(f"{literal(p.name)}: {{{{{p.name}}}}}" for p in scenario.parameters) + "}"
+    return (f"import mgpulab_scenarios\n"
+            f"mgpulab_scenarios.show_verdicts(mgpulab_scenarios.run({literal(scenario.id)}, {params}))\n")
 
 
 def render_text(template: str, values: Dict[str, Any]) -> str:
@@ -258,19 +352,30 @@ def check_verdict(result: Any) -> Verdict:
 def device_limit() -> int:
     """Devices a scenario may ask for here: the GPUs, or up to 4 emulated CPU devices."""
     from mgpulab import devices
-    gpus = devices.cuda_device_count()
-    return gpus if gpus > 0 else 4
+    return devices.device_limit_for(devices.cuda_device_count())
 
 
-def at_most_devices(*names: str) -> Callable[[Dict[str, Any]], Optional[str]]:
-    def check(values: Dict[str, Any]) -> Optional[str]:
+class DeviceLimit:
+    """Constraint: the named parameters are at most the devices available here (:func:`device_limit`).
+
+    A scenario also lowers those parameters' defaults and maxima to the limit
+    (see :meth:`Scenario.effective`), so its defaults are valid on any host.
+    """
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    def __call__(self, values: Dict[str, Any]) -> Optional[str]:
         limit = device_limit()
-        for name in names:
+        for name in self.names:
             if values[name] > limit:
                 return (f"parameter {name!r} = {values[name]} exceeds the devices available here "
                         f"({limit}); allowed range [1, {limit}]")
         return None
-    return check
+
+
+def at_most_devices(*names: str) -> DeviceLimit:
+    return DeviceLimit(*names)
 
 
 def sequence_max(values: Sequence[float]) -> float:

@@ -16,7 +16,8 @@ from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_de
 SOURCE = "003_5eac2459042e419e.txt"
 
 PARAMETERS = (
-    Parameter("world_size", "int", 2, "DDP ranks (gloo processes on CPU) / DataParallel devices", 2, 8),
+    Parameter("world_size", "int", 2, "DDP ranks (gloo processes on CPU; one GPU each over NCCL on a CUDA host) "
+              "/ DataParallel devices", 2, 8),
     Parameter("fault", "choice", "skip_collective",
               "injected fault: none | uneven_steps (rank r gets r extra batches) | skip_collective (rank 1 never "
               "reaches the final all_reduce) | slow_rank (rank 1 sleeps sleep_s before training)",
@@ -38,7 +39,7 @@ PARAMETERS = (
 
 OOM_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios.common import check_budget, EmulatedOOM
-model = lab.DataParallel(nn.Linear(100, 10), device_ids=list(range({{world_size}})))
+model = lab.DataParallel(nn.Linear(100, 10).to(lab.devices.device(0)), device_ids=list(range({{world_size}})))
 batch_size = {{oom_batch_size}}
 rows = [len(c) for c in torch.empty(batch_size).chunk({{world_size}})]
 t0 = time.perf_counter()
@@ -52,10 +53,14 @@ except EmulatedOOM as err:
 
 FAULT_CELL = """import mgpulab as lab
 from mgpulab_scenarios import rank_fns
-result = lab.launch(rank_fns.ddp_collective_fault, {{world_size}},
+world_size = {{world_size}}
+label = {"none": "equal steps", "uneven_steps": "uneven steps", "skip_collective": "skipped collective",
+         "slow_rank": "slow rank"}[{{fault}}]
+result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=label,  # per-rank loss, tagged
                     kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}}, fix="none",
-                                sleep_s={{sleep_s}}),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60, backend="gloo")
+                                sleep_s={{sleep_s}}, emit=True),
+                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60,
+                    backend=lab.devices.ddp_backend(world_size))
 print(result.status, "-", result.summary)
 for r in result.ranks:
     print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}")
@@ -63,31 +68,34 @@ for r in result.ranks:
 
 FIX_CELL = """import mgpulab as lab
 from mgpulab_scenarios import rank_fns
-fix = {{fix}}
-result = lab.launch(rank_fns.ddp_collective_fault, {{world_size}},
+fix, world_size = {{fix}}, {{world_size}}
+result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fix}",
                     kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}},
-                                fix="none" if fix == "pg_timeout" else fix, sleep_s={{sleep_s}}),
+                                fix="none" if fix == "pg_timeout" else fix, sleep_s={{sleep_s}}, emit=True),
                     timeout_s={{pg_timeout_s}} if fix == "pg_timeout" else 60,
                     hang_timeout_s=max({{hang_timeout_s}}, {{pg_timeout_s}} + 5) if fix == "pg_timeout" else {{hang_timeout_s}},
-                    time_limit_s=60, backend="gloo")
+                    time_limit_s=60, backend=lab.devices.ddp_backend(world_size))
 print(result.status, "-", result.summary)
 print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])
 """
 
 SLOW_CELL = """import mgpulab as lab
 from mgpulab_scenarios import rank_fns
-result = lab.launch(rank_fns.ddp_comm, {{world_size}},
+world_size = {{world_size}}
+result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
                     kwargs=dict(seed={{seed}}, batch=64, d_in=16, hidden=64, steps={{steps}},
-                                comm_delay_ms={{comm_delay_ms}}), hang_timeout_s=30, backend="gloo")
+                                comm_delay_ms={{comm_delay_ms}}, emit=True),
+                    hang_timeout_s=30, backend=lab.devices.ddp_backend(world_size))
 for r in result.results:
     print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
 """
 
 UNEVEN_CELL = """import mgpulab as lab
 from mgpulab_scenarios import rank_fns
-result = lab.launch(rank_fns.ddp_uneven_batches, {{world_size}},
-                    kwargs=dict(seed={{seed}}, d_in=100, steps=3, batches=[10, 20]),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, backend="gloo")
+world_size = {{world_size}}
+result = lab.launch(rank_fns.ddp_uneven_batches, world_size, run_id=f"DDP x{world_size}",
+                    kwargs=dict(seed={{seed}}, d_in=100, steps=3, batches=[10, 20], emit=True),
+                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, backend=lab.devices.ddp_backend(world_size))
 print(result.status, result.summary)
 print([(r["rank"], r["rows"], r["diverged"]) for r in result.results if r])
 """

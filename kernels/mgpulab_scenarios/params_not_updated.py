@@ -66,34 +66,42 @@ def _resolve(module: nn.Module, name: str) -> Any:
 
 
 TRAIN_CELL = """import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-torch.manual_seed({{seed}} + 1)
-model = lab.DataParallel(nn.Sequential(nn.Linear({{input_size}}, {{output_size}})),
-                         device_ids=list(range({{devices}})), keep_replicas=True)
+devices, target, dev = {{devices}}, {{manual_target}}, lab.devices.device(0)
 g = torch.Generator().manual_seed({{seed}})
-inputs = torch.randn({{batch_size}}, {{input_size}}, generator=g)
-targets = torch.randn({{batch_size}}, {{output_size}}, generator=g)
-target = {{manual_target}}
-for step in range({{steps}}):
-    loss = F.mse_loss(model(inputs), targets)
-    model.zero_grad(); loss.backward()
-    with torch.no_grad():
-        if target == "module_children":   # the article's "bad example"
-            for child in model.module.children():
-                for param in child.parameters():
-                    if param.grad is not None:
-                        param.data -= {{lr}} * param.grad.data
-        else:                               # really touching the replicas
-            for replica in model.last_replicas:
-                for name, _ in model.module.named_parameters():
-                    t = replica
-                    for part in name.split("."): t = getattr(t, part)
-                    if t.grad is not None:
-                        t.data -= {{lr}} * t.grad.data
-    lab.log(step, loss=loss)
-    print(step, loss.item())
+inputs = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
+targets = torch.randn({{batch_size}}, {{output_size}}, generator=g).to(dev)
+for variant in ("1 device", "optimizer.step", "manual"):  # same seed, same data
+    torch.manual_seed({{seed}} + 1)
+    net = nn.Sequential(nn.Linear({{input_size}}, {{output_size}})).to(dev)
+    model = net if variant == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
+                                                                keep_replicas=True)
+    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
+    for step in range({{steps}}):
+        loss = F.mse_loss(model(inputs), targets)
+        model.zero_grad(); loss.backward()
+        if variant != "manual":
+            opt.step()
+        else:
+            with torch.no_grad():
+                if target == "module_children":   # the article's "bad example"
+                    for child in model.module.children():
+                        for param in child.parameters():
+                            if param.grad is not None:
+                                param.data -= {{lr}} * param.grad.data
+                else:                               # really touching the replicas
+                    for replica in model.last_replicas:
+                        for name, _ in model.module.named_parameters():
+                            t = replica
+                            for part in name.split("."): t = getattr(t, part)
+                            if t.grad is not None:
+                                t.data -= {{lr}} * t.grad.data
+        norm = torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters()))
+        lab.log(step, loss=loss, param_norm=norm, run_id=variant)
+    print(f"{variant:>14}: loss {loss.item():.5f}, parameter norm {norm.item():.5f} after {step + 1} steps")
 """
 
 STATE_CELL = """import torch, torch.nn as nn, mgpulab as lab
+devices, dev = {{devices}}, lab.devices.device(0)
 class Stateful(nn.Module):
     def __init__(self):
         super().__init__(); self.linear = nn.Linear({{input_size}}, {{output_size}})
@@ -101,10 +109,13 @@ class Stateful(nn.Module):
     def forward(self, x):
         self.calls = self.calls + 1; self.rows_seen.add_(x.shape[0])
         return self.linear(x)
-model = lab.DataParallel(Stateful(), device_ids=list(range({{devices}})), keep_replicas=True)
-for _ in range({{steps}}):
-    model(torch.randn({{batch_size}}, {{input_size}}))
-print("calls:", model.module.calls, "rows_seen:", model.module.rows_seen.item())
+for label in ("1 device", f"DataParallel x{devices}"):
+    net = Stateful().to(dev)
+    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)), keep_replicas=True)
+    for step in range({{steps}}):
+        model(torch.randn({{batch_size}}, {{input_size}}).to(dev))
+        lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
+    print(f"{label}: calls {net.calls}, rows_seen {net.rows_seen.item():.0f}")
 print(lab.replica_state(model).render())
 """
 

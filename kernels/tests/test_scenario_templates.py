@@ -1,0 +1,229 @@
+"""Templated cells: fields, questions, the verdicts cell, and the metrics the cells log for charts."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import mgpulab_scenarios as sc
+from mgpulab_scenarios import ParameterError
+from mgpulab_scenarios.core import VERDICTS_CELL
+
+KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+NONCE = "0123456789abcdef0123456789abcdef"
+
+
+def _code_cells(scenario_id, params=None):
+    return [cell for cell in sc.notebook(scenario_id, params) if cell["kind"] == "code"]
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_every_code_cell_carries_its_template(scenario_id):
+    scenario = sc.get(scenario_id)
+    order = [p.name for p in scenario.parameters]
+    values = scenario.validate({})
+    cells = _code_cells(scenario_id)
+    assert [c["template"]["id"] for c in cells] == [f"{scenario_id}/{cid}" for cid in scenario.cell_ids()]
+    for cell in cells:
+        template = cell["template"]
+        assert set(template) == {"id", "parameters", "fields", "question"}
+        assert template["parameters"] == values  # all values: any change re-renders every cell
+        cell_id = template["id"].split("/", 1)[1]
+        used = set(PLACEHOLDER.findall(scenario.cell_source(cell_id)))
+        names = [f["name"] for f in template["fields"]]
+        assert set(names) == used and names == [n for n in order if n in used]  # scenario order
+        for field in template["fields"]:
+            assert field == scenario.effective(scenario.parameter(field["name"])).to_dict()
+        assert cell["source"] == sc.render(template["id"], values)
+        json.dumps(cell)
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_questions_sit_on_the_first_cell_of_their_step_only(scenario_id):
+    scenario = sc.get(scenario_id)
+    values = scenario.validate({})
+    by_cell = {c["template"]["id"]: c["template"]["question"] for c in _code_cells(scenario_id)}
+    for step in scenario.steps:
+        for i, cell in enumerate(step.cells):
+            question = by_cell[f"{scenario_id}/{cell.id}"]
+            if i == 0 and step.question is not None:
+                text, choices = scenario.question(step, values)
+                assert question == {"id": f"{scenario_id}/{step.id}", "text": text, "choices": choices,
+                                    "claims": list(step.claims)}
+                assert "{" not in question["text"]
+            else:
+                assert question is None
+    assert by_cell[f"{scenario_id}/{VERDICTS_CELL}"] is None
+
+
+def test_markdown_points_at_the_form_instead_of_listing_checkboxes():
+    cells = sc.notebook("dp-basics")
+    markdown = "\n".join(c["source"] for c in cells if c["kind"] == "markdown")
+    assert "- [ ]" not in markdown
+    assert "**Predict first:** With batch_size=64 on 4 devices" in markdown
+    assert "form on the code cell below" in markdown
+
+
+def test_questions_and_fields_follow_the_values():
+    rendered = sc.render_template("dp-basics/scaling", {"devices": 2, "timing_repeats": 3})
+    assert rendered["template"]["question"]["text"] == "With 2 devices, what speed-up over one device do you expect?"
+    assert rendered["template"]["question"]["choices"][0] == "about 2x"
+    assert "devices, steps = 2, 3 + 1" in rendered["source"]
+    assert [f["name"] for f in rendered["template"]["fields"]] == [
+        "batch_size", "devices", "hidden", "d_in", "lr", "seed", "timing_repeats", "compare_ddp"]
+
+
+def test_the_verdicts_cell_is_templated_with_every_parameter():
+    params = {"steps": 2, "manual_target": "replicas"}
+    rendered = sc.render_template("params-not-updated/verdicts", params)
+    scenario = sc.get("params-not-updated")
+    values = scenario.validate(params)
+    assert rendered["template"] == {"id": "params-not-updated/verdicts", "parameters": values,
+                                    "fields": [p.to_dict() for p in scenario.parameters_here()], "question": None}
+    assert rendered["source"] == (
+        "import mgpulab_scenarios\n"
+        "mgpulab_scenarios.show_verdicts(mgpulab_scenarios.run('params-not-updated', {'devices': 2, "
+        "'batch_size': 64, 'input_size': 10, 'output_size': 5, 'steps': 2, 'lr': 0.05, "
+        "'manual_target': 'replicas', 'seed': 0}))\n")
+    assert sc.render("params-not-updated/verdicts", params) == rendered["source"]
+    for scenario_id in sc.IDS:
+        compile(sc.render(f"{scenario_id}/verdicts", {}), "<verdicts>", "exec")
+    with pytest.raises(ParameterError, match="'manual_target' must be one of"):
+        sc.render("params-not-updated/verdicts", {"manual_target": "x'); import os; ('"})
+
+
+def test_unknown_templates_are_refused():
+    with pytest.raises(sc.UnknownTemplate, match="has no cell 'nope'"):
+        sc.render("dp-basics/nope")
+    with pytest.raises(sc.UnknownTemplate, match="'<scenario>/<cell>'"):
+        sc.render("dp-basics")
+    with pytest.raises(sc.UnknownTemplate):
+        sc.render("dp-basics/split/x")
+    with pytest.raises(sc.UnknownScenario):
+        sc.render("nope/split")
+
+
+def test_device_defaults_and_maxima_follow_this_host(monkeypatch):
+    from mgpulab_scenarios import core
+    monkeypatch.setattr(core, "device_limit", lambda: 2)  # a 2-GPU host
+    fields = {f["name"]: f for f in sc.render_template("dp-basics/split")["template"]["fields"]}
+    assert fields["devices"]["max"] == 2 and fields["devices"]["default"] == 2
+    assert sc.validate("dp-basics")["devices"] == 2  # the default is valid there
+    with pytest.raises(ParameterError, match="exceeds the devices available here"):
+        sc.validate("dp-basics", {"devices": 4})
+
+
+def test_cli_notebook_uses_the_same_cells():
+    env = dict(os.environ, PYTHONPATH=KERNELS)
+    done = subprocess.run([sys.executable, "-m", "mgpulab_scenarios.cli", "hangs", "--notebook", "--param",
+                           "world_size=2"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(sc.notebook("hangs", {"world_size": 2})))
+
+
+# -- metrics the cells log for the charts ----------------------------------------------------------
+
+CELL_RUNNER = r'''
+import json, sys
+from mgpulab_kernel import protocol
+import mgpulab_scenarios as sc
+if __name__ == "__main__":
+    protocol.configure(sys.argv[1])  # frames on fd 1, as in the kernel; rank processes inherit it
+    source = sc.render(sys.argv[2], json.loads(sys.argv[3]))
+    exec(compile(source, "<cell>", "exec"), {"__name__": "__cell__"})
+'''
+
+
+def _run_cell(template_id, params):
+    env = dict(os.environ, PYTHONPATH=KERNELS)
+    done = subprocess.run([sys.executable, "-c", CELL_RUNNER, NONCE, template_id, json.dumps(params)],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    pattern = re.compile(rb"\x1b\]mgl;" + NONCE.encode() + rb";(.*?)\x07")
+    frames = [json.loads(m.group(1)) for m in pattern.finditer(done.stdout)]
+    return [f for f in frames if f["type"] == "metric" and "heartbeat" not in f["values"]]
+
+
+def test_scaling_cell_logs_variant_tagged_per_device_and_per_rank_metrics():
+    metrics = _run_cell("dp-basics/scaling", {"devices": 2, "batch_size": 8, "timing_repeats": 2,
+                                              "compare_ddp": True})
+    by_tag = {}
+    for m in metrics:
+        by_tag.setdefault(m.get("runId"), []).append(m)
+    assert set(by_tag) == {"1 device", "DataParallel x2", "DDP x2"}
+    steps = 3  # timing_repeats + the warm-up step
+    phases = {"data_ms", "forward_ms", "backward_ms", "optimizer_ms", "step_ms", "samples", "memory_mib"}
+    for tag, ranks in (("1 device", [0]), ("DataParallel x2", [0, 1]), ("DDP x2", [0, 1])):
+        rows = by_tag[tag]
+        assert sorted({m["rank"] for m in rows}) == ranks, tag
+        for rank in ranks:
+            mine = [m for m in rows if m["rank"] == rank]
+            assert sorted(m["step"] for m in mine) == list(range(steps)), (tag, rank)
+            for m in mine:
+                assert phases <= set(m["values"]), (tag, rank, m["values"])
+                assert m["values"]["samples"] == (8.0 if tag == "1 device" else 4.0)
+                assert m["values"]["memory_mib"] > 0
+        loss_rows = [m for m in rows if "loss" in m["values"]]
+        assert {m["rank"] for m in loss_rows} == (set(ranks) if tag == "DDP x2" else {0})
+        assert all(m["values"]["loss"] is not None for m in loss_rows)
+    assert all("comm_ms" in m["values"] for m in by_tag["DDP x2"])  # gradients all-reduced
+    dp1 = [m["values"] for m in by_tag["DataParallel x2"] if m["rank"] == 1]
+    assert all(v["optimizer_ms"] == 0.0 and v["forward_ms"] == v["apply_ms"] for v in dp1)
+    dp0 = [m["values"] for m in by_tag["DataParallel x2"] if m["rank"] == 0]
+    assert all({"scatter_ms", "replicate_ms", "gather_ms", "loss"} <= set(v) for v in dp0)
+
+
+def test_step_timer_gives_every_data_parallel_device_its_phases():
+    import torch
+    from torch import nn
+
+    import mgpulab as lab
+    from mgpulab_kernel import protocol
+    sent = []
+    protocol.set_sink(sent.append)
+    try:
+        model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2])
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        timer = lab.StepTimer(model, run_id="DataParallel x3")
+        for step, x in enumerate(timer.data([torch.randn(9, 4)] * 2)):
+            with timer.phase("forward"):
+                loss = model(x).pow(2).mean()
+            with timer.phase("backward"):
+                loss.backward()
+            with timer.phase("optimizer"):
+                opt.step()
+                opt.zero_grad()
+            timer.step(step, loss=loss)
+        timer.close()
+    finally:
+        protocol.set_sink(None)
+    assert [(m["step"], m["rank"]) for m in sent] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert {m["runId"] for m in sent} == {"DataParallel x3"}
+    for m in sent:
+        v = m["values"]
+        for name in ("data_ms", "forward_ms", "backward_ms", "optimizer_ms", "step_ms", "samples", "memory_mib"):
+            assert v[name] is not None, (m["rank"], name)
+        assert v["samples"] == 3.0
+        if m["rank"] > 0:
+            assert v["forward_ms"] == v["apply_ms"] and v["optimizer_ms"] == 0.0 and "loss" not in v
+            device0 = next(d["values"] for d in sent if d["step"] == m["step"] and d["rank"] == 0)
+            assert v["step_ms"] == device0["step_ms"] and v["backward_ms"] == device0["backward_ms"]
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_cells_tag_what_they_log(scenario_id):
+    for cell_id in sc.get(scenario_id).cell_ids():
+        source = sc.render(f"{scenario_id}/{cell_id}", {})
+        for call in ("lab.StepTimer(", "lab.log(", "lab.launch("):
+            for start in [m.start() for m in re.finditer(re.escape(call), source)]:
+                chunk = source[start:source.find("\n", source.find(")", start))]
+                if call == "lab.launch(" and "emit=True" not in source[start:start + 600]:
+                    continue  # a launch whose ranks log nothing
+                if call == "lab.launch(" and "ddp_comm" in chunk:
+                    continue  # tags its frames "baseline" / "delayed" itself
+                assert "run_id=" in source[start:start + 200], (cell_id, chunk)
