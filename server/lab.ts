@@ -31,15 +31,17 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   await new UserRepository(db.prisma).ensure();
   const interrupted = await new RunRepository(db.prisma).interruptRunningRuns();
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message));
-  const hub = new NotebookHub({ ...options, catalog });
+  const scenarios = new ScenarioCatalog();
+  const hub = new NotebookHub({ ...options, catalog, templates: scenarios });
   return {
     db,
     catalog,
     hub,
-    scenarios: new ScenarioCatalog(),
+    scenarios,
     interruptedRuns: interrupted.length,
     close: async () => {
       await hub.shutdownAll();
+      scenarios.close();
       await db.close();
     },
   };

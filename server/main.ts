@@ -8,6 +8,7 @@ import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
 import { readConfig } from "./config";
+import { handleExecutionRoutes } from "./http/execution-routes";
 import { handleNotebookFiles } from "./http/notebook-files";
 import { localHost } from "./kernel/kernel-host";
 import { openLab } from "./lab";
@@ -36,8 +37,10 @@ async function main(): Promise<void> {
   const handle = app.getRequestHandler();
 
   const httpServer = createServer((req, res) => {
-    const files = { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError: (err: unknown) => log.error({ err }, "file route failed") };
-    if (!handleNotebookFiles(req, res, files)) void handle(req, res);
+    const onError = (err: unknown) => log.error({ err }, `${req.method ?? ""} ${req.url ?? ""} failed`);
+    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError })) return;
+    if (handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError })) return;
+    void handle(req, res);
   });
   io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
   attachNotebookSocket(io, lab.hub, log, lab.scenarios);

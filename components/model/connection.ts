@@ -75,7 +75,11 @@ export function classifyOpenError(error: string): "not-found" | "retry" {
   return /\bnot found\b|\bno such notebook\b|\bdoes not exist\b/i.test(error) ? "not-found" : "retry";
 }
 
-export type ControlCommand = Extract<NotebookCommand, { op: "execute" | "interrupt" | "restart" | "shutdown" }>;
+/** Commands that need the server's answer now (never queued offline). */
+export type ControlCommand = Extract<
+  NotebookCommand,
+  { op: "execute" | "interrupt" | "restart" | "shutdown" | "set-parameters" | "detach-template" | "reattach-template" | "commit-prediction" }
+>;
 
 export interface ConnectionListener {
   state(state: ConnectionState): void;

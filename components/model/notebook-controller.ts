@@ -14,7 +14,8 @@
  * notification for them is batched to one per animation frame; the user's
  * own actions notify at once.
  */
-import type { Cell, CellKind, KernelStatus, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { MetricPointMessage } from "../../server/protocol/metrics-model";
+import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/protocol/notebook-model";
 import type { LabAck } from "../../server/protocol/socket-api";
 import { sourceHash } from "../../server/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
@@ -47,6 +48,13 @@ export interface NotebookViewState {
   /** The autosave indicator. */
   save: SaveStatus;
   notices: readonly Notice[];
+  /** A refused form change per cell (e.g. a cross-parameter limit), shown under its form until the next change. */
+  formErrors: Readonly<Record<string, string>>;
+}
+
+/** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
+export interface CellMetricFeed {
+  subscribe(listener: (executionId: string, points: MetricPointMessage[]) => void): () => void;
 }
 
 export interface ControllerOptions {
@@ -76,6 +84,8 @@ export class NotebookController {
   private noticeSeq = 0;
   private readonly schedule: (run: () => void) => void;
   private readonly confirm: (question: string) => boolean;
+  private readonly pointListeners = new Map<string, Set<(executionId: string, points: MetricPointMessage[]) => void>>();
+  private readonly feeds = new Map<string, CellMetricFeed>();
 
   constructor(
     readonly notebookId: string,
@@ -92,6 +102,10 @@ export class NotebookController {
           this.recompute();
         },
         event: (event) => {
+          if (event.type === "cell-metric-points") {
+            for (const listener of this.pointListeners.get(event.cellId) ?? []) listener(event.executionId, event.points);
+            return;
+          }
           if (this.serverDoc === null) return;
           this.serverDoc = applyServerEvent(this.serverDoc, event);
           this.recompute({ batched: true });
@@ -114,6 +128,7 @@ export class NotebookController {
       conflicts: {},
       save: { state: "saved" },
       notices: [],
+      formErrors: {},
     };
     this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
@@ -287,6 +302,46 @@ export class NotebookController {
     this.control({ op: "interrupt", notebookId: this.notebookId });
   }
 
+  // ---- guided scenarios ----------------------------------------------------------
+
+  /** A form change: the server re-renders every attached cell of the scenario, or refuses and nothing changes. */
+  setParameters(cellId: string, values: Record<string, ParameterValue>): void {
+    this.setFormError(cellId, null);
+    void this.connection.sendControl({ op: "set-parameters", notebookId: this.notebookId, cellId, values }).then((ack) => {
+      if (!ack.ok) this.setFormError(cellId, ack.error);
+    });
+  }
+
+  detachTemplate(cellId: string): void {
+    this.setFormError(cellId, null);
+    this.control({ op: "detach-template", notebookId: this.notebookId, cellId });
+  }
+
+  reattachTemplate(cellId: string): void {
+    this.control({ op: "reattach-template", notebookId: this.notebookId, cellId });
+  }
+
+  commitPrediction(questionId: string, choice: string): void {
+    this.control({ op: "commit-prediction", notebookId: this.notebookId, questionId, choice });
+  }
+
+  /** The same object per cell, so components can depend on it. */
+  metricFeed(cellId: string): CellMetricFeed {
+    let feed = this.feeds.get(cellId);
+    if (!feed) {
+      feed = {
+        subscribe: (listener) => {
+          let listeners = this.pointListeners.get(cellId);
+          if (!listeners) this.pointListeners.set(cellId, (listeners = new Set()));
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      };
+      this.feeds.set(cellId, feed);
+    }
+    return feed;
+  }
+
   /** Restarts at once: a dead kernel has nothing left to lose. */
   restart(): void {
     this.control({ op: "restart", notebookId: this.notebookId });
@@ -377,6 +432,14 @@ export class NotebookController {
     });
   }
 
+  private setFormError(cellId: string, error: string | null): void {
+    if ((this.state.formErrors[cellId] ?? null) === error) return;
+    const formErrors = { ...this.state.formErrors };
+    if (error === null) delete formErrors[cellId];
+    else formErrors[cellId] = error;
+    this.update({ formErrors });
+  }
+
   private selectedIndex(): number {
     const id = this.state.ui.selectedId;
     return id === null ? -1 : (this.state.doc?.cells.findIndex((c) => c.id === id) ?? -1);
@@ -439,6 +502,14 @@ function describe(command: ControlCommand): string {
       return "Restart";
     case "shutdown":
       return "Shutdown";
+    case "set-parameters":
+      return "Changing the parameters";
+    case "detach-template":
+      return "Detaching the cell";
+    case "reattach-template":
+      return "Reattaching the cell";
+    case "commit-prediction":
+      return "Committing the prediction";
   }
 }
 

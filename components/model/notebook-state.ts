@@ -25,7 +25,7 @@ export type LocalAction =
   | { type: "clear-outputs"; cellIds: readonly string[] };
 
 export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
-  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null };
+  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null, executionId: null, template: null };
 }
 
 export function applyLocalAction(doc: NotebookDocument, action: LocalAction): NotebookDocument {
@@ -65,10 +65,17 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
       return updateCell(doc, event.cellId, (c) => {
         // A run that starts has no metrics yet: the previous run's table goes (as its outputs do).
         const liveMetrics = event.runState === "running" && c.runState !== "running" ? null : c.liveMetrics;
-        return c.runState === event.runState && c.executionCount === event.executionCount && c.liveMetrics === liveMetrics
-          ? c
-          : { ...c, runState: event.runState, executionCount: event.executionCount, liveMetrics };
+        const unchanged =
+          c.runState === event.runState && c.executionCount === event.executionCount && c.liveMetrics === liveMetrics && c.executionId === event.executionId;
+        return unchanged ? c : { ...c, runState: event.runState, executionCount: event.executionCount, liveMetrics, executionId: event.executionId };
       });
+    case "cell-template":
+      return updateCell(doc, event.cellId, (c) => ({ ...c, template: event.template, source: event.source }));
+    case "prediction-committed":
+      return { ...doc, predictions: { ...doc.predictions, [event.prediction.questionId]: event.prediction } };
+    case "cell-metric-points":
+      // Chart data lives outside the document (a metric store fed by the controller): the cells need not re-render.
+      return doc;
     case "cell-outputs-cleared":
       return applyLocalAction(doc, { type: "clear-outputs", cellIds: [event.cellId] });
     case "cell-output":

@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { importIpynb } from "../ipynb/import";
 import { exportNotebook } from "../ipynb/export";
 import { IPYNB_LIMITS } from "../ipynb/limits";
-import { isPersistenceError, type NotebookRepository } from "../persistence";
+import type { NotebookRepository } from "../persistence";
+import { replyError, sendJson } from "./json-reply";
 import { NOTEBOOK_IMPORT_PATH } from "../protocol/socket-api";
 
 const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
@@ -23,13 +24,13 @@ export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, o
   const url = new URL(req.url ?? "/", "http://localhost");
   if (url.pathname === NOTEBOOK_IMPORT_PATH) {
     if (req.method !== "POST") return sendJson(res, 405, { error: "use POST with the .ipynb file as the body" });
-    void importFile(req, res, url, options).catch((error: unknown) => replyError(res, error, options));
+    void importFile(req, res, url, options).catch((error: unknown) => replyError(res, error, options.onError, "handle this file"));
     return true;
   }
   const exportMatch = EXPORT_PATH.exec(url.pathname);
   if (exportMatch) {
     if (req.method !== "GET") return sendJson(res, 405, { error: "use GET" });
-    void exportFile(res, exportMatch[1]!, options).catch((error: unknown) => replyError(res, error, options));
+    void exportFile(res, exportMatch[1]!, options).catch((error: unknown) => replyError(res, error, options.onError, "handle this file"));
     return true;
   }
   return false;
@@ -70,21 +71,4 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
     req.on("end", () => resolve(tooLarge ? null : Buffer.concat(chunks)));
     req.on("error", reject);
   });
-}
-
-function replyError(res: ServerResponse, error: unknown, options: NotebookFilesOptions): void {
-  if (isPersistenceError(error)) {
-    const status = error.code === "not-found" ? 404 : error.code === "version-conflict" ? 409 : 400;
-    const path = "path" in error ? (error as { path?: unknown }).path : undefined;
-    sendJson(res, status, { error: error.message, ...(path !== undefined ? { path } : {}) });
-    return;
-  }
-  options.onError(error);
-  sendJson(res, 500, { error: "the server failed to handle this file; see its log" });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): true {
-  if (!res.headersSent) res.writeHead(status, { "Content-Type": "application/json; charset=utf-8" });
-  res.end(JSON.stringify(body));
-  return true;
 }

@@ -50,7 +50,7 @@ export async function exportNotebook(notebooks: NotebookRepository, notebookId: 
 
 function exportCell(cell: ExportableNotebook["cells"][number]): JsonObject {
   const lab: JsonObject = {};
-  if (cell.template) lab.template = { id: cell.template.id, parameters: cell.template.parameters };
+  if (cell.template) lab.template = cell.template as unknown as JsonObject;
   if (cell.kind === "code" && cell.lastRun) lab.lastRun = { status: cell.lastRun.status, durationMs: cell.lastRun.durationMs };
   const metadata: JsonObject = Object.keys(lab).length > 0 ? { mgpulab: lab } : {};
   if (cell.kind === "markdown") {

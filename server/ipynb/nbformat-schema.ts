@@ -90,7 +90,10 @@ export function nbformatSchema(limits: IpynbLimits) {
 
   const labMetadata = z
     .object({
-      template: cellTemplateSchema.nullish(),
+      // Files exported before forms existed carry only { id, parameters }.
+      template: cellTemplateSchema
+        .extend({ detached: z.boolean().default(false), fields: cellTemplateSchema.shape.fields.default([]), question: cellTemplateSchema.shape.question.default(null) })
+        .nullish(),
       lastRun: lastRunSchema.optional(),
     })
     .optional();

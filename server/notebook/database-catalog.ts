@@ -1,7 +1,7 @@
 /** The notebook catalog on the lab's database (repositories over one Prisma client). */
 import type { NotebookListItem } from "../protocol/notebook-model";
-import { LOCAL_USER, MetricRepository, NotebookRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
-import type { JsonValue, NotebookSummary } from "../persistence/types";
+import { LOCAL_USER, MetricRepository, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
+import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
 
@@ -9,13 +9,19 @@ export class DatabaseCatalog implements NotebookCatalog {
   readonly repos: Repositories;
 
   constructor(prisma: PrismaClient, private readonly report: (message: string) => void, private readonly userId: string = LOCAL_USER.id) {
-    this.repos = { notebooks: new NotebookRepository(prisma), runs: new RunRepository(prisma), metrics: new MetricRepository(prisma) };
+    this.repos = {
+      notebooks: new NotebookRepository(prisma),
+      runs: new RunRepository(prisma),
+      metrics: new MetricRepository(prisma),
+      predictions: new PredictionRepository(prisma),
+    };
   }
 
   async load(notebookId: string) {
     const stored = await this.repos.notebooks.load(notebookId, { includeDeleted: true });
+    const predictions = await this.repos.predictions.list(notebookId, this.userId);
     const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, this.userId, this.report);
-    return { doc: toNotebookDocument(stored), persistence };
+    return { doc: toNotebookDocument(stored, predictions), persistence };
   }
 
   async list(state: "active" | "deleted"): Promise<NotebookListItem[]> {
@@ -35,7 +41,7 @@ export class DatabaseCatalog implements NotebookCatalog {
         id: `cell-${index + 1}`,
         kind: cell.kind,
         source: cell.source,
-        template: cell.template ? { id: cell.template.id, parameters: cell.template.parameters as Record<string, JsonValue> } : null,
+        template: cell.template,
       })),
     });
     return this.summary(stored.id);

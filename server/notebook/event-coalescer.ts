@@ -4,15 +4,21 @@
  * preceded them. Tail snapshots (flooding cells) go out at a slower cadence.
  */
 import type { LiveMetrics } from "../protocol/notebook-model";
+import type { MetricPointMessage } from "../protocol/metrics-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import type { StreamName, StreamSegment } from "./output-recorder";
 
 export interface CoalescerOptions {
   appendIntervalMs: number;
   tailIntervalMs: number;
+  /** Live chart points: ten frames a second is smooth for a chart and cheap for a socket. */
+  pointsIntervalMs?: number;
 }
 
-export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tailIntervalMs: 250 };
+export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tailIntervalMs: 250, pointsIntervalMs: 100 };
+
+/** Points per cell-metric-points event: a flooding run sends several events, never one huge one. */
+const POINTS_PER_EVENT = 5_000;
 
 export interface TailSource {
   tailOf(cellId: string): { elided: number; segments: StreamSegment[] } | null;
@@ -23,6 +29,8 @@ export class EventCoalescer {
   private appends: Array<{ cellId: string; name: StreamName; text: string }> = [];
   private dirtyTails = new Set<string>();
   private dirtyMetrics = new Set<string>();
+  private points: Array<{ cellId: string; executionId: string; points: MetricPointMessage[] }> = [];
+  private pointsTimer: NodeJS.Timeout | null = null;
   private appendTimer: NodeJS.Timeout | null = null;
   private tailTimer: NodeJS.Timeout | null = null;
 
@@ -50,6 +58,13 @@ export class EventCoalescer {
     this.tailTimer ??= setTimeout(() => this.flushTails(), this.options.tailIntervalMs);
   }
 
+  metricPoint(cellId: string, executionId: string, point: MetricPointMessage): void {
+    const last = this.points[this.points.length - 1];
+    if (last && last.cellId === cellId && last.executionId === executionId && last.points.length < POINTS_PER_EVENT) last.points.push(point);
+    else this.points.push({ cellId, executionId, points: [point] });
+    this.pointsTimer ??= setTimeout(() => this.flushPoints(), this.options.pointsIntervalMs ?? DEFAULT_COALESCING.pointsIntervalMs);
+  }
+
   /** A discrete event: everything pending goes first so order is preserved. */
   emit(event: NotebookEvent): void {
     this.flush();
@@ -58,14 +73,17 @@ export class EventCoalescer {
 
   flush(): void {
     this.flushAppends();
+    this.flushPoints();
     this.flushTails();
   }
 
   dispose(): void {
     if (this.appendTimer) clearTimeout(this.appendTimer);
     if (this.tailTimer) clearTimeout(this.tailTimer);
-    this.appendTimer = this.tailTimer = null;
+    if (this.pointsTimer) clearTimeout(this.pointsTimer);
+    this.appendTimer = this.tailTimer = this.pointsTimer = null;
     this.appends = [];
+    this.points = [];
     this.dirtyTails.clear();
     this.dirtyMetrics.clear();
   }
@@ -76,6 +94,14 @@ export class EventCoalescer {
     const pending = this.appends;
     this.appends = [];
     for (const { cellId, name, text } of pending) this.send({ type: "cell-stream", cellId, name, text });
+  }
+
+  private flushPoints(): void {
+    if (this.pointsTimer) clearTimeout(this.pointsTimer);
+    this.pointsTimer = null;
+    const pending = this.points;
+    this.points = [];
+    for (const batch of pending) this.send({ type: "cell-metric-points", ...batch });
   }
 
   private flushTails(): void {

@@ -2,7 +2,7 @@
  * All open notebooks of this server process, loaded from the catalog on
  * first open and kept with their kernels until the server stops.
  */
-import type { NotebookDocument, NotebookListItem } from "../protocol/notebook-model";
+import type { CellTemplate, NotebookDocument, NotebookListItem } from "../protocol/notebook-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import type { KernelHost } from "../kernel/kernel-host";
 import type { NotebookPersistence } from "./notebook-persistence";
@@ -14,7 +14,7 @@ export interface NotebookCatalog {
   list(state: "active" | "deleted"): Promise<NotebookListItem[]>;
   create(title: string): Promise<NotebookListItem>;
   /** A notebook with these cells (e.g. a scenario's), created whole or not at all. */
-  createWithCells(title: string, cells: Array<{ kind: "code" | "markdown"; source: string; template: { id: string; parameters: Record<string, unknown> } | null }>): Promise<NotebookListItem>;
+  createWithCells(title: string, cells: Array<{ kind: "code" | "markdown"; source: string; template: CellTemplate | null }>): Promise<NotebookListItem>;
   duplicate(notebookId: string): Promise<NotebookListItem>;
   /** Renames a notebook that is not open (an open one renames through its runtime). */
   rename(notebookId: string, title: string): Promise<void>;
@@ -22,7 +22,7 @@ export interface NotebookCatalog {
   summary(notebookId: string): Promise<NotebookListItem>;
 }
 
-export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs"> {
+export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates"> {
   catalog: NotebookCatalog;
   host: () => KernelHost;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
@@ -81,6 +81,7 @@ export class NotebookHub {
       outputBudget: this.options.outputBudget,
       coalescing: this.options.coalescing,
       hangAfterMs: this.options.hangAfterMs,
+      templates: this.options.templates,
       log: this.options.log,
       broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),
     });

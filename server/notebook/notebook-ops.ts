@@ -10,7 +10,7 @@ export class CommandError extends Error {}
 export const MAX_CELLS = 10_000;
 
 export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
-  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null };
+  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null, executionId: null, template: null };
 }
 
 export function findCell(doc: NotebookDocument, cellId: string): Cell {

@@ -3,10 +3,10 @@
  * acknowledgement means "saved"), and runs, outputs and metrics as they
  * stream (queued and batched, so a flooding cell never waits on SQLite).
  */
-import type { CellKind, CellOutput, KernelInfo, LiveMetrics } from "../protocol/notebook-model";
+import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { MetricInput } from "../persistence/types";
-import type { MetricRepository, NotebookRepository, RunRepository } from "../persistence";
+import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
 import { WriteQueue } from "./write-queue";
 
 export interface ExecutionRecord {
@@ -20,10 +20,16 @@ export interface NotebookPersistence {
   moveCell(cellId: string, toIndex: number): Promise<void>;
   setSource(cellId: string, source: string): Promise<void>;
   setKind(cellId: string, kind: CellKind): Promise<void>;
+  /** A templated cell re-rendered, detached or reattached: source and template saved together. */
+  setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void>;
+  commitPrediction(input: { questionId: string; question: string; choice: string }): Promise<Prediction>;
   rename(title: string): Promise<void>;
   clearOutputs(cellId: string): void;
-  /** A cell started running on a kernel described by `kernel`. */
-  executionStarted(cellId: string, source: string, kernel: { info: KernelInfo; host: string }): ExecutionRecord;
+  /** A cell started running on a kernel described by `kernel`, as execution `executionId`. */
+  executionStarted(
+    execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
+    kernel: { info: KernelInfo; host: string },
+  ): ExecutionRecord;
   metrics(points: MetricInput[]): void;
   kernelEnded(status: "finished" | "died", reason: string | null): void;
   /** Everything queued has been written. */
@@ -34,6 +40,7 @@ export interface Repositories {
   notebooks: NotebookRepository;
   runs: RunRepository;
   metrics: MetricRepository;
+  predictions: PredictionRepository;
 }
 
 const OUTPUT_BATCH_MS = 200;
@@ -78,6 +85,15 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     return this.edit("a cell's kind", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { kind }));
   }
 
+  setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void> {
+    return this.edit("a cell's template", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { source, template }));
+  }
+
+  async commitPrediction(input: { questionId: string; question: string; choice: string }): Promise<Prediction> {
+    const stored = await this.queue.run("a prediction", () => this.repos.predictions.commit(this.notebookId, this.userId, input));
+    return { questionId: stored.questionId, choice: stored.choice, committedAt: stored.committedAt.toISOString() };
+  }
+
   rename(title: string): Promise<void> {
     return this.edit("the title", (version) => this.repos.notebooks.rename(this.notebookId, title, version));
   }
@@ -86,10 +102,14 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.queue.fire("cleared outputs", () => this.repos.notebooks.setCellOutputs(this.notebookId, cellId, { outputs: [], executionCount: null, lastRun: null }));
   }
 
-  executionStarted(cellId: string, source: string, kernel: { info: KernelInfo; host: string }): ExecutionRecord {
+  executionStarted(
+    execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
+    kernel: { info: KernelInfo; host: string },
+  ): ExecutionRecord {
     const runId = this.ensureRun(kernel);
+    const template = execution.template ? { id: execution.template.id, parameters: execution.template.parameters } : null;
     const executionId = this.queue.run("an execution", async () => {
-      const [id] = await this.repos.runs.queueExecutions(await runId, [{ cellId, source }]);
+      const [id] = await this.repos.runs.queueExecutions(await runId, [{ cellId: execution.cellId, source: execution.source, id: execution.id, template }]);
       await this.repos.runs.startExecution(id!);
       return id!;
     });
@@ -174,6 +194,8 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   moveCell: async () => undefined,
   setSource: async () => undefined,
   setKind: async () => undefined,
+  setTemplate: async () => undefined,
+  commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
   clearOutputs: () => undefined,
   executionStarted: () => ({ output: () => undefined, finished: () => undefined }),

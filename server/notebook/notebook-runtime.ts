@@ -4,7 +4,8 @@
  * writes. Commands arrive already validated; each either changes the
  * document, saves and broadcasts, or throws a CommandError.
  */
-import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../protocol/notebook-model";
+import { randomUUID } from "node:crypto";
+import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../protocol/notebook-model";
 import type { KernelMessageOf } from "../protocol/kernel-messages";
 import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../protocol/socket-api";
 import { sourceHash } from "../protocol/source-hash";
@@ -15,6 +16,7 @@ import { EventJournal } from "./event-journal";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
+import { assertEditable, attachedSiblings, attachedTemplate, checkFormValues, findQuestion, NO_TEMPLATES, scenarioOf, type TemplateRenderer } from "./template-cells";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
@@ -22,6 +24,8 @@ export interface NotebookRuntimeOptions {
   persistence?: NotebookPersistence;
   outputBudget?: OutputBudget;
   coalescing?: CoalescerOptions;
+  /** Re-renders templated cells (the scenario catalog); without it, forms are refused. */
+  templates?: TemplateRenderer;
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
   hangAfterMs?: number;
   log?: (level: "info" | "warning" | "error", message: string) => void;
@@ -43,6 +47,8 @@ export class NotebookRuntime {
   private readonly persistence: NotebookPersistence;
   /** The cell whose code the kernel runs now, or ran last: metrics are attributed to it. */
   private metricsCell: Cell | null = null;
+  /** Form changes render asynchronously; one at a time, so each starts from the values the last one left. */
+  private templateWork: Promise<unknown> = Promise.resolve();
 
   constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
     this.persistence = options.persistence ?? NO_PERSISTENCE;
@@ -97,6 +103,7 @@ export class NotebookRuntime {
       }
       case "set-source": {
         const cell = findCell(this.doc, command.cellId);
+        if (cell.source !== command.source) assertEditable(cell);
         const stale = command.baseHash !== undefined && sourceHash(cell.source) !== command.baseHash;
         if (stale && !command.force && cell.source !== command.source) throw new SourceConflictError(cell.id, cell.source);
         if (cell.source === command.source) return;
@@ -113,6 +120,21 @@ export class NotebookRuntime {
         return;
       case "clear-outputs":
         for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId));
+        return;
+      case "set-parameters":
+        await this.serially(() => this.setParameters(command.cellId, command.values));
+        return;
+      case "detach-template":
+        await this.serially(async () => {
+          const cell = findCell(this.doc, command.cellId);
+          await this.applyTemplate(cell, cell.source, { ...attachedTemplate(cell), detached: true });
+        });
+        return;
+      case "reattach-template":
+        await this.serially(() => this.reattach(command.cellId));
+        return;
+      case "commit-prediction":
+        await this.commitPrediction(command.questionId, command.choice);
         return;
       case "interrupt":
         this.kernel.interrupt();
@@ -145,6 +167,52 @@ export class NotebookRuntime {
     await this.persistence.flush();
   }
 
+  private serially(work: () => Promise<void>): Promise<void> {
+    const next = this.templateWork.then(work);
+    this.templateWork = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Validated by the catalog with the scenario's other values; all attached cells of the scenario re-render, or none. */
+  private async setParameters(cellId: string, values: Record<string, ParameterValue>): Promise<void> {
+    const template = attachedTemplate(findCell(this.doc, cellId));
+    checkFormValues(template, values);
+    const merged = { ...template.parameters, ...values };
+    const targets = attachedSiblings(this.doc, scenarioOf(template.id));
+    const templates = this.options.templates ?? NO_TEMPLATES;
+    const rendered = await Promise.all(targets.map((cell) => templates.render(cell.template.id, merged)));
+    await Promise.all(
+      targets.map((cell, i) => (this.doc.cells.includes(cell) && cell.template?.detached === false ? this.applyTemplate(cell, rendered[i]!.source, rendered[i]!.template) : undefined)),
+    );
+  }
+
+  private async reattach(cellId: string): Promise<void> {
+    const cell = findCell(this.doc, cellId);
+    if (!cell.template) throw new CommandError(`cell ${cell.id} is not rendered from a template`);
+    if (!cell.template.detached) return;
+    const sibling = attachedSiblings(this.doc, scenarioOf(cell.template.id))[0];
+    const values = sibling?.template.parameters ?? cell.template.parameters;
+    const rendered = await (this.options.templates ?? NO_TEMPLATES).render(cell.template.id, values);
+    if (this.doc.cells.includes(cell)) await this.applyTemplate(cell, rendered.source, rendered.template);
+  }
+
+  private async applyTemplate(cell: Cell, source: string, template: CellTemplate): Promise<void> {
+    cell.source = source;
+    cell.template = template;
+    this.coalescer.emit({ type: "cell-template", cellId: cell.id, template, source });
+    await this.persistence.setTemplate(cell.id, source, template);
+  }
+
+  private async commitPrediction(questionId: string, choice: string): Promise<void> {
+    const question = findQuestion(this.doc, questionId);
+    if (!question.choices.includes(choice)) throw new CommandError(`"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
+    const existing = this.doc.predictions[questionId];
+    if (existing) throw new CommandError(`a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
+    const prediction = await this.persistence.commitPrediction({ questionId, question: question.text, choice });
+    this.doc.predictions[questionId] = prediction;
+    this.coalescer.emit({ type: "prediction-committed", prediction });
+  }
+
   private async execute(cellIds: string[], sources: Record<string, string>, by: string, baseHashes: Record<string, string>): Promise<void> {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
@@ -154,6 +222,7 @@ export class NotebookRuntime {
       const base = baseHashes[cell.id];
       const stale = base !== undefined && source !== undefined && source !== cell.source && sourceHash(cell.source) !== base;
       if (stale) throw new SourceConflictError(cell.id, cell.source); // checked for every cell before anything runs
+      if (source !== undefined && source !== cell.source) assertEditable(cell);
     }
     const saves: Array<Promise<void>> = [];
     for (const cell of cells) {
@@ -176,9 +245,13 @@ export class NotebookRuntime {
         this.clearOutputs(cell, { persist: false });
         this.recorders.set(cell.id, new OutputRecorder(this.options.outputBudget));
         cell.liveMetrics = null;
+        cell.executionId = randomUUID();
         this.metricsCell = cell;
         const status = this.kernel.status;
-        if ("info" in status) record = this.persistence.executionStarted(cell.id, cell.source, { info: status.info, host: this.host.id });
+        if ("info" in status) {
+          const execution = { id: cell.executionId, cellId: cell.id, source: cell.source, template: cell.template };
+          record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
+        }
         this.setRunState(cell, "running");
       },
       console: (text) => this.recordStream(cell, "stdout", text, record),
@@ -222,12 +295,14 @@ export class NotebookRuntime {
 
   private recordMetric(message: KernelMessageOf<"metric">): void {
     const point = { rank: message.rank, step: message.step, values: message.values };
+    const tag = message.runId ?? "";
     const cell = this.metricsCell;
     if (cell && this.doc.cells.includes(cell)) {
       cell.liveMetrics = mergeLiveMetrics(cell.liveMetrics, point);
       this.coalescer.metricsChanged(cell.id);
+      if (cell.executionId) this.coalescer.metricPoint(cell.id, cell.executionId, { tag, ...point });
     }
-    this.persistence.metrics([{ ...point, tag: message.runId }]);
+    this.persistence.metrics([{ ...point, tag, executionId: cell?.executionId ?? "" }]);
   }
 
   private recorderOf(cell: Cell): OutputRecorder {
@@ -248,7 +323,7 @@ export class NotebookRuntime {
 
   private setRunState(cell: Cell, runState: Cell["runState"]): void {
     cell.runState = runState;
-    this.coalescer.emit({ type: "cell-run-state", cellId: cell.id, runState, executionCount: cell.executionCount });
+    this.coalescer.emit({ type: "cell-run-state", cellId: cell.id, runState, executionCount: cell.executionCount, executionId: cell.executionId });
   }
 }
 

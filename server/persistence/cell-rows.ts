@@ -20,6 +20,9 @@ export const cellSelect = {
   source: true,
   templateId: true,
   parameters: true,
+  templateDetached: true,
+  templateGuide: true,
+  lastExecutionId: true,
   executionCount: true,
   outputs: true,
   lastRun: true,
@@ -36,8 +39,15 @@ export function rowToCell(notebookId: string, row: CellRow): StoredCell {
   if (!lastRun.success) throw new InvalidDataError(`${where}: stored lastRun is invalid`);
   let template: CellTemplate | null = null;
   if (row.templateId !== null) {
-    const parsed = cellTemplateSchema.safeParse({ id: row.templateId, parameters: row.parameters ?? {} });
-    if (!parsed.success) throw new InvalidDataError(`${where}: stored template parameters are invalid`);
+    const guide = (row.templateGuide ?? { fields: [], question: null }) as { fields?: unknown; question?: unknown };
+    const parsed = cellTemplateSchema.safeParse({
+      id: row.templateId,
+      parameters: row.parameters ?? {},
+      detached: row.templateDetached,
+      fields: guide.fields,
+      question: guide.question,
+    });
+    if (!parsed.success) throw new InvalidDataError(`${where}: stored template is invalid: ${parsed.error.issues[0]?.message ?? ""}`);
     template = parsed.data;
   }
   return {
@@ -50,6 +60,7 @@ export function rowToCell(notebookId: string, row: CellRow): StoredCell {
     // Live metrics belong to a running session; stored series are read from MetricRepository.
     liveMetrics: null,
     lastRun: lastRun.data,
+    executionId: row.lastExecutionId,
     template,
   };
 }
@@ -115,8 +126,7 @@ export function newCellData(cell: CellInput) {
     id: cell.id,
     kind: cell.kind,
     source: cell.source,
-    templateId: cell.template?.id ?? null,
-    parameters: nullableJson(cell.template?.parameters ?? null),
+    ...templateData(cell.template ?? null),
     executionCount: cell.executionCount ?? null,
     outputs: outputsJson(cell.outputs ?? []),
     lastRun: lastRunJson(cell.lastRun ?? null),
@@ -133,14 +143,29 @@ export function changedCellData(row: CellRow, cell: CellInput, position: string)
   if (cell.outputs !== undefined && !sameJson(row.outputs, cell.outputs)) data.outputs = outputsJson(cell.outputs);
   if (cell.lastRun !== undefined && !sameJson(row.lastRun, cell.lastRun)) data.lastRun = lastRunJson(cell.lastRun);
   if (cell.template !== undefined) {
-    const templateId = cell.template?.id ?? null;
-    const parameters = cell.template?.parameters ?? null;
-    if (row.templateId !== templateId) data.templateId = templateId;
-    if (!sameJson(row.parameters, parameters)) data.parameters = nullableJson(parameters);
+    const next = templateData(cell.template);
+    if (row.templateId !== next.templateId) data.templateId = next.templateId;
+    if (!sameJson(row.parameters, cell.template?.parameters ?? null)) data.parameters = next.parameters;
+    if (row.templateDetached !== next.templateDetached) data.templateDetached = next.templateDetached;
+    if (!sameJson(row.templateGuide, cell.template ? guideOf(cell.template) : null)) data.templateGuide = next.templateGuide;
   }
   if (Object.keys(data).length === 0) return null;
   data.updatedAt = new Date();
   return data;
+}
+
+/** A template's columns: values, the detached flag, and the catalog-computed guide. */
+export function templateData(template: CellTemplate | null) {
+  return {
+    templateId: template?.id ?? null,
+    parameters: nullableJson(template?.parameters ?? null),
+    templateDetached: template?.detached ?? false,
+    templateGuide: nullableJson(template ? guideOf(template) : null),
+  };
+}
+
+function guideOf(template: CellTemplate): Prisma.InputJsonValue {
+  return { fields: template.fields, question: template.question } as unknown as Prisma.InputJsonValue;
 }
 
 function sameJson(stored: unknown, value: unknown): boolean {

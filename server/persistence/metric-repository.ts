@@ -10,6 +10,7 @@
 import { Prisma, type PrismaClient } from "./generated/client";
 import { InvalidDataError, NotFoundError } from "./errors";
 import { claimSeqs } from "./run-repository";
+import type { MetricSeriesData as ChartSeries } from "../protocol/metrics-model";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 type Tx = Prisma.TransactionClient;
@@ -59,8 +60,9 @@ export class MetricRepository {
         const rows: Prisma.Sql[] = [];
         messages.forEach((message, index) => {
           const tag = message.tag ?? "";
+          const executionId = message.executionId ?? "";
           for (const [name, value] of Object.entries(message.values)) {
-            const seriesId = ids.get(seriesKey(tag, name, message.rank))!;
+            const seriesId = ids.get(seriesKey(executionId, tag, name, message.rank))!;
             rows.push(Prisma.sql`(${seriesId}, ${firstSeq + index}, ${message.step}, ${finiteOrNull(value)})`);
           }
         });
@@ -119,13 +121,13 @@ export class MetricRepository {
       where: { series: { runId }, seq: { gt: afterSeq } },
       orderBy: [{ seq: "asc" }],
       take: limit,
-      select: { seq: true, step: true, value: true, series: { select: { tag: true, name: true, rank: true } } },
+      select: { seq: true, step: true, value: true, series: { select: { executionId: true, tag: true, name: true, rank: true } } },
     });
     const messages: SequencedMetric[] = [];
     for (const point of points) {
       let message = messages[messages.length - 1];
       if (!message || message.seq !== point.seq) {
-        message = { seq: point.seq, tag: point.series.tag, rank: point.series.rank, step: point.step, values: {} };
+        message = { seq: point.seq, executionId: point.series.executionId, tag: point.series.tag, rank: point.series.rank, step: point.step, values: {} };
         messages.push(message);
       }
       message.values[point.series.name] = point.value;
@@ -134,21 +136,65 @@ export class MetricRepository {
     return messages;
   }
 
+  /**
+   * Every series one cell execution logged, columnar, for the charts. Read
+   * with one raw query: a million points through the ORM's row objects
+   * would cost seconds.
+   */
+  async executionSeries(executionId: string): Promise<ChartSeries[]> {
+    const series = await this.prisma.metricSeries.findMany({
+      where: { executionId },
+      orderBy: [{ tag: "asc" }, { name: "asc" }, { rank: "asc" }],
+      select: { id: true, tag: true, name: true, rank: true },
+    });
+    if (series.length === 0) return [];
+    const byId = new Map(series.map((s) => [s.id, { tag: s.tag, name: s.name, rank: s.rank, steps: [] as number[], values: [] as Array<number | null> }]));
+    const rows = await this.prisma.$queryRaw<Array<{ seriesId: number | bigint; step: number | bigint; value: number | null }>>`
+      SELECT "seriesId", "step", "value" FROM "MetricPoint" WHERE "seriesId" IN (${Prisma.join([...byId.keys()])}) ORDER BY "seriesId", "seq"`;
+    for (const row of rows) {
+      const target = byId.get(Number(row.seriesId))!;
+      target.steps.push(Number(row.step));
+      target.values.push(row.value === null ? null : Number(row.value));
+    }
+    return [...byId.values()];
+  }
+
+  /** Points logged per execution, for executions that logged any (newest first). */
+  async executionPointCounts(executionIds: readonly string[]): Promise<Map<string, number>> {
+    if (executionIds.length === 0) return new Map();
+    const rows = await this.prisma.$queryRaw<Array<{ executionId: string; points: number | bigint }>>`
+      SELECT s."executionId" AS "executionId", COUNT(*) AS "points" FROM "MetricPoint" p JOIN "MetricSeries" s ON s."id" = p."seriesId"
+      WHERE s."executionId" IN (${Prisma.join([...executionIds])}) GROUP BY s."executionId"`;
+    return new Map(rows.map((row) => [row.executionId, Number(row.points)]));
+  }
+
+  /** Ids of the most recent executions that logged metrics, optionally only those of one template. */
+  async executionsWithMetrics(options: { templateId?: string; limit?: number } = {}): Promise<string[]> {
+    const limit = Math.min(Math.max(options.limit ?? 100, 1), 500);
+    const rows = await this.prisma.$queryRaw<Array<{ id: string }>>`
+      SELECT e."id" AS "id" FROM "CellExecution" e
+      WHERE EXISTS (SELECT 1 FROM "MetricSeries" s WHERE s."executionId" = e."id")
+      ${options.templateId !== undefined ? Prisma.sql`AND e."templateId" = ${options.templateId}` : Prisma.empty}
+      ORDER BY e."queuedAt" DESC LIMIT ${limit}`;
+    return rows.map((row) => row.id);
+  }
+
   /** Series ids for every (tag, name, rank) in `messages`, creating the missing ones. */
   private async resolveSeries(tx: Tx, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<Map<string, number>> {
     const known = new Map(this.cacheFor(runId, false));
-    const wanted = new Map<string, { tag: string; name: string; rank: number }>();
+    const wanted = new Map<string, { executionId: string; tag: string; name: string; rank: number }>();
     for (const message of messages) {
       const tag = message.tag ?? "";
+      const executionId = message.executionId ?? "";
       for (const name of Object.keys(message.values)) {
-        const key = seriesKey(tag, name, message.rank);
-        if (!known.has(key)) wanted.set(key, { tag, name, rank: message.rank });
+        const key = seriesKey(executionId, tag, name, message.rank);
+        if (!known.has(key)) wanted.set(key, { executionId, tag, name, rank: message.rank });
       }
     }
     if (wanted.size === 0) return known;
     const load = async () => {
-      for (const row of await tx.metricSeries.findMany({ where: { runId }, select: { id: true, tag: true, name: true, rank: true } })) {
-        const key = seriesKey(row.tag, row.name, row.rank);
+      for (const row of await tx.metricSeries.findMany({ where: { runId }, select: { id: true, executionId: true, tag: true, name: true, rank: true } })) {
+        const key = seriesKey(row.executionId, row.tag, row.name, row.rank);
         if (!known.has(key)) {
           known.set(key, row.id);
           created.set(key, row.id);
@@ -176,8 +222,8 @@ export class MetricRepository {
   }
 }
 
-function seriesKey(tag: string, name: string, rank: number): string {
-  return `${tag}\u0000${name}\u0000${rank}`;
+function seriesKey(executionId: string, tag: string, name: string, rank: number): string {
+  return `${executionId}\u0000${tag}\u0000${name}\u0000${rank}`;
 }
 
 function finiteOrNull(value: number | null): number | null {
@@ -189,6 +235,7 @@ function checkMessage(message: MetricInput, index: number): void {
   if (!Number.isSafeInteger(message.rank) || message.rank < 0) throw new InvalidDataError(`${where}: rank must be a non-negative integer`);
   if (!Number.isSafeInteger(message.step) || message.step < 0 || message.step > 2 ** 31 - 1) throw new InvalidDataError(`${where}: step must be a non-negative 32-bit integer`);
   if (message.tag !== undefined && (typeof message.tag !== "string" || message.tag.length > MAX_TAG_CHARS)) throw new InvalidDataError(`${where}: tag must be a string of at most ${MAX_TAG_CHARS} characters`);
+  if (message.executionId !== undefined && (typeof message.executionId !== "string" || message.executionId.length > 64)) throw new InvalidDataError(`${where}: executionId must be a string of at most 64 characters`);
   if (typeof message.values !== "object" || message.values === null) throw new InvalidDataError(`${where}: values must be an object`);
   for (const [name, value] of Object.entries(message.values)) {
     if (!NAME_PATTERN.test(name)) throw new InvalidDataError(`${where}: metric name ${JSON.stringify(name.slice(0, 80))} is not a valid name`);

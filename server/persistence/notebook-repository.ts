@@ -20,13 +20,13 @@ import {
   lastRunJson,
   MAX_CELLS,
   newCellData,
-  nullableJson,
+  templateData,
   outputsJson,
   rowToCell,
 } from "./cell-rows";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
-import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook } from "./types";
+import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook, StoredPrediction } from "./types";
 import type { CellOutput } from "../protocol/notebook-model";
 
 type Tx = Prisma.TransactionClient;
@@ -235,10 +235,7 @@ export class NotebookRepository {
       const data: Prisma.CellUpdateManyMutationInput = { updatedAt: new Date() };
       if (patch.source !== undefined) data.source = patch.source;
       if (patch.kind !== undefined) data.kind = patch.kind;
-      if (patch.template !== undefined) {
-        data.templateId = patch.template?.id ?? null;
-        data.parameters = nullableJson(patch.template?.parameters ?? null);
-      }
+      if (patch.template !== undefined) Object.assign(data, templateData(patch.template));
       const { count } = await tx.cell.updateMany({ where: { notebookId, id: cellId }, data });
       if (count === 0) throw new NotFoundError("cell", cellId, `in notebook ${notebookId}`);
     });
@@ -287,13 +284,16 @@ export class NotebookRepository {
 }
 
 /** The document the runtime and the socket API work on; the kernel is not started. */
-export function toNotebookDocument(notebook: StoredNotebook): NotebookDocument {
+export function toNotebookDocument(notebook: StoredNotebook, predictions: readonly StoredPrediction[] = []): NotebookDocument {
   return {
     id: notebook.id,
     title: notebook.title,
     deleted: notebook.deletedAt !== null,
-    cells: notebook.cells.map(({ template: _template, ...cell }) => cell),
+    cells: notebook.cells,
     kernel: { state: "not-started" },
+    predictions: Object.fromEntries(
+      predictions.map((p) => [p.questionId, { questionId: p.questionId, choice: p.choice, committedAt: p.committedAt.toISOString() }]),
+    ),
   };
 }
 
@@ -326,9 +326,11 @@ async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInpu
   for (let i = 0; i < cells.length; i += CHUNK) {
     const rows = cells.slice(i, i + CHUNK).map((cell, offset) => {
       const data = newCellData(cell);
-      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(cell.template?.parameters ?? null)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
+      const template = cell.template ?? null;
+      const guide = template ? { fields: template.fields, question: template.question } : null;
+      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(template?.parameters ?? null)}, ${template?.detached ?? false}, ${json(guide)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
     });
-    await tx.$executeRaw`INSERT INTO "Cell" ("notebookId", "id", "position", "kind", "source", "templateId", "parameters", "executionCount", "outputs", "lastRun", "updatedAt") VALUES ${Prisma.join(rows)}`;
+    await tx.$executeRaw`INSERT INTO "Cell" ("notebookId", "id", "position", "kind", "source", "templateId", "parameters", "templateDetached", "templateGuide", "executionCount", "outputs", "lastRun", "updatedAt") VALUES ${Prisma.join(rows)}`;
   }
 }
 

@@ -136,8 +136,15 @@ export class RunRepository {
     );
   }
 
-  /** Queues cells to run in this order; returns the execution ids. */
-  async queueExecutions(runId: string, cells: Array<{ cellId: string; source: string }>): Promise<string[]> {
+  /**
+   * Queues cells to run in this order; returns the execution ids. An `id`
+   * chosen by the caller (the runtime names an execution before it is saved,
+   * so live metric points can carry it) is kept.
+   */
+  async queueExecutions(
+    runId: string,
+    cells: Array<{ cellId: string; source: string; id?: string; template?: { id: string; parameters: Record<string, string | number | boolean> } | null }>,
+  ): Promise<string[]> {
     for (const cell of cells) {
       checkCellId(cell.cellId);
       checkSource(cell.source, `cell ${cell.cellId}`);
@@ -149,7 +156,19 @@ export class RunRepository {
       const ids: string[] = [];
       const queuedAt = new Date();
       for (const cell of cells) {
-        const row = await tx.cellExecution.create({ data: { runId, cellId: cell.cellId, source: cell.source, status: "queued", queuedAt }, select: { id: true } });
+        const row = await tx.cellExecution.create({
+          data: {
+            id: cell.id,
+            runId,
+            cellId: cell.cellId,
+            source: cell.source,
+            status: "queued",
+            queuedAt,
+            templateId: cell.template?.id ?? null,
+            parameters: cell.template ? cell.template.parameters : Prisma.DbNull,
+          },
+          select: { id: true },
+        });
         ids.push(row.id);
       }
       return ids;
@@ -161,7 +180,10 @@ export class RunRepository {
       where: { id: executionId, status: "queued" },
       data: { status: "running", startedAt: new Date(), executionCount: state.executionCount },
     });
-    if (count === 0) await this.requireExecution(executionId);
+    if (count === 0) return this.requireExecution(executionId);
+    // The cell points at its running execution, so a viewer who reloads mid-run finds its metrics.
+    const execution = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { cellId: true, run: { select: { notebookId: true } } } });
+    if (execution) await this.prisma.cell.updateMany({ where: { notebookId: execution.run.notebookId, id: execution.cellId }, data: { lastExecutionId: executionId } });
   }
 
   async finishExecution(executionId: string, input: FinishExecutionInput): Promise<void> {
@@ -182,7 +204,7 @@ export class RunRepository {
       if (input.outputs) {
         await tx.cell.updateMany({
           where: { notebookId: execution.run.notebookId, id: execution.cellId },
-          data: { outputs: outputsJson(input.outputs), executionCount, lastRun: lastRunJson({ status: input.status, durationMs }) },
+          data: { outputs: outputsJson(input.outputs), executionCount, lastRun: lastRunJson({ status: input.status, durationMs }), lastExecutionId: executionId },
         });
       }
     });

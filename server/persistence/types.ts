@@ -4,7 +4,9 @@
  * version, or by hand, must not flow into the app unchecked).
  */
 import { z } from "zod";
-import type { Cell, CellKind, CellOutput } from "../protocol/notebook-model";
+import type { Cell, CellKind, CellOutput, CellTemplate } from "../protocol/notebook-model";
+
+export type { CellTemplate };
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -12,19 +14,11 @@ export const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]),
 );
 
-/** A templated cell: the scenario template it was rendered from and the parameter values. */
-export interface CellTemplate {
-  id: string;
-  parameters: Record<string, JsonValue>;
-}
-
 export type LastRun = Cell["lastRun"];
 export type LastRunStatus = NonNullable<LastRun>["status"];
 
-/** A cell as stored: the protocol's Cell (runState is always "idle" when loaded) plus its template. */
-export interface StoredCell extends Cell {
-  template: CellTemplate | null;
-}
+/** A cell as stored: the protocol's Cell (runState is always "idle" when loaded). */
+export type StoredCell = Cell;
 
 /**
  * A cell to save. Omitted fields keep their stored value (a new cell gets
@@ -102,6 +96,8 @@ export interface SequencedOutput {
 export interface MetricInput {
   /** The message's own runId: an experiment variant inside the kernel. */
   tag?: string;
+  /** The cell execution running when the message arrived ("" or absent: none). */
+  executionId?: string;
   rank: number;
   step: number;
   values: Record<string, number | null>;
@@ -147,14 +143,52 @@ export const lastRunSchema = z
   })
   .nullable();
 
-export const cellTemplateSchema = z.object({
-  id: z.string().min(1),
-  parameters: z.record(z.string(), jsonValueSchema),
+const parameterValueSchema = z.union([z.string(), z.number(), z.boolean()]);
+
+export const parameterFieldSchema = z.object({
+  name: z.string(),
+  type: z.enum(["int", "float", "bool", "choice"]),
+  default: parameterValueSchema,
+  help: z.string(),
+  min: z.number().optional(),
+  max: z.number().optional(),
+  choices: z.array(z.string()).optional(),
 });
+
+export const predictQuestionSchema = z.object({
+  id: z.string().min(1).max(200),
+  text: z.string(),
+  choices: z.array(z.string()),
+  claims: z.array(z.string()),
+});
+
+/** What Cell.templateGuide holds: the parts of a template that only the catalog can compute. */
+export const templateGuideSchema = z.object({
+  fields: z.array(parameterFieldSchema),
+  question: predictQuestionSchema.nullable(),
+});
+
+export const cellTemplateSchema = z.object({
+  id: z.string().min(1).max(200),
+  parameters: z.record(z.string(), parameterValueSchema),
+  detached: z.boolean(),
+  fields: z.array(parameterFieldSchema),
+  question: predictQuestionSchema.nullable(),
+});
+
+export interface StoredPrediction {
+  questionId: string;
+  userId: string;
+  question: string;
+  choice: string;
+  committedAt: Date;
+}
 
 // The schemas above must describe exactly the protocol's types.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const outputSchemaMatches: Same<z.infer<typeof cellOutputSchema>, CellOutput> = true;
 const lastRunSchemaMatches: Same<z.infer<typeof lastRunSchema>, LastRun> = true;
+const templateSchemaMatches: Same<z.infer<typeof cellTemplateSchema>, CellTemplate> = true;
 void outputSchemaMatches;
 void lastRunSchemaMatches;
+void templateSchemaMatches;

@@ -33,6 +33,56 @@ export interface LiveMetrics {
 
 export type CellRunState = "idle" | "queued" | "running";
 
+/** A scenario parameter's value: only these types exist, and each is rendered into code as a Python literal. */
+export type ParameterValue = string | number | boolean;
+
+/** One field of a templated cell's parameter form (the catalog's typed parameter). */
+export interface ParameterField {
+  name: string;
+  type: "int" | "float" | "bool" | "choice";
+  default: ParameterValue;
+  help: string;
+  /** int and float only: inclusive bounds. */
+  min?: number;
+  max?: number;
+  /** choice only. */
+  choices?: string[];
+}
+
+/** A "predict first" question of a scenario step, filled in with the current parameter values. */
+export interface PredictQuestion {
+  /** "<scenario>/<step>": predictions are stored under it. */
+  id: string;
+  text: string;
+  choices: string[];
+  /** Ids of the claims this question is about: the verdict view shows the prediction beside them. */
+  claims: string[];
+}
+
+/**
+ * A cell rendered from a scenario template. While attached, its source is
+ * the template rendered with `parameters` and edits go through the form;
+ * detached, it is an ordinary code cell that remembers where it came from.
+ */
+export interface CellTemplate {
+  /** "<scenario>/<cell>" */
+  id: string;
+  /** Every parameter of the scenario, validated: a change re-renders all attached cells of that scenario. */
+  parameters: Record<string, ParameterValue>;
+  detached: boolean;
+  /** The parameters this cell's code uses, in form order. */
+  fields: ParameterField[];
+  question: PredictQuestion | null;
+}
+
+/** A participant's committed answer to a PredictQuestion. */
+export interface Prediction {
+  questionId: string;
+  choice: string;
+  /** ISO 8601 */
+  committedAt: string;
+}
+
 export interface Cell {
   id: string;
   kind: CellKind;
@@ -44,6 +94,10 @@ export interface Cell {
   liveMetrics: LiveMetrics | null;
   /** How the last run ended, for the cell footer. */
   lastRun: { status: "ok" | "error" | "interrupted" | "aborted" | "kernel-died"; durationMs: number } | null;
+  /** The current or last execution (its metrics are fetched by this id), or null if never run here. */
+  executionId: string | null;
+  /** Set when the cell was rendered from a scenario template. */
+  template: CellTemplate | null;
 }
 
 export interface KernelInfo {
@@ -73,6 +127,8 @@ export interface NotebookDocument {
   deleted: boolean;
   cells: Cell[];
   kernel: KernelStatus;
+  /** Committed predictions by question id. */
+  predictions: Record<string, Prediction>;
 }
 
 /** A guided scenario as the notebook list offers it. */

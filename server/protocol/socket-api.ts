@@ -5,7 +5,8 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
-import type { Cell, CellOutput, CellRunState, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, ScenarioSummary } from "./notebook-model";
+import type { MetricPointMessage } from "./metrics-model";
+import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
 
 /** Limits enforced on the wire, stated once. */
 export const MAX_SOURCE_CHARS = 1_000_000;
@@ -13,6 +14,13 @@ export const MAX_ID_CHARS = 64;
 
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(/^[A-Za-z0-9_-]+$/, "ids are letters, digits, _ and -");
 const cellKind = z.enum(["code", "markdown"]);
+/** Form values: identifiers to plain scalars (strings short), at most a few dozen. */
+const parameterValues = z
+  .record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "parameter names are identifiers"),
+    z.union([z.string().max(200), z.number(), z.boolean()]),
+  )
+  .refine((values) => Object.keys(values).length <= 64, "at most 64 parameters");
 const source = z.string().max(MAX_SOURCE_CHARS, `a cell holds at most ${MAX_SOURCE_CHARS} characters`);
 
 export const notebookCommandSchema = z.discriminatedUnion("op", [
@@ -61,6 +69,23 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
     baseHashes: z.record(z.string(), z.string().max(32)).optional(),
   }),
   z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
+  /**
+   * New values for a templated cell's form. The catalog validates them with
+   * the scenario's other values and re-renders every attached cell of that
+   * scenario; a refused value changes nothing.
+   */
+  z.object({ op: z.literal("set-parameters"), notebookId: id, cellId: id, values: parameterValues }),
+  /** Stop applying the form: the cell becomes freely editable. */
+  z.object({ op: z.literal("detach-template"), notebookId: id, cellId: id }),
+  /** Re-render from the template with the scenario's current values (discards edits to this cell). */
+  z.object({ op: z.literal("reattach-template"), notebookId: id, cellId: id }),
+  /** Commit to one of a question's choices before running; kept as committed. */
+  z.object({
+    op: z.literal("commit-prediction"),
+    notebookId: id,
+    questionId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_/-]+$/, "question ids are letters, digits, _, - and /"),
+    choice: z.string().min(1).max(2_000),
+  }),
   z.object({ op: z.literal("interrupt"), notebookId: id }),
   z.object({ op: z.literal("restart"), notebookId: id }),
   z.object({ op: z.literal("shutdown"), notebookId: id }),
@@ -114,9 +139,7 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({
     op: z.literal("create-from-scenario"),
     scenarioId: id,
-    params: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "parameter names are identifiers"), z.union([z.string().max(200), z.number(), z.boolean()]))
-      .optional(),
+    params: parameterValues.optional(),
   }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
@@ -136,7 +159,11 @@ export type NotebookEvent =
   | { type: "cell-moved"; cellId: string; toIndex: number }
   | { type: "cell-source"; cellId: string; source: string; by: string }
   | { type: "cell-kind"; cellId: string; kind: Cell["kind"] }
-  | { type: "cell-run-state"; cellId: string; runState: CellRunState; executionCount: number | null }
+  /** `executionId` names the execution that is queued or running (or ran last): live metric points carry it. */
+  | { type: "cell-run-state"; cellId: string; runState: CellRunState; executionCount: number | null; executionId: string | null }
+  /** A templated cell re-rendered, detached or reattached: its template and source together. */
+  | { type: "cell-template"; cellId: string; template: CellTemplate | null; source: string }
+  | { type: "prediction-committed"; prediction: Prediction }
   | { type: "cell-outputs-cleared"; cellId: string }
   | { type: "cell-output"; cellId: string; output: CellOutput }
   /** Append to the last stream output of that name (or start one). */
@@ -146,6 +173,8 @@ export type NotebookEvent =
   | { type: "cell-finished"; cellId: string; status: NonNullable<Cell["lastRun"]>["status"]; durationMs: number }
   /** Coalesced, a few times a second while a run logs metrics. */
   | { type: "cell-metrics"; cellId: string; liveMetrics: LiveMetrics }
+  /** The metric messages themselves, batched, for live charts. */
+  | { type: "cell-metric-points"; cellId: string; executionId: string; points: MetricPointMessage[] }
   | { type: "kernel-status"; status: KernelStatus }
   | { type: "notebook-renamed"; title: string }
   | { type: "notebook-deleted" }

@@ -1,67 +1,72 @@
 /**
  * The scenario catalog lives in Python (kernels/mgpulab_scenarios); the
- * server asks it, through its CLI, for the list and for a scenario rendered
- * as notebook cells. Parameter values are validated by the catalog itself
- * (types, ranges, literal rendering) before any cell exists.
+ * server asks its long-lived service for the list, for a scenario rendered
+ * as notebook cells, and for one template re-rendered with new values.
+ * Parameter values are validated by the catalog itself (types, ranges,
+ * cross-parameter limits, literal rendering) before any code exists.
  */
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { z } from "zod";
-import { KERNELS_DIR } from "../kernel/kernel-bundle";
 import { chooseInterpreter } from "../kernel/python-interpreter";
-import type { ScenarioSummary } from "../protocol/notebook-model";
+import type { CellTemplate, ParameterValue, ScenarioSummary } from "../protocol/notebook-model";
 import { CommandError } from "../notebook/notebook-ops";
+import { parameterFieldSchema, predictQuestionSchema } from "../persistence/types";
+import { ScenarioRequestError, ScenarioService } from "./scenario-service";
 
 const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), summary: z.string() }));
-const jsonValue: z.ZodType<unknown> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]));
-const cellsSchema = z.array(
-  z.object({
-    kind: z.enum(["code", "markdown"]),
-    source: z.string(),
-    template: z.object({ id: z.string(), parameters: z.record(z.string(), jsonValue) }).nullable(),
-  }),
-);
-export type ScenarioCells = z.infer<typeof cellsSchema>;
+const parameterValue = z.union([z.string(), z.number(), z.boolean()]);
+const templateSchema = z.object({
+  id: z.string(),
+  parameters: z.record(z.string(), parameterValue),
+  fields: z.array(parameterFieldSchema),
+  question: predictQuestionSchema.nullable(),
+});
+const cellsSchema = z.array(z.object({ kind: z.enum(["code", "markdown"]), source: z.string(), template: templateSchema.nullable() }));
+const renderedSchema = z.object({ source: z.string(), template: templateSchema });
 
-const CLI_TIMEOUT_MS = 60_000;
+export interface ScenarioCell {
+  kind: "code" | "markdown";
+  source: string;
+  template: CellTemplate | null;
+}
+
+export type ParameterValues = Record<string, ParameterValue>;
 
 export class ScenarioCatalog {
   private summaries: Promise<ScenarioSummary[]> | null = null;
+  private readonly service: ScenarioService;
 
-  constructor(private readonly python = chooseInterpreter().executable) {}
+  constructor(python = chooseInterpreter().executable) {
+    this.service = new ScenarioService(python);
+  }
 
   list(): Promise<ScenarioSummary[]> {
-    this.summaries ??= this.cli(["list", "--json"]).then((out) => summarySchema.parse(JSON.parse(out)));
+    this.summaries ??= this.ask("list", {}).then((result) => summarySchema.parse(result));
     this.summaries.catch(() => {
       this.summaries = null;
     });
     return this.summaries;
   }
 
-  async notebookCells(scenarioId: string, params: Record<string, string | number | boolean>): Promise<ScenarioCells> {
-    const args = [scenarioId, "--notebook"];
-    for (const [name, value] of Object.entries(params)) args.push("--param", `${name}=${String(value)}`);
-    return cellsSchema.parse(JSON.parse(await this.cli(args)));
+  async notebookCells(scenarioId: string, params: ParameterValues): Promise<ScenarioCell[]> {
+    const cells = cellsSchema.parse(await this.ask("notebook", { scenario: scenarioId, params }));
+    return cells.map((cell) => ({ ...cell, template: cell.template ? { ...cell.template, detached: false } : null }));
   }
 
-  private cli(args: string[]): Promise<string> {
-    return new Promise((resolve, reject) => {
-      execFile(
-        this.python,
-        ["-m", "mgpulab_scenarios.cli", ...args],
-        {
-          cwd: path.resolve(KERNELS_DIR),
-          env: { ...process.env, PYTHONPATH: KERNELS_DIR, PYTHONDONTWRITEBYTECODE: "1" },
-          timeout: CLI_TIMEOUT_MS,
-          maxBuffer: 16 * 1024 * 1024,
-        },
-        (error, stdout, stderr) => {
-          if (!error) return resolve(stdout);
-          // Exit 2 is the catalog refusing the input (unknown id, bad parameter): the user's to fix.
-          const message = stderr.trim().split("\n").pop()?.replace(/^error: /, "") || error.message;
-          reject(error.code === 2 ? new CommandError(message) : new Error(`scenario catalog failed: ${message}`));
-        },
-      );
-    });
+  /** `templateId` rendered with `params` (all of the scenario's values, validated together). */
+  async render(templateId: string, params: ParameterValues): Promise<{ source: string; template: CellTemplate }> {
+    const rendered = renderedSchema.parse(await this.ask("render", { templateId, params }));
+    return { source: rendered.source, template: { ...rendered.template, detached: false } };
+  }
+
+  close(): void {
+    this.service.stop();
+  }
+
+  private async ask(op: string, body: Record<string, unknown>): Promise<unknown> {
+    try {
+      return await this.service.request(op, body);
+    } catch (error) {
+      throw error instanceof ScenarioRequestError ? new CommandError(error.message) : error;
+    }
   }
 }

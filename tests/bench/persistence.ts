@@ -43,7 +43,7 @@ function notebookCells(count: number): CellInput[] {
           ],
           executionCount: i,
           lastRun: { status: "ok", durationMs: 120 },
-          template: i % 8 === 1 ? { id: "ddp/steps", parameters: { devices: 4, lr: 0.01 } } : null,
+          template: i % 8 === 1 ? { id: "ddp/steps", parameters: { devices: 4, lr: 0.01 }, detached: false, fields: [], question: null } : null,
         },
   );
 }

@@ -2,13 +2,14 @@
  * The socket edge without Next: a real HTTP server with socket.io and the
  * notebook hub over real kernels, on a free loopback port.
  */
-import { createServer, type Server as HttpServer } from "node:http";
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server } from "socket.io";
 import { io as connect, type Socket } from "socket.io-client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { handleExecutionRoutes } from "../../server/http/execution-routes";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
@@ -29,7 +30,15 @@ export class SocketHarness {
   /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
   static async start(options: { dataDir?: string; hangAfterMs?: number } = {}): Promise<SocketHarness> {
     const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
-    const http = createServer();
+    let routes: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
+    // The chart routes (as server/main.ts mounts them), so tests read metrics the way the browser does.
+    const http = createServer((req, res) => {
+      if (routes?.(req, res)) return;
+      if (!req.url?.startsWith("/socket.io/")) {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, SOCKET_SERVER_OPTIONS);
     const lab = await openLab({
       dataDir,
@@ -38,6 +47,7 @@ export class SocketHarness {
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
     attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
+    routes = (req, res) => handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError: () => undefined });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
     return new SocketHarness(`http://127.0.0.1:${port}`, lab, dataDir, io, http);

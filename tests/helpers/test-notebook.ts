@@ -18,7 +18,7 @@ export class TestNotebook {
 
   /** A runtime without a database: the kernel-to-viewer path alone. */
   constructor(options: { outputBudget?: OutputBudget } = {}) {
-    const doc = { id: `test-${process.pid}`, title: "test", deleted: false, cells: [newCell("c0")], kernel: { state: "not-started" as const } };
+    const doc = { id: `test-${process.pid}`, title: "test", deleted: false, cells: [newCell("c0")], kernel: { state: "not-started" as const }, predictions: {} };
     this.runtime = new NotebookRuntime(doc, {
       host: () => localHost(),
       outputBudget: options.outputBudget,

@@ -59,7 +59,13 @@ const richCells: CellInput[] = [
     id: "train_dp",
     kind: "code",
     source: "run(devices=4, batch=64)",
-    template: { id: "dp-basics/split", parameters: { devices: 4, batch: 64, lr: 0.01, backend: "gloo", uneven: false, seeds: [1, 2], extra: null } },
+    template: {
+      id: "dp-basics/split",
+      parameters: { devices: 4, batch: 64, lr: 0.01, backend: "gloo", uneven: false },
+      detached: true,
+      fields: [{ name: "devices", type: "int", default: 4, help: "devices", min: 1, max: 8 }],
+      question: { id: "dp-basics/split", text: "How many rows per device?", choices: ["even", "uneven"], claims: ["splits-evenly"] },
+    },
     outputs: [
       { kind: "stream", name: "stdout", text: "step 0\n" },
       { kind: "elided", elidedBytes: 1048576 },

@@ -72,7 +72,7 @@ describe(".ipynb files over HTTP", () => {
     const validation = validateWithNbformat(text);
     assert.equal(validation.status, 0, validation.stderr);
     const parsed = JSON.parse(text) as { cells: Array<{ metadata: { mgpulab?: { template?: unknown } } }> };
-    assert.deepEqual(parsed.cells[1]!.metadata.mgpulab?.template, { id: "dp-basics/split", parameters: { batch: 64 } });
+    assert.deepEqual(parsed.cells[1]!.metadata.mgpulab?.template, { id: "dp-basics/split", parameters: { batch: 64 }, detached: false, fields: [], question: null }, "an old-style template is completed on import");
   });
 
   const badFiles: Array<[string, string, RegExp]> = [

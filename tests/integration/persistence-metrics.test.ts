@@ -72,9 +72,9 @@ describe("MetricRepository", () => {
     assert.deepEqual(first, { firstSeq: 1, lastSeq: 3 });
     await t.metrics.append(run.id, [{ rank: 0, step: 1, values: { loss: 1.5, step_ms: Number.POSITIVE_INFINITY } }]);
     assert.deepEqual(await t.metrics.since(run.id, 1), [
-      { seq: 2, tag: "", rank: 1, step: 0, values: { loss: 2.5, step_ms: null } },
-      { seq: 3, tag: "ddp-4", rank: 0, step: 0, values: { loss: 3 } },
-      { seq: 4, tag: "", rank: 0, step: 1, values: { loss: 1.5, step_ms: null } },
+      { seq: 2, executionId: "", tag: "", rank: 1, step: 0, values: { loss: 2.5, step_ms: null } },
+      { seq: 3, executionId: "", tag: "ddp-4", rank: 0, step: 0, values: { loss: 3 } },
+      { seq: 4, executionId: "", tag: "", rank: 0, step: 1, values: { loss: 1.5, step_ms: null } },
     ]);
     // A limit of 3 points ends inside message 2 (2 values): only complete messages come back.
     const page = await t.metrics.since(run.id, 0, 3);
@@ -105,6 +105,6 @@ describe("MetricRepository", () => {
     }
     assert.deepEqual(await t.counts(), before_);
     await t.metrics.append(run.id, [{ rank: 0, step: 1, values: { fresh: 1 } }]);
-    assert.deepEqual(await t.metrics.since(run.id, 0), [{ seq: 1, tag: "", rank: 0, step: 1, values: { fresh: 1 } }]);
+    assert.deepEqual(await t.metrics.since(run.id, 0), [{ seq: 1, executionId: "", tag: "", rank: 0, step: 1, values: { fresh: 1 } }]);
   });
 });

@@ -24,7 +24,7 @@ describe("NotebookRepository", () => {
       title: "  DDP basics ",
       cells: [
         { ...code("a"), outputs: [{ kind: "stream", name: "stdout", text: "hi\n" }], executionCount: 3, lastRun: { status: "ok", durationMs: 12 } },
-        { id: "b", kind: "markdown", source: "# Title", template: { id: "ddp.basics", parameters: { devices: 4, lr: 0.1, mode: "gloo" } } },
+        { id: "b", kind: "markdown", source: "# Title", template: { id: "ddp.basics", parameters: { devices: 4, lr: 0.1, mode: "gloo" }, detached: false, fields: [], question: null } },
       ],
     });
     assert.equal(created.title, "DDP basics");
@@ -33,7 +33,7 @@ describe("NotebookRepository", () => {
     assert.deepEqual(created.cells[0]!.outputs, [{ kind: "stream", name: "stdout", text: "hi\n" }]);
     assert.equal(created.cells[0]!.executionCount, 3);
     assert.deepEqual(created.cells[0]!.lastRun, { status: "ok", durationMs: 12 });
-    assert.deepEqual(created.cells[1]!.template, { id: "ddp.basics", parameters: { devices: 4, lr: 0.1, mode: "gloo" } });
+    assert.deepEqual(created.cells[1]!.template, { id: "ddp.basics", parameters: { devices: 4, lr: 0.1, mode: "gloo" }, detached: false, fields: [], question: null });
     assert.deepEqual(toNotebookDocument(created).kernel, { state: "not-started" });
 
     const renamed = await t.notebooks.rename(created.id, "DDP, measured", 0);
@@ -74,7 +74,7 @@ describe("NotebookRepository", () => {
 
   it("insert, move and delete keep the same order as the in-memory notebook ops (300 random edits)", async () => {
     const stored = await t.notebooks.create({ ownerId: t.ownerId, title: "order", cells: [] });
-    const reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" } };
+    const reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" }, predictions: {} };
     let version = stored.version;
     let seed = 7;
     const random = (n: number) => {
@@ -148,6 +148,7 @@ describe("NotebookRepository", () => {
       runState: "idle",
       liveMetrics: null,
       lastRun: { status: "ok", durationMs: 1 },
+      executionId: null,
       template: null,
     });
   });

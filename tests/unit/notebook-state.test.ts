@@ -11,7 +11,7 @@ import {
 } from "../../components/model/notebook-state";
 
 function doc(...cells: Cell[]): NotebookDocument {
-  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" } };
+  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" }, predictions: {} };
 }
 
 function apply(d: NotebookDocument, ...events: NotebookEvent[]): NotebookDocument {
@@ -68,13 +68,13 @@ describe("run lifecycle", () => {
   it("goes queued → running → outputs → finished → idle with the count", () => {
     const d = apply(
       doc(newCell("a", "code", "print(1)")),
-      { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: null },
+      { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: null, executionId: null },
       { type: "cell-outputs-cleared", cellId: "a" },
-      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null },
+      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null, executionId: null },
       { type: "cell-stream", cellId: "a", name: "stdout", text: "1\n" },
       { type: "cell-output", cellId: "a", output: { kind: "result", executionCount: 3, data: { "text/plain": "2" } } },
       { type: "cell-finished", cellId: "a", status: "ok", durationMs: 12 },
-      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 3 },
+      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 3, executionId: null },
     );
     const cell = d.cells[0];
     assert.ok(cell);
@@ -117,15 +117,15 @@ describe("live metrics", () => {
   it("keeps the last run's metrics after it finishes and drops them when the next run starts", () => {
     const d = apply(
       doc(newCell("a")),
-      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null },
+      { type: "cell-run-state", cellId: "a", runState: "running", executionCount: null, executionId: null },
       { type: "cell-metrics", cellId: "a", liveMetrics: metrics(3, 2, 0.5) },
       { type: "cell-finished", cellId: "a", status: "ok", durationMs: 5 },
-      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 1 },
+      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 1, executionId: null },
     );
     assert.deepEqual(d.cells[0]?.liveMetrics, metrics(3, 2, 0.5));
-    const queued = apply(d, { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: 1 });
+    const queued = apply(d, { type: "cell-run-state", cellId: "a", runState: "queued", executionCount: 1, executionId: null });
     assert.deepEqual(queued.cells[0]?.liveMetrics, metrics(3, 2, 0.5), "queued: the old run's table stays until the new run starts");
-    const rerun = apply(queued, { type: "cell-run-state", cellId: "a", runState: "running", executionCount: 1 });
+    const rerun = apply(queued, { type: "cell-run-state", cellId: "a", runState: "running", executionCount: 1, executionId: null });
     assert.equal(rerun.cells[0]?.liveMetrics, null);
   });
 });

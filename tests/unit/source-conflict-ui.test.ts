@@ -54,7 +54,7 @@ class ProtocolServer {
   }
 
   add(id: string, source: string): void {
-    this.docs.set(id, { id, title: id, deleted: false, cells: [newCell("c1", "code", source)], kernel: { state: "not-started" } });
+    this.docs.set(id, { id, title: id, deleted: false, cells: [newCell("c1", "code", source)], kernel: { state: "not-started" }, predictions: {} });
   }
 
   source(id: string): string | undefined {

@@ -1,0 +1,88 @@
+/**
+ * Chart data over HTTP (a million points is no socket message): one
+ * execution's metric series, and the executions that logged metrics, for
+ * run comparison.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PrismaClient } from "../persistence";
+import { MetricRepository } from "../persistence";
+import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../protocol/metrics-model";
+import type { ParameterValue } from "../protocol/notebook-model";
+import { replyError, sendJson } from "./json-reply";
+
+const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
+const TEMPLATE_ID = /^[A-Za-z0-9_/-]{1,200}$/;
+
+export interface ExecutionRoutesOptions {
+  prisma: PrismaClient;
+  onError: (error: unknown) => void;
+}
+
+/** Returns false when the request is not for these routes. */
+export function handleExecutionRoutes(req: IncomingMessage, res: ServerResponse, options: ExecutionRoutesOptions): boolean {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const metricsMatch = METRICS_PATH.exec(url.pathname);
+  if (url.pathname !== EXECUTIONS_PATH && !metricsMatch) return false;
+  if (req.method !== "GET") return sendJson(res, 405, { error: "use GET" });
+  const reply = metricsMatch ? executionMetrics(options.prisma, metricsMatch[1]!) : executionList(options.prisma, url.searchParams.get("templateId"));
+  void reply.then(
+    (body) => (body === null ? sendJson(res, 404, { error: `no execution ${metricsMatch?.[1] ?? ""}` }) : sendJson(res, 200, body)),
+    (error: unknown) => replyError(res, error, options.onError, "read metrics"),
+  );
+  return true;
+}
+
+export async function executionMetrics(prisma: PrismaClient, executionId: string): Promise<ExecutionMetrics | null> {
+  const [execution] = await executionSummaries(prisma, [executionId]);
+  if (!execution) return null;
+  return { execution, series: await new MetricRepository(prisma).executionSeries(executionId) };
+}
+
+async function executionList(prisma: PrismaClient, templateId: string | null): Promise<ExecutionSummary[]> {
+  if (templateId !== null && !TEMPLATE_ID.test(templateId)) return [];
+  const ids = await new MetricRepository(prisma).executionsWithMetrics({ templateId: templateId ?? undefined });
+  return executionSummaries(prisma, ids);
+}
+
+/** Summaries in the order of `ids`, skipping unknown ids and executions of deleted notebooks. */
+export async function executionSummaries(prisma: PrismaClient, ids: readonly string[]): Promise<ExecutionSummary[]> {
+  const rows = await prisma.cellExecution.findMany({
+    where: { id: { in: [...ids] }, run: { notebook: { deletedAt: null } } },
+    select: {
+      id: true,
+      cellId: true,
+      executionCount: true,
+      status: true,
+      startedAt: true,
+      templateId: true,
+      parameters: true,
+      run: { select: { deviceMode: true, notebook: { select: { id: true, title: true } } } },
+    },
+  });
+  const counts = await new MetricRepository(prisma).executionPointCounts(rows.map((row) => row.id));
+  const byId = new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        executionId: row.id,
+        notebookId: row.run.notebook.id,
+        notebookTitle: row.run.notebook.title,
+        cellId: row.cellId,
+        executionCount: row.executionCount,
+        status: row.status,
+        startedAt: row.startedAt?.toISOString() ?? null,
+        deviceMode: row.run.deviceMode,
+        templateId: row.templateId,
+        parameters: scalarRecord(row.parameters),
+        pointCount: counts.get(row.id) ?? 0,
+      } satisfies ExecutionSummary,
+    ]),
+  );
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+function scalarRecord(value: unknown): Record<string, ParameterValue> | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const entries = Object.entries(value).filter((entry): entry is [string, ParameterValue] => ["string", "number", "boolean"].includes(typeof entry[1]));
+  return Object.fromEntries(entries);
+}
