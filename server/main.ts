@@ -8,7 +8,7 @@ import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
 import { readConfig } from "./config";
-import { handleExecutionRoutes } from "./http/execution-routes";
+import { executionChartSvg, handleExecutionRoutes } from "./http/execution-routes";
 import { handleNotebookFiles } from "./http/notebook-files";
 import { localHost } from "./kernel/kernel-host";
 import { openLab } from "./lab";
@@ -38,7 +38,8 @@ async function main(): Promise<void> {
 
   const httpServer = createServer((req, res) => {
     const onError = (err: unknown) => log.error({ err }, `${req.method ?? ""} ${req.url ?? ""} failed`);
-    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError })) return;
+    const chartOf = (executionId: string) => executionChartSvg(lab.db.prisma, executionId);
+    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError, chartOf })) return;
     if (handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError })) return;
     void handle(req, res);
   });

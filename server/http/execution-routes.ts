@@ -8,6 +8,7 @@ import type { PrismaClient } from "../persistence";
 import { MetricRepository } from "../persistence";
 import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../protocol/metrics-model";
 import type { ParameterValue } from "../protocol/notebook-model";
+import { renderExecutionChartsSvg } from "../charts/static-chart";
 import { replyError, sendJson } from "./json-reply";
 
 const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
@@ -30,6 +31,12 @@ export function handleExecutionRoutes(req: IncomingMessage, res: ServerResponse,
     (error: unknown) => replyError(res, error, options.onError, "read metrics"),
   );
   return true;
+}
+
+/** The static image of an execution's charts (for the .ipynb export), or null when it logged no metrics. */
+export async function executionChartSvg(prisma: PrismaClient, executionId: string): Promise<string | null> {
+  const metrics = await executionMetrics(prisma, executionId);
+  return metrics && metrics.series.length > 0 ? renderExecutionChartsSvg(metrics) : null;
 }
 
 export async function executionMetrics(prisma: PrismaClient, executionId: string): Promise<ExecutionMetrics | null> {

@@ -15,6 +15,8 @@ const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
 
 export interface NotebookFilesOptions {
   notebooks: NotebookRepository;
+  /** Draws a cell execution's charts for the export (SVG), or null without metrics. */
+  chartOf?: (executionId: string) => Promise<string | null>;
   ownerId: string;
   onError: (error: unknown) => void;
 }
@@ -48,7 +50,7 @@ async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, o
 }
 
 async function exportFile(res: ServerResponse, notebookId: string, options: NotebookFilesOptions): Promise<void> {
-  const { fileName, text } = await exportNotebook(options.notebooks, notebookId);
+  const { fileName, text } = await exportNotebook(options.notebooks, notebookId, options.chartOf);
   res.writeHead(200, {
     "Content-Type": "application/x-ipynb+json; charset=utf-8",
     "Content-Disposition": `attachment; filename="${fileName.replace(/[^\x20-\x7e]|"/g, "_")}"; filename*=UTF-8''${encodeURIComponent(fileName)}`,

@@ -19,9 +19,15 @@ export interface ExportableNotebook {
   cells: ReadonlyArray<Pick<StoredCell, "id" | "kind" | "source" | "outputs" | "executionCount" | "lastRun" | "template">>;
 }
 
-export function toIpynbObject(notebook: ExportableNotebook): JsonObject {
+/** A static image of a cell's charts (SVG), added as a display output so other notebook tools show it. */
+export type ChartImages = ReadonlyMap<string, string>;
+
+/** MIME metadata marking an output as the lab's chart image (not something the code displayed). */
+export const CHART_IMAGE_METADATA = { mgpulab: { chart: true } };
+
+export function toIpynbObject(notebook: ExportableNotebook, charts: ChartImages = new Map()): JsonObject {
   return {
-    cells: notebook.cells.map(exportCell),
+    cells: notebook.cells.map((cell) => exportCell(cell, charts.get(cell.id))),
     metadata: {
       kernelspec: { name: "python3", display_name: "Python 3", language: "python" },
       language_info: { name: "python" },
@@ -33,8 +39,8 @@ export function toIpynbObject(notebook: ExportableNotebook): JsonObject {
 }
 
 /** The file's text, laid out as Jupyter writes it (one-space indent, trailing newline). */
-export function toIpynb(notebook: ExportableNotebook): string {
-  return JSON.stringify(toIpynbObject(notebook), null, 1) + "\n";
+export function toIpynb(notebook: ExportableNotebook, charts?: ChartImages): string {
+  return JSON.stringify(toIpynbObject(notebook, charts), null, 1) + "\n";
 }
 
 /** A file name for the download. */
@@ -43,12 +49,28 @@ export function ipynbFileName(title: string): string {
   return `${base}.ipynb`;
 }
 
-export async function exportNotebook(notebooks: NotebookRepository, notebookId: string): Promise<{ fileName: string; text: string }> {
+/**
+ * `chartOf(executionId)` draws the charts of a cell's last run (null when it
+ * logged no metrics); without it, the export has no chart images.
+ */
+export async function exportNotebook(
+  notebooks: NotebookRepository,
+  notebookId: string,
+  chartOf?: (executionId: string) => Promise<string | null>,
+): Promise<{ fileName: string; text: string }> {
   const notebook = await notebooks.load(notebookId);
-  return { fileName: ipynbFileName(notebook.title), text: toIpynb(notebook) };
+  const charts = new Map<string, string>();
+  if (chartOf) {
+    for (const cell of notebook.cells) {
+      if (cell.kind !== "code" || cell.executionId === null) continue;
+      const svg = await chartOf(cell.executionId);
+      if (svg !== null) charts.set(cell.id, svg);
+    }
+  }
+  return { fileName: ipynbFileName(notebook.title), text: toIpynb(notebook, charts) };
 }
 
-function exportCell(cell: ExportableNotebook["cells"][number]): JsonObject {
+function exportCell(cell: ExportableNotebook["cells"][number], chart: string | undefined): JsonObject {
   const lab: JsonObject = {};
   if (cell.template) lab.template = cell.template as unknown as JsonObject;
   if (cell.kind === "code" && cell.lastRun) lab.lastRun = { status: cell.lastRun.status, durationMs: cell.lastRun.durationMs };
@@ -61,8 +83,16 @@ function exportCell(cell: ExportableNotebook["cells"][number]): JsonObject {
     execution_count: cell.executionCount,
     id: cell.id,
     metadata,
-    outputs: cell.outputs.map(exportOutput),
+    outputs: chart === undefined ? cell.outputs.map(exportOutput) : [...cell.outputs.map(exportOutput), chartOutput(chart)],
     source: lines(cell.source),
+  };
+}
+
+function chartOutput(svg: string): JsonObject {
+  return {
+    data: { "image/svg+xml": lines(svg), "text/plain": ["<charts of this cell's last run: loss per variant and per-device step time>"] },
+    metadata: CHART_IMAGE_METADATA,
+    output_type: "display_data",
   };
 }
 

@@ -1,12 +1,11 @@
 /** .ipynb over HTTP on the real server: import creates a notebook, export downloads a valid nbformat 4 file, bad files change nothing. */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/protocol/socket-api";
+import { validateWithNbformat } from "../helpers/nbformat";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 
@@ -28,12 +27,6 @@ const NOTEBOOK = {
     },
   ],
 };
-
-function validateWithNbformat(text: string): { status: number | null; stderr: string } {
-  const python = chooseInterpreter().executable;
-  const run = spawnSync(python, ["-c", "import nbformat, sys; nbformat.validate(nbformat.reads(sys.stdin.read(), as_version=4))"], { input: text, encoding: "utf8" });
-  return { status: run.status, stderr: run.stderr };
-}
 
 describe(".ipynb files over HTTP", () => {
   let dataDir: string;

@@ -9,6 +9,9 @@ import { after, before, describe, it } from "node:test";
 import type { ExecutionMetrics, ExecutionSummary } from "../../server/protocol/metrics-model";
 import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
 import type { NotebookEvent } from "../../server/protocol/socket-api";
+import { executionChartSvg } from "../../server/http/execution-routes";
+import { exportNotebook } from "../../server/ipynb/export";
+import { validateWithNbformat } from "../helpers/nbformat";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 120_000 };
@@ -176,5 +179,17 @@ describe("metrics of a cell execution", () => {
     const reopened = await client.send({ op: "open", notebookId: id });
     assert.ok(reopened.ok && reopened.notebook);
     assert.equal(reopened.notebook.cells[0]!.executionId, executionId, "a reloaded cell finds its run's charts");
+
+    // The .ipynb export keeps a static image of the charts, which Jupyter's validator accepts.
+    const { text } = await exportNotebook(harness.lab.catalog.repos.notebooks, id, (execution) => executionChartSvg(harness.lab.db.prisma, execution));
+    const validation = validateWithNbformat(text);
+    assert.equal(validation.status, 0, validation.stderr);
+    const exported = JSON.parse(text) as { cells: Array<{ outputs: Array<{ output_type: string; data?: Record<string, string[]> }> }> };
+    const image = exported.cells[0]!.outputs.find((o) => o.output_type === "display_data" && o.data?.["image/svg+xml"]);
+    assert.ok(image, "a display output with the chart image");
+    const svg = image.data!["image/svg+xml"]!.join("");
+    assert.match(svg, /^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.ok(svg.includes("1 device") && svg.includes("DDP x2"), "the legend names the variants");
+    assert.doesNotMatch(svg, /<script/i);
   });
 });
