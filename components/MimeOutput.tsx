@@ -1,19 +1,47 @@
 "use client";
 /**
- * A result or display output. Images come first (data: URLs in <img>, where
- * SVG cannot run scripts), then plain text; HTML is shown only when it is the
+ * A result or display output. A scenario's verdict report comes first, but
+ * only once it validates (it is kernel output; a malformed one falls back to
+ * the bundle's other forms). Then images (data: URLs in <img>, where SVG
+ * cannot run scripts), then plain text; HTML is shown only when it is the
  * sole text form, and then only after sanitising.
  */
 /* eslint-disable @next/next/no-img-element -- kernel images are data: URLs, which next/image cannot optimise */
+import { VERDICTS_MIME } from "../server/protocol/metrics-model";
 import type { MimeBundle } from "../server/protocol/notebook-model";
+import { verdictReportSchema, type VerdictReport as Report } from "../server/protocol/verdict-model";
 import { ansiToHtml } from "./model/console-text";
 import { markdownToSafeHtml, sanitizeHtml } from "./sanitize-html";
+import VerdictReport from "./VerdictReport";
 
 interface Props {
   data: MimeBundle;
 }
 
 export default function MimeOutput({ data }: Props) {
+  const verdicts = data[VERDICTS_MIME];
+  if (verdicts === undefined) return <OtherOutput data={data} />;
+  const report = parseVerdictReport(verdicts);
+  if (report !== null) return <VerdictReport report={report} />;
+  const { [VERDICTS_MIME]: _malformed, ...rest } = data;
+  if (Object.keys(rest).length > 0) return <OtherOutput data={rest} />;
+  return <div className="output-unsupported">[a verdict report that could not be read]</div>;
+}
+
+/** The JSON text of a verdict report, validated; null when it is not JSON or not a report. */
+function parseVerdictReport(text: string): Report | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
+  }
+  const parsed = verdictReportSchema.safeParse(json);
+  return parsed.success ? parsed.data : null;
+}
+
+function OtherOutput({ data }: Props) {
   const png = data["image/png"];
   if (png !== undefined) return <img className="output-image" alt="output" src={`data:image/png;base64,${png.trim()}`} />;
   const jpeg = data["image/jpeg"];

@@ -1,0 +1,56 @@
+/**
+ * Committed "predict first" answers, indexed by the claims they are about,
+ * so the verdict report can show each one beside the measured verdict. The
+ * notebook builds the map from its cells and predictions and provides it
+ * through `PredictionsContext`; the verdict report (deep inside an output)
+ * only reads it.
+ */
+import { createContext } from "react";
+import type { CellTemplate, Prediction } from "../../server/protocol/notebook-model";
+
+export interface ClaimPrediction {
+  /** The question as it was asked (filled in with the scenario's values). */
+  question: string;
+  choice: string;
+  /** ISO 8601 */
+  committedAt: string;
+}
+
+export type PredictionsByClaim = ReadonlyMap<string, readonly ClaimPrediction[]>;
+
+const NO_PREDICTIONS: PredictionsByClaim = new Map();
+
+export const PredictionsContext = createContext<PredictionsByClaim>(NO_PREDICTIONS);
+
+/**
+ * Claim id → the committed predictions about it, in notebook order. A
+ * question carried by several cells counts once; a prediction whose
+ * question no cell asks any more is left out (nothing says what it was about).
+ */
+export function predictionsByClaim(
+  cells: ReadonlyArray<{ template: CellTemplate | null }>,
+  predictions: Readonly<Record<string, Prediction>>,
+): Map<string, ClaimPrediction[]> {
+  const byClaim = new Map<string, ClaimPrediction[]>();
+  const seen = new Set<string>();
+  for (const cell of cells) {
+    const question = cell.template?.question ?? null;
+    if (question === null || seen.has(question.id)) continue;
+    seen.add(question.id);
+    const prediction = Object.hasOwn(predictions, question.id) ? predictions[question.id] : undefined;
+    if (prediction === undefined) continue;
+    for (const claim of question.claims) {
+      const list = byClaim.get(claim) ?? [];
+      list.push({ question: question.text, choice: prediction.choice, committedAt: prediction.committedAt });
+      byClaim.set(claim, list);
+    }
+  }
+  return byClaim;
+}
+
+/** When a prediction was committed, for people: "Jun 1, 2025, 12:00 PM" in their locale, or "an unknown time". */
+export function formatCommittedAt(iso: string): string {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return "an unknown time";
+  return new Date(time).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}

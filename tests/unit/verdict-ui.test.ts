@@ -1,0 +1,284 @@
+/**
+ * Predict first, then the verdicts: the prediction prompt before and after a
+ * commit, predictions indexed by claim, and the verdict report as a cell
+ * output (validated kernel output; malformed reports fall back to text),
+ * all rendered to static HTML.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { createElement, type ReactNode } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import MimeOutput from "../../components/MimeOutput";
+import PredictionPrompt from "../../components/PredictionPrompt";
+import { predictionsByClaim, PredictionsContext, type PredictionsByClaim } from "../../components/model/predictions";
+import { VERDICTS_MIME } from "../../server/protocol/metrics-model";
+import type { CellTemplate, Prediction, PredictQuestion } from "../../server/protocol/notebook-model";
+import type { VerdictReport } from "../../server/protocol/verdict-model";
+
+const question: PredictQuestion = {
+  id: "dp_basics/speedup",
+  text: "With 2 devices, how much faster is one epoch?",
+  choices: ["about 2× faster", "about the same", "slower"],
+  claims: ["speedup", "overhead"],
+};
+
+const committed: Prediction = { questionId: question.id, choice: "about 2× faster", committedAt: "2025-06-01T12:00:00.000Z" };
+
+const noop = () => {};
+
+function prompt(prediction: Prediction | null, disabled = false): string {
+  return renderToStaticMarkup(createElement(PredictionPrompt, { question, prediction, disabled, onCommit: noop }));
+}
+
+/** Every opening tag carrying `data-testid="<id>"`. */
+function tags(html: string, testId: string): string[] {
+  return html.match(new RegExp(`<[a-z0-9]+[^>]*data-testid="${testId}"[^>]*>`, "g")) ?? [];
+}
+
+function has(tag: string, attribute: string): boolean {
+  return new RegExp(`\\s${attribute}(="[^"]*")?[\\s/>]`).test(tag);
+}
+
+describe("PredictionPrompt", () => {
+  it("asks the question with one radio per choice and a commit button that waits for a pick", () => {
+    const html = prompt(null);
+    assert.match(html, /Predict first:/);
+    assert.match(html, /With 2 devices, how much faster is one epoch\?/);
+    const radios = tags(html, "prediction-choice");
+    assert.deepEqual(
+      radios.map((r) => /value="([^"]*)"/.exec(r)?.[1]),
+      question.choices,
+    );
+    for (const radio of radios) {
+      assert.match(radio, /type="radio"/);
+      assert.ok(!has(radio, "checked"), "nothing picked yet");
+    }
+    const names = new Set(radios.map((r) => /name="([^"]*)"/.exec(r)?.[1]));
+    assert.equal(names.size, 1, "one radio group");
+    // Each radio sits inside its label, so clicking the text picks it.
+    assert.match(html, /<label class="prediction-choice"><input[^>]*value="slower"[^>]*\/><span>slower<\/span><\/label>/);
+    const [commit] = tags(html, "prediction-commit");
+    assert.ok(commit?.startsWith("<button"));
+    assert.ok(has(commit, "disabled"), "disabled until a choice is picked");
+    assert.match(html, /kept and shown next to the measured verdict/);
+    assert.equal(tags(html, "prediction-committed").length, 0);
+  });
+
+  it("disables the whole question while disabled", () => {
+    assert.match(prompt(null, true), /<fieldset class="prediction-fieldset" disabled="">/);
+    assert.doesNotMatch(prompt(null, false), /<fieldset[^>]*disabled/);
+  });
+
+  it("after a commit shows the answer and its time, with nothing left to edit", () => {
+    const html = prompt(committed);
+    const [shown] = tags(html, "prediction-committed");
+    assert.ok(shown);
+    assert.match(html, /You predicted: <strong>about 2× faster<\/strong>/);
+    assert.match(html, /<time dateTime="2025-06-01T12:00:00.000Z">[^<]+<\/time>/);
+    assert.match(html, /locked/);
+    assert.equal(tags(html, "prediction-choice").length, 0);
+    assert.equal(tags(html, "prediction-commit").length, 0);
+    assert.doesNotMatch(html, /<input|<button/);
+  });
+
+  it("does not take another question's prediction for this one's", () => {
+    const html = prompt({ ...committed, questionId: "other/step" });
+    assert.equal(tags(html, "prediction-committed").length, 0);
+    assert.equal(tags(html, "prediction-choice").length, 3);
+  });
+});
+
+function templated(id: string, q: PredictQuestion | null): { template: CellTemplate | null } {
+  return { template: { id, parameters: {}, detached: false, fields: [], question: q } };
+}
+
+describe("predictionsByClaim", () => {
+  it("indexes committed predictions by every claim their question is about, once per question", () => {
+    const other: PredictQuestion = { id: "dp_basics/grads", text: "Same gradients?", choices: ["yes", "no"], claims: ["overhead"] };
+    const unanswered: PredictQuestion = { id: "dp_basics/memory", text: "Memory?", choices: ["more", "less"], claims: ["memory"] };
+    const cells = [
+      { template: null },
+      templated("dp_basics/a", question),
+      templated("dp_basics/b", question),
+      templated("dp_basics/c", other),
+      templated("dp_basics/d", unanswered),
+    ];
+    const map = predictionsByClaim(cells, {
+      [question.id]: committed,
+      [other.id]: { questionId: other.id, choice: "no", committedAt: "2025-06-01T12:05:00.000Z" },
+      "gone/question": { questionId: "gone/question", choice: "x", committedAt: "2025-06-01T12:06:00.000Z" },
+    });
+    assert.deepEqual([...map.keys()], ["speedup", "overhead"]);
+    assert.deepEqual(map.get("speedup"), [{ question: question.text, choice: "about 2× faster", committedAt: committed.committedAt }]);
+    assert.deepEqual(
+      map.get("overhead")?.map((p) => p.choice),
+      ["about 2× faster", "no"],
+    );
+    assert.equal(map.get("memory"), undefined);
+  });
+});
+
+function numbers(count: number): VerdictReport["claims"][number]["numbers"] {
+  return Array.from({ length: count }, (_, i) => ({ label: `samples_per_device[${i}]`, value: 16 }));
+}
+
+const report: VerdictReport = {
+  scenario: "dp_basics",
+  title: "DataParallel basics",
+  source: "dataparallel-basics.md",
+  deviceMode: "2× cpu, emulated DataParallel (threads in one process, 4 cores); DDP: 2× cpu, DDP over gloo (one process per rank, 4 cores)",
+  params: { devices: 2, batch_size: 64, pin_memory: false, backend: "gloo" },
+  experiments: [
+    { id: "split", title: "Batch split", variants: ["single", "dp"], seconds: 1.5, error: null },
+    { id: "speed", title: "Epoch time", variants: ["single", "dp"], seconds: 3.25, error: null },
+    { id: "broken", title: "Memory per device", variants: ["dp"], seconds: 0.1, error: "RuntimeError: out of memory" },
+  ],
+  claims: [
+    {
+      id: "speedup",
+      quote: "DataParallel makes training faster on multiple GPUs.",
+      experiment: "speed",
+      verdict: "does-not-hold",
+      explanation: "One epoch took 1.92 s on 2 emulated devices against 1.10 s on one.",
+      numbers: [
+        { label: "single_s", value: 1.1 },
+        { label: "dp_s", value: 1.923456 },
+        { label: "speedup", value: 0.000571234 },
+        { label: "steps", value: 125000 },
+        { label: "converged", value: true },
+        { label: "note", value: "threads share cores" },
+        { label: "gpu_ms", value: null },
+      ],
+    },
+    { id: "split", quote: "The batch is split evenly across devices.", experiment: "split", verdict: "holds", explanation: "Each device got 16 of 32 samples.", numbers: numbers(12) },
+    { id: "overhead", quote: "Replication costs little.", experiment: "speed", verdict: "partly", explanation: "Replication took 12% of a step.", numbers: [] },
+    { id: "memory", quote: "Memory is split too.", experiment: "broken", verdict: null, explanation: "experiment failed: no evidence (see the experiment's error)", numbers: [] },
+  ],
+};
+
+function bundle(json: string, text = "verdicts as text"): Record<string, string> {
+  return { [VERDICTS_MIME]: json, "text/plain": text };
+}
+
+function render(data: Record<string, string>, predictions: PredictionsByClaim = new Map()): string {
+  const node: ReactNode = createElement(PredictionsContext, { value: predictions }, createElement(MimeOutput, { data }));
+  return renderToStaticMarkup(node);
+}
+
+/** The markup of the claim card with this id. */
+function claim(html: string, id: string): string {
+  const start = html.indexOf(`data-claim-id="${id}"`);
+  assert.ok(start >= 0, `claim ${id} rendered`);
+  const end = html.indexOf("</article>", start);
+  return html.slice(start, end);
+}
+
+describe("VerdictReport through MimeOutput", () => {
+  const predictions = predictionsByClaim([templated("dp_basics/a", question)], { [question.id]: committed });
+  const html = render(bundle(JSON.stringify(report)), predictions);
+
+  it("renders the report instead of the text form, with an honest header", () => {
+    assert.equal(tags(html, "verdict-report").length, 1);
+    assert.doesNotMatch(html, /verdicts as text/);
+    assert.match(html, /<h3[^>]*>DataParallel basics<\/h3>/);
+    assert.match(html, /<cite>dataparallel-basics\.md<\/cite>/);
+    const device = /data-testid="verdict-device">(.*?)<\/span><\/span>/.exec(html)?.[1] ?? "";
+    assert.match(device, /2× cpu/);
+    assert.match(device, /emulated on CPU, not real GPUs/);
+    for (const chip of ["devices=2", "batch_size=64", "pin_memory=false", "backend=gloo"]) assert.match(html, new RegExp(`<li class="verdict-chip">${chip}</li>`));
+  });
+
+  it("does not call real GPUs emulated", () => {
+    const gpu = render(bundle(JSON.stringify({ ...report, deviceMode: "2× NVIDIA A100, CUDA, DataParallel" })));
+    assert.match(gpu, /data-testid="verdict-device">Devices: 2× NVIDIA A100, CUDA, DataParallel<\/span>/);
+  });
+
+  it("shows each claim with its quote and a verdict badge that reads without colour", () => {
+    const cards = tags(html, "verdict-claim");
+    assert.deepEqual(
+      cards.map((c) => [/data-claim-id="([^"]*)"/.exec(c)?.[1], /data-verdict="([^"]*)"/.exec(c)?.[1]]),
+      [
+        ["speedup", "does-not-hold"],
+        ["split", "holds"],
+        ["overhead", "partly"],
+        ["memory", "none"],
+      ],
+    );
+    const badgeText = (id: string) => /data-testid="verdict-badge">(?:<span[^>]*>[^<]*<\/span>)?\s*([^<]+)</.exec(claim(html, id))?.[1]?.trim();
+    assert.equal(badgeText("speedup"), "does not hold");
+    assert.equal(badgeText("split"), "holds");
+    assert.equal(badgeText("overhead"), "holds only partly");
+    assert.equal(badgeText("memory"), "no verdict");
+    assert.match(claim(html, "speedup"), /<blockquote class="verdict-quote">DataParallel makes training faster on multiple GPUs\.<\/blockquote>/);
+    assert.match(claim(html, "speedup"), /One epoch took 1\.92 s on 2 emulated devices/);
+    assert.match(claim(html, "speedup"), /measured by: Epoch time/);
+  });
+
+  it("shows the numbers as label → value, formatted", () => {
+    const rows = [...claim(html, "speedup").matchAll(/data-testid="verdict-number"><th scope="row">([^<]*)<\/th><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
+    assert.deepEqual(rows, [
+      ["single_s", "1.1"],
+      ["dp_s", "1.923"],
+      ["speedup", "5.71e-4"],
+      ["steps", "125,000"],
+      ["converged", "true"],
+      ["note", "threads share cores"],
+      ["gpu_ms", "—"],
+    ]);
+    assert.equal(tags(claim(html, "overhead"), "verdict-numbers").length, 0, "no numbers, no table");
+  });
+
+  it("collapses a long list of numbers behind 'show all N'", () => {
+    const split = claim(html, "split");
+    assert.equal(tags(split, "verdict-number").length, 8);
+    assert.match(split, /<button[^>]*aria-expanded="false"[^>]*>show all 12<\/button>/);
+    assert.doesNotMatch(claim(html, "speedup"), /show all/);
+  });
+
+  it("puts the committed prediction beside the claims it is about, and says so where there is none", () => {
+    for (const id of ["speedup", "overhead"]) {
+      const [aside] = tags(claim(html, id), "verdict-prediction");
+      assert.match(aside ?? "", /data-committed="true"/, id);
+      assert.match(claim(html, id), /Your prediction: <strong>about 2× faster<\/strong>/, id);
+    }
+    for (const id of ["split", "memory"]) {
+      assert.match(claim(html, id), /data-committed="false"[^>]*>no prediction committed</, id);
+      assert.doesNotMatch(claim(html, id), /Your prediction/, id);
+    }
+  });
+
+  it("lists failed experiments with their error", () => {
+    const failures = tags(html, "verdict-failure");
+    assert.equal(failures.length, 1);
+    assert.match(failures[0] ?? "", /data-experiment-id="broken"/);
+    assert.match(html, /Memory per device<\/strong> failed: <code>RuntimeError: out of memory<\/code>/);
+  });
+});
+
+describe("MimeOutput with a malformed verdict report", () => {
+  const malformed: Array<[string, string]> = [
+    ["not JSON", "{claims: ["],
+    ["JSON of the wrong shape", JSON.stringify({ ...report, claims: [{ id: "x", verdict: "maybe" }] })],
+    ["a missing field", JSON.stringify({ ...report, deviceMode: undefined })],
+    ["null", "null"],
+    ["an unknown verdict", JSON.stringify({ ...report, claims: [{ ...report.claims[0], verdict: "true" }] })],
+  ];
+  for (const [what, json] of malformed) {
+    it(`falls back to the text form for ${what}`, () => {
+      const html = render(bundle(json, "<b>verdicts</b> as text"));
+      assert.equal(tags(html, "verdict-report").length, 0);
+      assert.match(html, /data-testid="output-text"/);
+      assert.match(html, /&lt;b&gt;verdicts&lt;\/b&gt; as text/, "still escaped text");
+    });
+  }
+
+  it("says so when there is no other form to show", () => {
+    const html = render({ [VERDICTS_MIME]: "{" });
+    assert.match(html, /a verdict report that could not be read/);
+    assert.doesNotMatch(html, /\{/);
+  });
+
+  it("leaves bundles without a verdict report as they were", () => {
+    assert.match(render({ "text/plain": "42" }), /data-testid="output-text"[^>]*>42</);
+  });
+});
