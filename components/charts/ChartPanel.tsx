@@ -1,0 +1,71 @@
+"use client";
+/**
+ * The compact panel under a cell: device notice, loss, step time, samples,
+ * memory, speed-up, stragglers. Loss lines follow every (frame-throttled)
+ * version; the run-wide aggregates follow a slower clock while data streams.
+ */
+import { memo, useMemo, type ReactNode } from "react";
+import { DEFAULT_BUDGET, lossLines } from "../model/chart-loss";
+import { panelAggregates } from "../model/chart-panel";
+import { WARMUP_RULE } from "../model/chart-stats";
+import type { MetricStore } from "../model/metric-store";
+import DeviceBarsChart from "./DeviceBarsChart";
+import LossChart from "./LossChart";
+import SpeedupChart from "./SpeedupChart";
+import StragglerList from "./StragglerList";
+import TimingChart from "./TimingChart";
+import { useTrailingVersion } from "./use-trailing-version";
+
+/** Bar charts, speed-up and stragglers redraw at most this often while a run streams. */
+export const AGGREGATE_INTERVAL_MS = 1_000;
+
+interface Props {
+  store: MetricStore;
+  /** The store version to render (frame-throttled). */
+  version: number;
+  primaryId: string;
+  compared: readonly string[];
+  /** Loss points drawn per line; null draws all (benchmark only). */
+  budget?: number | null;
+  /** The compare-runs picker, when the panel has one. */
+  picker?: ReactNode;
+}
+
+function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDGET, picker }: Props) {
+  const slowVersion = useTrailingVersion(version, AGGREGATE_INTERVAL_MS);
+  // The store mutates in place: the versions are what change when its data did.
+  const lines = useMemo(() => lossLines(store, primaryId, compared), [store, version, primaryId, compared]);
+  const aggregates = useMemo(() => panelAggregates(store, primaryId), [store, slowVersion, primaryId]);
+  const run = store.run(primaryId);
+  if (!run || run.series.length === 0) return null;
+  return (
+    <div className="cell-charts" data-testid="cell-charts" data-execution-id={primaryId}>
+      {aggregates?.device ? (
+        <p className={aggregates.device.emulated ? "chart-device chart-device-emulated" : "chart-device"} data-testid="chart-device-mode">
+          {aggregates.device.text}
+        </p>
+      ) : null}
+      <div className="chart-grid">
+        {lines.length > 0 ? <LossChart lines={lines} version={version} budget={budget} /> : null}
+        {aggregates?.timing ? <TimingChart chart={aggregates.timing} /> : null}
+        {aggregates?.samples ? (
+          <DeviceBarsChart testId="chart-samples" title="Samples per device per step" unit="samples" chart={aggregates.samples} note={`Mean samples per step; ${WARMUP_RULE}.`} />
+        ) : null}
+        {aggregates?.memory ? (
+          <DeviceBarsChart
+            testId="chart-memory"
+            title="Peak memory per device (MiB)"
+            unit="MiB"
+            chart={aggregates.memory}
+            note="Largest memory_peak_mib logged (memory_mib where no peak was logged). On CPU this is the process's RSS; emulated devices count their tensors' bytes."
+          />
+        ) : null}
+        {aggregates?.speedup ? <SpeedupChart chart={aggregates.speedup} /> : null}
+      </div>
+      {aggregates?.stragglers ? <StragglerList flagged={aggregates.stragglers} /> : null}
+      {picker}
+    </div>
+  );
+}
+
+export default memo(ChartPanel);

@@ -1,0 +1,38 @@
+/**
+ * The statistics the bar charts share, with the warm-up rule in one place:
+ * the first step (compilation, allocator and loader start-up) is left out of
+ * a mean when the series has more than 2 steps.
+ */
+import type { SeriesBuffer } from "./chart-series-buffer";
+
+export const WARMUP_RULE = "means over steps leave out the first (warm-up) step when a series has more than 2";
+
+/** Whether the first point is left out of means. */
+export function skipsWarmup(series: SeriesBuffer): boolean {
+  return series.length > 2;
+}
+
+/** The number of finite values a mean of this series uses. */
+export function meanCount(series: SeriesBuffer): number {
+  return skipsWarmup(series) ? series.tailCount : series.count;
+}
+
+/** The mean over steps (warm-up excluded), or null when no finite value remains. */
+export function stepMean(series: SeriesBuffer | undefined): number | null {
+  if (!series) return null;
+  const skip = skipsWarmup(series);
+  const count = skip ? series.tailCount : series.count;
+  return count > 0 ? (skip ? series.tailSum : series.sum) / count : null;
+}
+
+/** The largest finite value (peaks include the warm-up step), or null. */
+export function peak(series: SeriesBuffer | undefined): number | null {
+  return series && series.count > 0 ? series.max : null;
+}
+
+/** The median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
