@@ -7,7 +7,7 @@
  * of untouched cells).
  */
 import { memo } from "react";
-import type { Cell as CellModel } from "../server/protocol/notebook-model";
+import type { Cell as CellModel, Prediction } from "../server/protocol/notebook-model";
 import CodeEditor from "./CodeEditor";
 import ConflictBanner from "./ConflictBanner";
 import LiveMetricsTable from "./LiveMetricsTable";
@@ -16,6 +16,10 @@ import type { CellConflict } from "./model/connection";
 import { lastRunLabel, promptLabel } from "./model/format";
 import type { NotebookController } from "./model/notebook-controller";
 import OutputArea from "./OutputArea";
+import ParameterForm from "./ParameterForm";
+import PredictionPrompt from "./PredictionPrompt";
+import TemplateBar from "./TemplateBar";
+import CellCharts from "./CellCharts";
 
 interface Props {
   cell: CellModel;
@@ -25,9 +29,17 @@ interface Props {
   editing: boolean;
   conflict: CellConflict | null;
   controller: NotebookController;
+  /** The committed answer to this cell's question, if it has one. */
+  prediction: Prediction | null;
+  /** The server refused the last form change (shown under the form). */
+  formError: string | null;
+  /** Commands need a live connection (forms, predictions). */
+  online: boolean;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online }: Props) {
+  const template = cell.template;
+  const attached = template !== null && !template.detached;
   const isMarkdown = cell.kind === "markdown";
   const showEditor = !isMarkdown || editing;
   const classes = ["cell", `cell-${cell.kind}`, `cell-run-${cell.runState}`];
@@ -48,6 +60,24 @@ function Cell({ cell, index, selected, editing, conflict, controller }: Props) {
       }}
     >
       {conflict !== null && <ConflictBanner conflict={conflict} onResolve={(choice) => controller.resolveConflict(cell.id, choice)} />}
+      {template?.question && (
+        <PredictionPrompt
+          question={template.question}
+          prediction={prediction}
+          disabled={!online}
+          onCommit={(choice) => controller.commitPrediction(template.question!.id, choice)}
+        />
+      )}
+      {template !== null && attached && (
+        <ParameterForm
+          template={template}
+          disabled={!online}
+          serverError={formError}
+          onApply={(values) => controller.setParameters(cell.id, values)}
+          onDetach={() => controller.detachTemplate(cell.id)}
+        />
+      )}
+      {template !== null && !attached && <TemplateBar template={template} onReattach={() => controller.reattachTemplate(cell.id)} />}
       <div className="cell-input">
         <div className="cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
           {isMarkdown ? "" : promptLabel(cell)}
@@ -59,7 +89,8 @@ function Cell({ cell, index, selected, editing, conflict, controller }: Props) {
               value={cell.source}
               language={isMarkdown ? "markdown" : "python"}
               focused={editing}
-              ariaLabel={`Cell ${index + 1} (${cell.kind})`}
+              ariaLabel={`Cell ${index + 1} (${cell.kind})${attached ? ", rendered from its form" : ""}`}
+              readOnly={attached}
               onChange={(source) => controller.editSource(cell.id, source)}
               onFocus={() => controller.editorFocused(cell.id)}
               onBlur={() => controller.editorBlurred(cell.id)}
@@ -79,6 +110,9 @@ function Cell({ cell, index, selected, editing, conflict, controller }: Props) {
       )}
       {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={controller} running={cell.runState !== "idle"} />}
       {!isMarkdown && cell.liveMetrics !== null && <LiveMetricsTable cellId={cell.id} metrics={cell.liveMetrics} />}
+      {!isMarkdown && cell.executionId !== null && (
+        <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} />
+      )}
     </div>
   );
 }

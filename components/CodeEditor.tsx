@@ -19,6 +19,8 @@ export interface Props {
   /** The notebook is in edit mode on this cell: the editor takes keyboard focus. */
   focused: boolean;
   ariaLabel: string;
+  /** Rendered from a template: shown and selectable, changed only through the form. */
+  readOnly?: boolean;
   onChange(value: string): void;
   onFocus(): void;
   onBlur(): void;
@@ -28,7 +30,7 @@ export interface Props {
 
 export default function CodeEditor(props: Props) {
   return (
-    <div className="code-editor" data-testid="cell-editor" data-cell-id={props.cellId}>
+    <div className="code-editor" data-testid="cell-editor" data-cell-id={props.cellId} data-read-only={props.readOnly === true}>
       <EditorSourceContext.Provider value={props.value}>
         <MonacoEditor {...props} />
       </EditorSourceContext.Provider>

@@ -128,7 +128,7 @@ export default function MonacoEditor(props: Props) {
       defaultValue={props.value}
       language={props.language}
       theme="vs"
-      options={{ ...OPTIONS, ariaLabel: props.ariaLabel }}
+      options={{ ...OPTIONS, ariaLabel: props.ariaLabel, readOnly: props.readOnly === true, domReadOnly: props.readOnly === true }}
       onChange={(value) => {
         if (applying.current) return;
         echoes.typed(value ?? "");
@@ -148,11 +148,10 @@ function applyExternalValue(editor: monaco.editor.IStandaloneCodeEditor, value: 
   if (change === null) return;
   const from = model.getPositionAt(change.start);
   const to = model.getPositionAt(change.end);
-  editor.pushUndoStop();
-  editor.executeEdits("external", [
-    { range: new monaco.Range(from.lineNumber, from.column, to.lineNumber, to.column), text: change.text, forceMoveMarkers: false },
-  ]);
-  editor.pushUndoStop();
+  // On the model, not the editor: a read-only editor (a cell rendered from its form) refuses executeEdits.
+  model.pushStackElement();
+  model.pushEditOperations(null, [{ range: new monaco.Range(from.lineNumber, from.column, to.lineNumber, to.column), text: change.text, forceMoveMarkers: false }], () => null);
+  model.pushStackElement();
 }
 
 function estimateHeight(source: string): number {

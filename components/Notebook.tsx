@@ -7,7 +7,8 @@
  * forwards command-mode keys, and keeps DOM focus in step with the mode.
  */
 import Link from "next/link";
-import { useEffect, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
+import { PredictionsContext, predictionsByClaim } from "./model/predictions";
 import { notebookExportPath } from "../server/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
@@ -42,6 +43,10 @@ export default function Notebook({ notebookId }: Props) {
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   const container = useRef<HTMLDivElement>(null);
   const { doc, ui } = state;
+  const cells = doc?.cells;
+  const predictions = doc?.predictions;
+  // Verdict reports deep in outputs show the committed predictions beside their claims.
+  const byClaim = useMemo(() => (cells && predictions ? predictionsByClaim(cells, predictions) : new Map()), [cells, predictions]);
 
   useEffect(() => {
     controller.start();
@@ -74,11 +79,14 @@ export default function Notebook({ notebookId }: Props) {
     }
   }, [ui.mode, ui.selectedId]);
 
-  // Keep the selected cell in view.
+  // Keep the selected cell in view, but never move a cell the user can see (and may be clicking into: a
+  // scroll between mousedown and mouseup would swallow the click on a form field or a radio button).
   useEffect(() => {
     if (ui.selectedId === null) return;
     const el = container.current?.querySelector(`[data-testid="cell"][data-cell-id="${CSS.escape(ui.selectedId)}"]`);
-    el?.scrollIntoView({ block: "nearest" });
+    if (!el) return;
+    const { top, bottom } = el.getBoundingClientRect();
+    if (bottom <= 0 || top >= window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }, [ui.selectedId]);
 
   useEffect(() => {
@@ -157,7 +165,8 @@ export default function Notebook({ notebookId }: Props) {
             Opening notebook…
           </div>
         ) : (
-          doc.cells.map((cell, index) => (
+          <PredictionsContext value={byClaim}>
+          {doc.cells.map((cell, index) => (
             <Cell
               key={cell.id}
               cell={cell}
@@ -166,8 +175,12 @@ export default function Notebook({ notebookId }: Props) {
               editing={cell.id === ui.selectedId && ui.mode === "edit"}
               conflict={state.conflicts[cell.id] ?? null}
               controller={controller}
+              prediction={cell.template?.question ? (doc.predictions[cell.template.question.id] ?? null) : null}
+              formError={state.formErrors[cell.id] ?? null}
+              online={state.connection.status === "connected"}
             />
-          ))
+          ))}
+          </PredictionsContext>
         )}
         {doc !== null && (
           <button

@@ -1,0 +1,114 @@
+/**
+ * Charts in Debian's chromium against the real server and kernel: a
+ * scenario's speed-up sweep draws one loss line per variant and one timing
+ * bar per device, live points arrive while a run streams, the CSV export
+ * holds exactly the stored data, and charts come back after a reload.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import type { ExecutionMetrics } from "../../server/protocol/metrics-model";
+import { launchBrowser } from "../helpers/browser";
+import { LabServer } from "../helpers/lab-server";
+
+const LIMIT = { timeout: 180_000 };
+
+describe("charts", () => {
+  let server: LabServer;
+  let browser: Browser;
+  let page: Page;
+  before(async () => {
+    server = await LabServer.start();
+    browser = await launchBrowser();
+    page = await browser.newPage({ acceptDownloads: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it("a scenario's speed-up sweep draws a loss line per variant and a timing bar per device, and its CSV is the stored data", LIMIT, async () => {
+    await page.goto(server.url);
+    const scenario = page.locator('[data-testid="scenario"][data-scenario-id="dp-basics"]');
+    await scenario.getByTestId("scenario-open").click();
+    await page.waitForURL(/\/notebooks\//);
+    const scaling = page.getByTestId("cell").filter({ has: page.locator('[data-testid="parameter-form"][data-template-id="dp-basics/scaling"]') });
+    await scaling.getByTestId("cell-prompt").click();
+    await page.getByTestId("toolbar-run").click();
+    await page.locator(`[data-testid="cell"][data-cell-id="${await scaling.getAttribute("data-cell-id")}"][data-run-state="idle"] [data-testid="cell-status"]`).waitFor({ timeout: 150_000 });
+
+    const charts = scaling.getByTestId("cell-charts");
+    await charts.waitFor();
+    assert.match((await charts.getByTestId("chart-device-mode").textContent()) ?? "", /emulat/i, "the panel says the devices are emulated");
+    const variants = ["1 device", "DataParallel x2", "DataParallel x3", "DataParallel x4", "DDP x4"];
+    const loss = charts.getByTestId("chart-loss");
+    await loss.getByTestId("chart-legend-item").last().waitFor();
+    const legend = await loss.getByTestId("chart-legend-item").allTextContents();
+    for (const variant of variants) assert.ok(legend.some((entry) => entry.includes(variant)), `legend has ${variant}: ${legend.join(" | ")}`);
+
+    const timing = charts.getByTestId("chart-timing");
+    for (const [variant, devices] of [["1 device", 1], ["DataParallel x2", 2], ["DataParallel x4", 4], ["DDP x4", 4]] as const) {
+      assert.equal(await timing.locator(`[data-testid="chart-bar"][data-variant="${variant}"]`).count(), devices, `${variant}: one bar per device`);
+    }
+
+    // The CSV of the loss chart is the stored series, point for point.
+    const executionId = (await charts.getAttribute("data-execution-id"))!;
+    const stored = (await (await fetch(`${server.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;
+    const storedLoss = stored.series.filter((s) => s.name === "loss");
+    const download = page.waitForEvent("download");
+    await loss.getByTestId("chart-export-csv").click();
+    const csv = await readFile((await (await download).path())!, "utf8");
+    const rows = csv.trim().split("\n");
+    const header = rows[0]!.split(",");
+    const points = storedLoss.reduce((n, s) => n + s.steps.length, 0);
+    assert.equal(rows.length - 1, points, `${header.join(",")}: one row per stored point`);
+    assert.equal(Number(await loss.getAttribute("data-points")), points);
+    const valueColumn = header.indexOf("value");
+    const storedValues = storedLoss.flatMap((s) => s.values.map((v) => String(v))).sort();
+    const csvValues = rows.slice(1).map((row) => row.split(",")[valueColumn]!).sort();
+    assert.deepEqual(csvValues, storedValues, "values unrounded, as stored");
+
+    // After a reload the stored run draws the same chart.
+    await page.reload();
+    const reloaded = page.locator(`[data-testid="cell-charts"][data-execution-id="${executionId}"] [data-testid="chart-loss"]`);
+    await reloaded.waitFor();
+    await page.waitForFunction(
+      ([selector, expected]) => document.querySelector(selector!)?.getAttribute("data-points") === expected,
+      [`[data-execution-id="${executionId}"] [data-testid="chart-loss"]`, String(points)],
+    );
+  });
+
+  it("live points reach the chart while the run is still going", LIMIT, async () => {
+    await page.goto(server.url);
+    await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
+    await page.getByTestId("new-notebook").click();
+    await page.getByTestId("new-notebook-title").fill("Live chart");
+    await page.getByTestId("new-notebook-create").click();
+    await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
+    await page.getByTestId("cell-editor").first().locator(".monaco-editor").waitFor();
+    await page.getByTestId("cell-editor").first().click();
+    // The run waits on a file the test creates: it is still running, by construction, while the chart is checked.
+    const gate = `/tmp/mgpulab-e2e-gate-${process.pid}`;
+    const lines = [
+      "import os, time, mgpulab as lab",
+      "for step in range(40): lab.log(step, loss=1.0/(step+1), run_id='live', forward_ms=1.0)",
+      `while not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.05)`,
+      "for step in range(40, 60): lab.log(step, loss=1.0/(step+1), run_id='live', forward_ms=1.0)",
+    ];
+    await page.keyboard.type(lines.join("\n"));
+    await page.keyboard.press("Control+Enter");
+    const cell = page.getByTestId("cell").first();
+    const loss = cell.getByTestId("chart-loss");
+    await loss.waitFor();
+    await page.waitForFunction(() => document.querySelector('[data-testid="chart-loss"]')?.getAttribute("data-points") === "40");
+    assert.equal(await cell.getAttribute("data-run-state"), "running", "drawn from live points, before the run ended");
+    const { writeFile, rm } = await import("node:fs/promises");
+    await writeFile(gate, "");
+    try {
+      await page.waitForFunction(() => document.querySelector('[data-testid="chart-loss"]')?.getAttribute("data-points") === "60");
+    } finally {
+      await rm(gate, { force: true });
+    }
+  });
+});
