@@ -77,6 +77,26 @@ describe("charts", () => {
       ([selector, expected]) => document.querySelector(selector!)?.getAttribute("data-points") === expected,
       [`[data-execution-id="${executionId}"] [data-testid="chart-loss"]`, String(points)],
     );
+
+    // A second run with another batch size; the first is picked from "Compare runs" and overlaid, its parameters in the legend.
+    const cellId = (await scaling.getAttribute("data-cell-id"))!;
+    const batch = scaling.locator('[data-testid="parameter-field"][data-name="batch_size"] [data-testid="parameter-input"]');
+    await batch.fill("32");
+    await batch.press("Enter");
+    await scaling.locator(".view-lines").filter({ hasText: "torch.randn(32" }).waitFor();
+    await scaling.getByTestId("cell-prompt").click();
+    await page.getByTestId("toolbar-run").click();
+    const second = page.locator(`[data-testid="cell"][data-cell-id="${cellId}"] [data-testid="cell-charts"]:not([data-execution-id="${executionId}"])`);
+    await second.waitFor({ timeout: 150_000 });
+    await page.locator(`[data-testid="cell"][data-cell-id="${cellId}"][data-run-state="idle"]`).waitFor({ timeout: 150_000 });
+    await second.getByTestId("compare-runs").locator("summary").click();
+    const previous = second.locator(`[data-testid="compare-run"][data-execution-id="${executionId}"]`);
+    await previous.waitFor();
+    assert.match((await previous.textContent()) ?? "", /batch_size=64/, "each run offered with its parameters");
+    await previous.locator("input").check();
+    const overlaid = second.getByTestId("chart-loss").getByTestId("chart-legend-item").filter({ hasText: /batch_size=64/ });
+    await overlaid.first().waitFor();
+    assert.match((await overlaid.first().textContent()) ?? "", /emulat|cpu/i, "the compared run's device mode is in its legend");
   });
 
   it("live points reach the chart while the run is still going", LIMIT, async () => {
