@@ -65,6 +65,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
           question={template.question}
           prediction={prediction}
           disabled={!online}
+          ranAlready={cell.lastRun !== null || cell.runState !== "idle"}
           onCommit={(choice) => controller.commitPrediction(template.question!.id, choice)}
         />
       )}

@@ -13,10 +13,12 @@ interface Props {
   /** The committed answer to this question, or null. */
   prediction: Prediction | null;
   disabled: boolean;
+  /** The experiment has already run here: an answer now is labelled as given afterwards. */
+  ranAlready?: boolean;
   onCommit(choice: string): void;
 }
 
-export default function PredictionPrompt({ question, prediction, disabled, onCommit }: Props) {
+export default function PredictionPrompt({ question, prediction, disabled, ranAlready = false, onCommit }: Props) {
   const name = useId();
   const [picked, setPicked] = useState<string | null>(null);
   // A prediction stored under another question id is not an answer to this one.
@@ -27,7 +29,8 @@ export default function PredictionPrompt({ question, prediction, disabled, onCom
         <p className="prediction-committed" data-testid="prediction-committed">
           You predicted: <strong>{prediction.choice}</strong>{" "}
           <span className="prediction-time">
-            (committed <time dateTime={prediction.committedAt}>{formatCommittedAt(prediction.committedAt)}</time>; locked)
+            (committed <time dateTime={prediction.committedAt}>{formatCommittedAt(prediction.committedAt)}</time>
+            {prediction.afterRun ? ", after the experiment had run" : ""}; locked)
           </span>
         </p>
       </section>
@@ -68,7 +71,10 @@ export default function PredictionPrompt({ question, prediction, disabled, onCom
           >
             Commit prediction
           </button>
-          <small className="prediction-note">Once committed, your prediction is kept and shown next to the measured verdict.</small>
+          <small className="prediction-note">
+            Once committed, your prediction is kept and shown next to the measured verdict
+            {ranAlready ? "; this experiment has already run here, so it will be marked as given afterwards" : ""}.
+          </small>
         </div>
       </fieldset>
     </section>

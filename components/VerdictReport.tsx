@@ -103,8 +103,9 @@ function PredictionAside({ predictions }: { predictions: readonly ClaimPredictio
   return (
     <aside className="verdict-prediction" data-testid="verdict-prediction" data-committed="true">
       {predictions.map((p, i) => (
-        <p key={i} title={`${p.question} (committed ${formatCommittedAt(p.committedAt)})`}>
-          Your prediction: <strong>{p.choice}</strong>
+        <p key={i} title={`${p.question} (committed ${formatCommittedAt(p.committedAt)})`} data-after-run={p.afterRun}>
+          {p.afterRun ? "Your answer" : "Your prediction"}: <strong>{p.choice}</strong>
+          {p.afterRun && <small className="prediction-late"> (given after the experiment had run)</small>}
         </p>
       ))}
     </aside>

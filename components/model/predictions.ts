@@ -14,6 +14,8 @@ export interface ClaimPrediction {
   choice: string;
   /** ISO 8601 */
   committedAt: string;
+  /** Given after the experiment had run: not a blind prediction, and labelled so. */
+  afterRun: boolean;
 }
 
 export type PredictionsByClaim = ReadonlyMap<string, readonly ClaimPrediction[]>;
@@ -41,7 +43,7 @@ export function predictionsByClaim(
     if (prediction === undefined) continue;
     for (const claim of question.claims) {
       const list = byClaim.get(claim) ?? [];
-      list.push({ question: question.text, choice: prediction.choice, committedAt: prediction.committedAt });
+      list.push({ question: question.text, choice: prediction.choice, committedAt: prediction.committedAt, afterRun: prediction.afterRun });
       byClaim.set(claim, list);
     }
   }

@@ -22,7 +22,7 @@ export interface NotebookPersistence {
   setKind(cellId: string, kind: CellKind): Promise<void>;
   /** A templated cell re-rendered, detached or reattached: source and template saved together. */
   setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void>;
-  commitPrediction(input: { questionId: string; question: string; choice: string }): Promise<Prediction>;
+  commitPrediction(input: { questionId: string; question: string; choice: string; afterRun: boolean }): Promise<Prediction>;
   rename(title: string): Promise<void>;
   clearOutputs(cellId: string): void;
   /** A cell started running on a kernel described by `kernel`, as execution `executionId`. */
@@ -89,9 +89,9 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     return this.edit("a cell's template", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { source, template }));
   }
 
-  async commitPrediction(input: { questionId: string; question: string; choice: string }): Promise<Prediction> {
+  async commitPrediction(input: { questionId: string; question: string; choice: string; afterRun: boolean }): Promise<Prediction> {
     const stored = await this.queue.run("a prediction", () => this.repos.predictions.commit(this.notebookId, this.userId, input));
-    return { questionId: stored.questionId, choice: stored.choice, committedAt: stored.committedAt.toISOString() };
+    return { questionId: stored.questionId, choice: stored.choice, afterRun: stored.afterRun, committedAt: stored.committedAt.toISOString() };
   }
 
   rename(title: string): Promise<void> {
@@ -195,7 +195,7 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   setSource: async () => undefined,
   setKind: async () => undefined,
   setTemplate: async () => undefined,
-  commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, committedAt: new Date().toISOString() }),
+  commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
   clearOutputs: () => undefined,
   executionStarted: () => ({ output: () => undefined, finished: () => undefined }),

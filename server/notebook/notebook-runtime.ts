@@ -16,7 +16,7 @@ import { EventJournal } from "./event-journal";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
-import { assertEditable, attachedSiblings, attachedTemplate, checkFormValues, findQuestion, NO_TEMPLATES, scenarioOf, type TemplateRenderer } from "./template-cells";
+import { assertEditable, attachedSiblings, attachedTemplate, checkFormValues, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
@@ -208,7 +208,8 @@ export class NotebookRuntime {
     if (!question.choices.includes(choice)) throw new CommandError(`"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
     const existing = this.doc.predictions[questionId];
     if (existing) throw new CommandError(`a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
-    const prediction = await this.persistence.commitPrediction({ questionId, question: question.text, choice });
+    const afterRun = questionAlreadyRun(this.doc, questionId);
+    const prediction = await this.persistence.commitPrediction({ questionId, question: question.text, choice, afterRun });
     this.doc.predictions[questionId] = prediction;
     this.coalescer.emit({ type: "prediction-committed", prediction });
   }

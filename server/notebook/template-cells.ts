@@ -48,6 +48,20 @@ export function checkFormValues(template: CellTemplate, values: Record<string, P
   if (unknown.length > 0) throw new CommandError(`unknown parameter(s) for ${template.id}: ${unknown.join(", ")}`);
 }
 
+/**
+ * Whether the experiment a question is about has already run here (its cell,
+ * or the scenario's verdicts cell): an answer given then is not a blind prediction.
+ */
+export function questionAlreadyRun(doc: NotebookDocument, questionId: string): boolean {
+  const scenario = scenarioOf(questionId);
+  return doc.cells.some(
+    (cell) =>
+      cell.template !== null &&
+      (cell.template.question?.id === questionId || cell.template.id === `${scenario}/verdicts`) &&
+      (cell.lastRun !== null || cell.runState !== "idle"),
+  );
+}
+
 export function findQuestion(doc: NotebookDocument, questionId: string): PredictQuestion {
   for (const cell of doc.cells) {
     if (cell.template?.question?.id === questionId) return cell.template.question;

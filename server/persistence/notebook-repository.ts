@@ -292,7 +292,7 @@ export function toNotebookDocument(notebook: StoredNotebook, predictions: readon
     cells: notebook.cells,
     kernel: { state: "not-started" },
     predictions: Object.fromEntries(
-      predictions.map((p) => [p.questionId, { questionId: p.questionId, choice: p.choice, committedAt: p.committedAt.toISOString() }]),
+      predictions.map((p) => [p.questionId, { questionId: p.questionId, choice: p.choice, afterRun: p.afterRun, committedAt: p.committedAt.toISOString() }]),
     ),
   };
 }

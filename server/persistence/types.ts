@@ -181,6 +181,7 @@ export interface StoredPrediction {
   userId: string;
   question: string;
   choice: string;
+  afterRun: boolean;
   committedAt: Date;
 }
 

@@ -79,6 +79,8 @@ export interface CellTemplate {
 export interface Prediction {
   questionId: string;
   choice: string;
+  /** Committed after the question's experiment (or the verdicts) had already run in this notebook. */
+  afterRun: boolean;
   /** ISO 8601 */
   committedAt: string;
 }

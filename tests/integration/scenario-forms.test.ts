@@ -120,8 +120,18 @@ describe("scenario forms", () => {
     assert.ok((await client.send({ op: "commit-prediction", notebookId: doc.id, questionId: question.id, choice })).ok);
     const event = await client.waitFor((e) => e.type === "prediction-committed" && e.prediction.questionId === question.id);
     assert.ok(event.type === "prediction-committed" && event.prediction.choice === choice);
+    assert.equal(event.type === "prediction-committed" && event.prediction.afterRun, false, "committed before anything ran");
     const again = await client.send({ op: "commit-prediction", notebookId: doc.id, questionId: question.id, choice: question.choices[0]! });
     assert.equal(again.ok, false, "no second answer after seeing the first");
+
+    // An answer to a question whose experiment already ran is kept, and marked as given after the run.
+    const replication = templated(doc, "dp-basics/replication");
+    await client.send({ op: "execute", notebookId: doc.id, cellIds: [replication.id], sources: { [replication.id]: replication.source } });
+    await client.waitFor((e) => e.type === "cell-finished" && e.cellId === replication.id);
+    const late = replication.template!.question!;
+    assert.ok((await client.send({ op: "commit-prediction", notebookId: doc.id, questionId: late.id, choice: late.choices[1]! })).ok);
+    const lateEvent = await client.waitFor((e) => e.type === "prediction-committed" && e.prediction.questionId === late.id);
+    assert.ok(lateEvent.type === "prediction-committed" && lateEvent.prediction.afterRun, "marked as given after the run");
     await harness.lab.hub.shutdownAll();
     const reopened = await client.send({ op: "open", notebookId: doc.id });
     assert.ok(reopened.ok && reopened.notebook);

@@ -22,7 +22,7 @@ const question: PredictQuestion = {
   claims: ["speedup", "overhead"],
 };
 
-const committed: Prediction = { questionId: question.id, choice: "about 2× faster", committedAt: "2025-06-01T12:00:00.000Z" };
+const committed: Prediction = { questionId: question.id, choice: "about 2× faster", afterRun: false, committedAt: "2025-06-01T12:00:00.000Z" };
 
 const noop = () => {};
 
@@ -81,6 +81,15 @@ describe("PredictionPrompt", () => {
     assert.doesNotMatch(html, /<input|<button/);
   });
 
+  it("an answer given after the experiment ran says so, before and after the commit", () => {
+    const before = renderToStaticMarkup(createElement(PredictionPrompt, { question, prediction: null, disabled: false, ranAlready: true, onCommit: noop }));
+    assert.match(before, /already run here, so it will be marked as given afterwards/);
+    assert.doesNotMatch(prompt(null), /already run here/);
+    const after = prompt({ ...committed, afterRun: true });
+    assert.match(after, /after the experiment had run; locked/);
+    assert.doesNotMatch(prompt(committed), /after the experiment had run/);
+  });
+
   it("does not take another question's prediction for this one's", () => {
     const html = prompt({ ...committed, questionId: "other/step" });
     assert.equal(tags(html, "prediction-committed").length, 0);
@@ -105,11 +114,11 @@ describe("predictionsByClaim", () => {
     ];
     const map = predictionsByClaim(cells, {
       [question.id]: committed,
-      [other.id]: { questionId: other.id, choice: "no", committedAt: "2025-06-01T12:05:00.000Z" },
-      "gone/question": { questionId: "gone/question", choice: "x", committedAt: "2025-06-01T12:06:00.000Z" },
+      [other.id]: { questionId: other.id, choice: "no", afterRun: false, committedAt: "2025-06-01T12:05:00.000Z" },
+      "gone/question": { questionId: "gone/question", choice: "x", afterRun: false, committedAt: "2025-06-01T12:06:00.000Z" },
     });
     assert.deepEqual([...map.keys()], ["speedup", "overhead"]);
-    assert.deepEqual(map.get("speedup"), [{ question: question.text, choice: "about 2× faster", committedAt: committed.committedAt }]);
+    assert.deepEqual(map.get("speedup"), [{ question: question.text, choice: "about 2× faster", committedAt: committed.committedAt, afterRun: false }]);
     assert.deepEqual(
       map.get("overhead")?.map((p) => p.choice),
       ["about 2× faster", "no"],
@@ -245,6 +254,13 @@ describe("VerdictReport through MimeOutput", () => {
       assert.match(claim(html, id), /data-committed="false"[^>]*>no prediction committed</, id);
       assert.doesNotMatch(claim(html, id), /Your prediction/, id);
     }
+  });
+
+  it("labels an answer given after the run as such, not as a prediction", () => {
+    const late = predictionsByClaim([templated("dp_basics/a", question)], { [question.id]: { ...committed, afterRun: true } });
+    const lateHtml = render(bundle(JSON.stringify(report)), late);
+    assert.match(claim(lateHtml, "speedup"), /data-after-run="true"[^>]*>Your answer: <strong>about 2× faster<\/strong><small[^>]*> \(given after the experiment had run\)/);
+    assert.doesNotMatch(claim(lateHtml, "speedup"), /Your prediction/);
   });
 
   it("lists failed experiments with their error", () => {
