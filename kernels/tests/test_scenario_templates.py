@@ -227,3 +227,14 @@ def test_cells_tag_what_they_log(scenario_id):
                 if call == "lab.launch(" and "ddp_comm" in chunk:
                     continue  # tags its frames "baseline" / "delayed" itself
                 assert "run_id=" in source[start:start + 200], (cell_id, chunk)
+
+
+# -- every cell a participant can run works as rendered --------------------------------------------
+
+CELLS = [(sid, cid) for sid in sc.IDS for cid in sc.get(sid).cell_ids() if cid != "verdicts"]
+
+
+@pytest.mark.parametrize("scenario_id,cell_id", CELLS, ids=[f"{s}/{c}" for s, c in CELLS])
+def test_every_experiment_cell_runs_as_rendered_with_the_defaults(scenario_id, cell_id):
+    """The verdicts run the experiments headless (tested elsewhere); these are the cells people run by hand."""
+    _run_cell(f"{scenario_id}/{cell_id}", {})
