@@ -25,9 +25,19 @@ export class MetricSync {
 
   /** Appends the feed's points of the execution shown until the returned function is called. */
   listen(feed: MetricFeed): () => void {
-    return feed.subscribe((executionId, points) => {
+    const stopPoints = feed.subscribe((executionId, points) => {
       if (!this.disposed && executionId === this.executionId) this.store.append(executionId, points);
     });
+    const stopResync = feed.subscribeResync?.(() => void this.resync());
+    return () => {
+      stopPoints();
+      stopResync?.();
+    };
+  }
+
+  /** Points the feed missed (a reconnect served from a snapshot) are in the database: load the shown run again. */
+  async resync(): Promise<void> {
+    if (this.executionId !== null) await this.load(this.executionId);
   }
 
   /** The execution the cell shows and whether it is running; resolves when any fetch this started has landed. */

@@ -12,6 +12,11 @@ import { SeriesBuffer } from "./chart-series-buffer";
 /** Delivers the live metric points of a cell, tagged with the execution that produced them. */
 export interface MetricFeed {
   subscribe(listener: (executionId: string, points: MetricPointMessage[]) => void): () => void;
+  /**
+   * Called when the connection was re-established from a snapshot: live
+   * points sent meanwhile are lost to the feed, so the charts refetch.
+   */
+  subscribeResync?(listener: () => void): () => void;
 }
 
 /** One execution as the charts read it. */

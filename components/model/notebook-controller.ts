@@ -55,6 +55,8 @@ export interface NotebookViewState {
 /** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
 export interface CellMetricFeed {
   subscribe(listener: (executionId: string, points: MetricPointMessage[]) => void): () => void;
+  /** A reconnect served a snapshot: live points sent meanwhile never arrive, so charts reload. */
+  subscribeResync(listener: () => void): () => void;
 }
 
 export interface ControllerOptions {
@@ -86,6 +88,8 @@ export class NotebookController {
   private readonly confirm: (question: string) => boolean;
   private readonly pointListeners = new Map<string, Set<(executionId: string, points: MetricPointMessage[]) => void>>();
   private readonly feeds = new Map<string, CellMetricFeed>();
+  private readonly resyncListeners = new Set<() => void>();
+  private snapshots = 0;
 
   constructor(
     readonly notebookId: string,
@@ -100,6 +104,8 @@ export class NotebookController {
         snapshot: (doc) => {
           this.serverDoc = doc;
           this.recompute();
+          // The first snapshot is the page opening; later ones replace a journal we could not resume.
+          if (this.snapshots++ > 0) for (const listener of [...this.resyncListeners]) listener();
         },
         event: (event) => {
           if (event.type === "cell-metric-points") {
@@ -335,6 +341,10 @@ export class NotebookController {
           if (!listeners) this.pointListeners.set(cellId, (listeners = new Set()));
           listeners.add(listener);
           return () => listeners.delete(listener);
+        },
+        subscribeResync: (listener) => {
+          this.resyncListeners.add(listener);
+          return () => this.resyncListeners.delete(listener);
         },
       };
       this.feeds.set(cellId, feed);

@@ -90,6 +90,35 @@ describe("MetricSync", () => {
     assert.deepEqual(lossSteps(store, "e3"), [8]);
   });
 
+  it("refetches the shown run when the feed says the connection resynced from a snapshot", async () => {
+    const store = new MetricStore();
+    const fetch = new GatedFetch();
+    const sync = new MetricSync(store, fetch.fetch);
+    let resync: (() => void) | null = null;
+    const feed: MetricFeed = {
+      subscribe: () => () => undefined,
+      subscribeResync: (listener) => {
+        resync = listener;
+        return () => {
+          resync = null;
+        };
+      },
+    };
+    const stop = sync.listen(feed);
+    const shown = sync.show("e1", true);
+    fetch.release(0, [0, 1]);
+    await shown;
+    resync!();
+    assert.deepEqual(fetch.calls, ["e1", "e1"], "the resync asked for the run again");
+    const direct = sync.resync();
+    fetch.release(1, [0, 1, 2, 3]);
+    fetch.release(2, [0, 1, 2, 3]);
+    await direct;
+    assert.deepEqual(lossSteps(store, "e1"), [0, 1, 2, 3], "points missed while disconnected are back");
+    stop();
+    assert.equal(resync, null, "unsubscribed with the feed");
+  });
+
   it("loads compared runs once and reports those that failed", async () => {
     const store = new MetricStore();
     const fetch = new GatedFetch();
