@@ -11,7 +11,7 @@
  * our own typing coming back (perhaps a few keystrokes late) are ignored.
  */
 import Editor, { type OnMount } from "@monaco-editor/react";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { monaco } from "./monaco-setup";
 import EditorFallback from "./EditorFallback";
 import type { Props } from "./CodeEditor";
@@ -82,6 +82,10 @@ export default function MonacoEditor(props: Props) {
       if (e.contentHeightChanged) setHeight(e.contentHeight);
     });
     editor.onDidFocusEditorText(() => latest.current.onFocus());
+    // The editor grows instead of scrolling, so the page must follow the cursor (typing at the bottom of a cell).
+    editor.onDidChangeCursorPosition(() => {
+      if (editor.hasTextFocus()) keepCursorInView(editor);
+    });
     editor.onDidBlurEditorText(() => latest.current.onBlur());
     const { KeyCode, KeyMod } = monaco;
     const bind = (id: string, label: string, keybindings: number[], key: Omit<KeyInput, "at">, precondition?: string) => {
@@ -122,13 +126,17 @@ export default function MonacoEditor(props: Props) {
     if (external !== null) applyExternal(editor, external);
   }, [props.value, echoes]);
 
+  // A new options object makes the wrapper call updateOptions: keep it while nothing in it changes.
+  const readOnly = props.readOnly === true;
+  const options = useMemo(() => ({ ...OPTIONS, ariaLabel: props.ariaLabel, readOnly, domReadOnly: readOnly }), [props.ariaLabel, readOnly]);
+
   return (
     <Editor
       height={height}
       defaultValue={props.value}
       language={props.language}
       theme="vs"
-      options={{ ...OPTIONS, ariaLabel: props.ariaLabel, readOnly: props.readOnly === true, domReadOnly: props.readOnly === true }}
+      options={options}
       onChange={(value) => {
         if (applying.current) return;
         echoes.typed(value ?? "");
@@ -138,6 +146,21 @@ export default function MonacoEditor(props: Props) {
       loading={<EditorFallback source={props.value} />}
     />
   );
+}
+
+/** Scrolls the page (not the editor) just enough to show the cursor's line, after the editor has grown to hold it. */
+function keepCursorInView(editor: monaco.editor.IStandaloneCodeEditor): void {
+  requestAnimationFrame(() => {
+    const position = editor.getPosition();
+    const node = editor.getDomNode();
+    if (position === null || node === null) return;
+    const cursor = editor.getScrolledVisiblePosition(position);
+    if (cursor === null) return;
+    const top = node.getBoundingClientRect().top + cursor.top;
+    const margin = 2 * LINE_HEIGHT;
+    if (top + cursor.height + margin > window.innerHeight) window.scrollBy({ top: top + cursor.height + margin - window.innerHeight });
+    else if (top - margin < 0) window.scrollBy({ top: top - margin });
+  });
 }
 
 /** Make the editor show `value`, changing only the part that differs. */

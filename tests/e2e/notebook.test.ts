@@ -77,6 +77,23 @@ describe("notebook in the browser", () => {
     await page.locator('[data-testid="kernel-status"][data-state="idle"]').waitFor();
   });
 
+  it("keeps the cursor on screen while a cell grows past the bottom of the window", LIMIT, async () => {
+    await page.setViewportSize({ width: 1000, height: 480 });
+    try {
+      await typeInLastCell(Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`).join("\n"));
+      await page.waitForFunction(() => {
+        const cursor = [...document.querySelectorAll(".monaco-editor.focused .cursor")].find((el) => el.getBoundingClientRect().height > 0);
+        if (!cursor) return false;
+        const { top, bottom } = cursor.getBoundingClientRect();
+        return top >= 0 && bottom <= window.innerHeight;
+      });
+      const text = (await page.getByTestId("cell-editor").last().locator(".view-lines").textContent()) ?? "";
+      assert.match(text, /x39\s*=\s*39/, "the last typed line is drawn (the editor grew to hold it)");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
+  });
+
   it("loaded the editor and its worker from this server only", LIMIT, async () => {
     assert.ok(await page.locator(".monaco-editor .mtk1, .monaco-editor .view-line").first().isVisible());
     const workers = await page.evaluate(() => performance.getEntriesByType("resource").map((entry) => entry.name).filter((name) => /worker/i.test(name)));
