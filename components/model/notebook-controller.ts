@@ -28,7 +28,7 @@ import {
   type ControlCommand,
 } from "./connection";
 import { newCellId } from "./ids";
-import { applyLocalAction, applyServerEvent } from "./notebook-state";
+import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "./notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
 
@@ -455,8 +455,9 @@ export class NotebookController {
     return id === null ? -1 : (this.state.doc?.cells.findIndex((c) => c.id === id) ?? -1);
   }
 
-  private setDoc(doc: NotebookDocument, opts: { batched?: boolean } = {}): void {
+  private setDoc(next: NotebookDocument, opts: { batched?: boolean } = {}): void {
     const previous = this.state.doc;
+    const doc = reuseUnchangedCells(previous, next);
     if (doc === previous) return;
     const ui = keepSelection(this.state.ui, previous?.cells ?? [], doc.cells);
     this.state = { ...this.state, doc, ui };

@@ -172,3 +172,29 @@ function clamp(n: number, lo: number, hi: number): number {
 export function assertNever(x: never): never {
   throw new Error(`unhandled variant: ${JSON.stringify(x)}`);
 }
+
+/**
+ * `next` with every cell that equals its counterpart in `previous` (field by
+ * field, by identity) replaced by that counterpart, and the cells array kept
+ * when nothing differs. Re-applying unsaved text on every server event makes
+ * fresh but equal cell objects; reusing the old ones keeps memoised cells and
+ * their editors from re-rendering.
+ */
+export function reuseUnchangedCells(previous: NotebookDocument | null, next: NotebookDocument): NotebookDocument {
+  if (previous === null || previous === next) return next;
+  const before = new Map(previous.cells.map((cell) => [cell.id, cell]));
+  let changed = next.cells.length !== previous.cells.length;
+  const cells = next.cells.map((cell, index) => {
+    const old = before.get(cell.id);
+    const kept = old !== undefined && old !== cell && sameFields(old, cell) ? old : cell;
+    if (kept !== previous.cells[index]) changed = true;
+    return kept;
+  });
+  if (!changed) return sameFields(previous, { ...next, cells: previous.cells }) ? previous : { ...next, cells: previous.cells };
+  return { ...next, cells };
+}
+
+function sameFields<T extends object>(a: T, b: T): boolean {
+  const keys = Object.keys(a) as Array<keyof T>;
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
+}

@@ -8,6 +8,7 @@ import {
   applyServerEvent,
   newCell,
   replaceTail,
+  reuseUnchangedCells,
 } from "../../components/model/notebook-state";
 
 function doc(...cells: Cell[]): NotebookDocument {
@@ -226,5 +227,27 @@ describe("local actions", () => {
     const cleared = applyLocalAction(start, { type: "clear-outputs", cellIds: ["a"] });
     assert.deepEqual(cleared.cells[0]?.outputs, []);
     assert.equal(applyLocalAction(cleared, { type: "clear-outputs", cellIds: ["a"] }), cleared);
+  });
+});
+
+describe("reuseUnchangedCells", () => {
+  it("keeps the old object of every cell whose fields are unchanged, and the old document when nothing changed", () => {
+    const a = newCell("a", "code", "x = 1");
+    const b = newCell("b", "code", "y = 2");
+    const before = doc(a, b);
+    // Unsaved text re-applied on a server event: equal but fresh objects.
+    const same = { ...before, cells: [{ ...a }, { ...b }] };
+    assert.equal(reuseUnchangedCells(before, same), before);
+    const edited = { ...before, cells: [{ ...a }, { ...b, source: "y = 3" }] };
+    const result = reuseUnchangedCells(before, edited);
+    assert.equal(result.cells[0], a, "untouched cell keeps its identity");
+    assert.notEqual(result.cells[1], b);
+    assert.equal(result.cells[1]!.source, "y = 3");
+    const renamed = reuseUnchangedCells(before, { ...before, title: "other", cells: [{ ...a }, { ...b }] });
+    assert.equal(renamed.title, "other", "a document-level change still shows");
+    assert.equal(renamed.cells, before.cells);
+    const reordered = reuseUnchangedCells(before, { ...before, cells: [{ ...b }, { ...a }] });
+    assert.deepEqual(reordered.cells.map((c) => c.id), ["b", "a"]);
+    assert.equal(reordered.cells[0], b);
   });
 });
