@@ -268,6 +268,8 @@ export class NotebookConnection {
   editSource(cellId: string, source: string, kind: CellKind, index: number, base: string): void {
     this.lastRev += 1;
     this.touched.add(cellId);
+    // Typing moved to another cell: the cells left behind are done for now, so save them without waiting for a pause.
+    for (const other of Object.keys(this.pending)) if (other !== cellId) this.sendSource(other);
     this.setPending(recordEdit(this.pending, cellId, { source, kind, index, base }, this.lastRev));
     if (this.sourceTimer !== null) clearTimeout(this.sourceTimer);
     this.sourceTimer = setTimeout(() => {

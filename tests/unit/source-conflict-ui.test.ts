@@ -53,8 +53,9 @@ class ProtocolServer {
     return server;
   }
 
-  add(id: string, source: string): void {
-    this.docs.set(id, { id, title: id, deleted: false, cells: [newCell("c1", "code", source)], kernel: { state: "not-started" }, predictions: {} });
+  add(id: string, source: string, ...more: string[]): void {
+    const cells = [source, ...more].map((text, i) => newCell(`c${i + 1}`, "code", text));
+    this.docs.set(id, { id, title: id, deleted: false, cells, kernel: { state: "not-started" }, predictions: {} });
   }
 
   source(id: string): string | undefined {
@@ -109,12 +110,12 @@ describe("two tabs on one cell", () => {
     await server.close();
   });
 
-  async function open(notebookId: string): Promise<NotebookController> {
+  async function open(notebookId: string, sourceDebounceMs = 20): Promise<NotebookController> {
     const page = new NotebookController(notebookId, {
       schedule: (run) => setTimeout(run, 0),
       connection: {
         drafts: null,
-        sourceDebounceMs: 20,
+        sourceDebounceMs,
         createSocket: () => connect(server.url, { transports: ["websocket"], forceNew: true, reconnectionDelay: 50 }),
       },
     });
@@ -125,6 +126,16 @@ describe("two tabs on one cell", () => {
   }
 
   const text = (page: NotebookController) => page.getState().doc?.cells[0]?.source;
+
+  it("moving to another cell saves the one left behind at once, without waiting for a pause in typing", LIMIT, async () => {
+    server.add("two-cells", "first", "second");
+    const page = await open("two-cells", 60_000); // a pause that never comes within the test
+    page.editSource("c1", "first, edited");
+    assert.equal(server.source("two-cells"), "first", "still within the pause");
+    page.editSource("c2", "typing here now");
+    await until("c1 saved", () => server.source("two-cells") === "first, edited");
+    assert.ok(!server.received.some((command) => command.cellId === "c2"), "the cell being typed in waits for its pause");
+  });
 
   it("without a local edit, another tab's change simply shows, and editing on top of it saves", LIMIT, async () => {
     server.add("live", "x = 1");
