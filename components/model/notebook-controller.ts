@@ -408,17 +408,18 @@ export class NotebookController {
       for (const command of result.reinserts) this.connection.sendStructural(command);
       result = rebase(this.serverDoc, this.connection.outboxCommands, this.connection.pendingEdits);
     }
+    const doc = reuseUnchangedCells(this.state.doc, result.doc);
     const unsavedCells = Object.keys(this.connection.pendingEdits).length;
     const conflicts = this.connection.conflicts;
     const save = this.computeSave(this.state.connection);
     if (unsavedCells !== this.state.unsavedCells || conflicts !== this.state.conflicts || !sameSave(save, this.state.save)) {
       this.state = { ...this.state, unsavedCells, conflicts, save };
-      if (result.doc === this.state.doc) {
+      if (doc === this.state.doc) {
         this.emitChange();
         return;
       }
     }
-    this.setDoc(result.doc, opts);
+    this.setDoc(doc, opts);
   }
 
   private computeSave(connection: ConnectionState): SaveStatus {
@@ -455,9 +456,8 @@ export class NotebookController {
     return id === null ? -1 : (this.state.doc?.cells.findIndex((c) => c.id === id) ?? -1);
   }
 
-  private setDoc(next: NotebookDocument, opts: { batched?: boolean } = {}): void {
+  private setDoc(doc: NotebookDocument, opts: { batched?: boolean } = {}): void {
     const previous = this.state.doc;
-    const doc = reuseUnchangedCells(previous, next);
     if (doc === previous) return;
     const ui = keepSelection(this.state.ui, previous?.cells ?? [], doc.cells);
     this.state = { ...this.state, doc, ui };

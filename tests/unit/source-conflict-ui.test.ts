@@ -127,6 +127,17 @@ describe("two tabs on one cell", () => {
 
   const text = (page: NotebookController) => page.getState().doc?.cells[0]?.source;
 
+  it("tells its subscribers when a save lands, also when the shown document is otherwise unchanged", LIMIT, async () => {
+    server.add("notify", "a");
+    const page = await open("notify");
+    const seen: string[] = [];
+    const stop = page.subscribe(() => seen.push(page.getState().save.state));
+    page.editSource("c1", "ab");
+    await until("the save", () => page.getState().save.state === "saved" && server.source("notify") === "ab");
+    await until("a subscriber to be told", () => seen.at(-1) === "saved");
+    stop();
+  });
+
   it("moving to another cell saves the one left behind at once, without waiting for a pause in typing", LIMIT, async () => {
     server.add("two-cells", "first", "second");
     const page = await open("two-cells", 60_000); // a pause that never comes within the test
