@@ -69,6 +69,13 @@ describe("charts", () => {
     const csvValues = rows.slice(1).map((row) => row.split(",")[valueColumn]!).sort();
     assert.deepEqual(csvValues, storedValues, "values unrounded, as stored");
 
+    // PNG export: a real PNG image of the chart, drawn locally (no network).
+    const png = page.waitForEvent("download");
+    await loss.getByTestId("chart-export-png").click();
+    const image = await readFile((await (await png).path())!);
+    assert.deepEqual([...image.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "PNG signature");
+    assert.ok(image.length > 2_000, `a drawn chart, not an empty image (${image.length} bytes)`);
+
     // After a reload the stored run draws the same chart.
     await page.reload();
     const reloaded = page.locator(`[data-testid="cell-charts"][data-execution-id="${executionId}"] [data-testid="chart-loss"]`);
