@@ -17,9 +17,17 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO, Callable, Optional
 
 from . import diagnostics, environment, executor, magics, protocol, streams
+
+
+_installed: Optional["Kernel"] = None
+
+
+def current_display() -> Optional[Callable[..., None]]:
+    """The running kernel's ``display`` for library code (cells get it as a builtin name), or None outside a kernel."""
+    return _installed.display if _installed is not None else None
 
 
 class Kernel:
@@ -37,6 +45,8 @@ class Kernel:
     # --- set-up -------------------------------------------------------------
 
     def install(self) -> None:
+        global _installed
+        _installed = self
         sys.stdout = self._stdout
         sys.stderr = self._stderr
         sys.stdin = streams.NoStdin()

@@ -184,22 +184,9 @@ class VerdictsDisplay:
 
 
 def kernel_display() -> Optional[Callable[..., None]]:
-    """The lab kernel's ``display`` when this code runs in a cell of it, else None.
-
-    The kernel runs cells from ``Kernel._execute`` on its main thread; its
-    frame is on the stack of any code a cell calls.
-    """
+    """The lab kernel's ``display`` when this code runs in it, else None (imported only if the kernel is)."""
     module = sys.modules.get("mgpulab_kernel.kernel")
-    kernel_class = getattr(module, "Kernel", None)
-    if kernel_class is None:
-        return None
-    frame = sys._getframe(1)
-    while frame is not None:
-        candidate = frame.f_locals.get("self") if frame.f_code.co_name == "_execute" else None
-        if isinstance(candidate, kernel_class):
-            return candidate.display
-        frame = frame.f_back
-    return None
+    return module.current_display() if module is not None else None
 
 
 def display(obj: Any) -> bool:
