@@ -16,7 +16,7 @@ import { EventJournal } from "./event-journal";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
-import { assertEditable, attachedSiblings, attachedTemplate, checkFormValues, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
+import { assertEditable, attachedSiblings, attachedTemplate, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
@@ -175,8 +175,8 @@ export class NotebookRuntime {
 
   /** Validated by the catalog with the scenario's other values; all attached cells of the scenario re-render, or none. */
   private async setParameters(cellId: string, values: Record<string, ParameterValue>): Promise<void> {
+    // Names, types, ranges and cross-parameter limits are the catalog's to check (it refuses, nothing changes).
     const template = attachedTemplate(findCell(this.doc, cellId));
-    checkFormValues(template, values);
     const merged = { ...template.parameters, ...values };
     const targets = attachedSiblings(this.doc, scenarioOf(template.id));
     const templates = this.options.templates ?? NO_TEMPLATES;

@@ -43,11 +43,6 @@ export function assertEditable(cell: Cell): void {
   }
 }
 
-export function checkFormValues(template: CellTemplate, values: Record<string, ParameterValue>): void {
-  const unknown = Object.keys(values).filter((name) => !(name in template.parameters));
-  if (unknown.length > 0) throw new CommandError(`unknown parameter(s) for ${template.id}: ${unknown.join(", ")}`);
-}
-
 /**
  * Whether the experiment a question is about has already run here (its cell,
  * or the scenario's verdicts cell): an answer given then is not a blind prediction.

@@ -164,7 +164,8 @@ export function templateData(template: CellTemplate | null) {
   };
 }
 
-function guideOf(template: CellTemplate): Prisma.InputJsonValue {
+/** What Cell.templateGuide holds: the parts of a template only the catalog computes. */
+export function guideOf(template: CellTemplate): Prisma.InputJsonValue {
   return { fields: template.fields, question: template.question } as unknown as Prisma.InputJsonValue;
 }
 

@@ -149,8 +149,10 @@ export class MetricRepository {
     });
     if (series.length === 0) return [];
     const byId = new Map(series.map((s) => [s.id, { tag: s.tag, name: s.name, rank: s.rank, steps: [] as number[], values: [] as Array<number | null> }]));
+    // A subquery, not a list of ids: an execution may log more series than SQLite takes bound parameters.
     const rows = await this.prisma.$queryRaw<Array<{ seriesId: number | bigint; step: number | bigint; value: number | null }>>`
-      SELECT "seriesId", "step", "value" FROM "MetricPoint" WHERE "seriesId" IN (${Prisma.join([...byId.keys()])}) ORDER BY "seriesId", "seq"`;
+      SELECT "seriesId", "step", "value" FROM "MetricPoint"
+      WHERE "seriesId" IN (SELECT "id" FROM "MetricSeries" WHERE "executionId" = ${executionId}) ORDER BY "seriesId", "seq"`;
     for (const row of rows) {
       const target = byId.get(Number(row.seriesId))!;
       target.steps.push(Number(row.step));

@@ -20,6 +20,7 @@ import {
   lastRunJson,
   MAX_CELLS,
   newCellData,
+  guideOf,
   templateData,
   outputsJson,
   rowToCell,
@@ -327,8 +328,7 @@ async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInpu
     const rows = cells.slice(i, i + CHUNK).map((cell, offset) => {
       const data = newCellData(cell);
       const template = cell.template ?? null;
-      const guide = template ? { fields: template.fields, question: template.question } : null;
-      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(template?.parameters ?? null)}, ${template?.detached ?? false}, ${json(guide)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
+      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(template?.parameters ?? null)}, ${data.templateDetached}, ${json(template ? guideOf(template) : null)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
     });
     await tx.$executeRaw`INSERT INTO "Cell" ("notebookId", "id", "position", "kind", "source", "templateId", "parameters", "templateDetached", "templateGuide", "executionCount", "outputs", "lastRun", "updatedAt") VALUES ${Prisma.join(rows)}`;
   }
