@@ -10,14 +10,12 @@
 import { Prisma, type PrismaClient } from "./generated/client";
 import { InvalidDataError, NotFoundError } from "./errors";
 import { claimSeqs } from "./run-repository";
+import { MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../protocol/kernel-messages";
 import type { MetricSeriesData as ChartSeries } from "../protocol/metrics-model";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 type Tx = Prisma.TransactionClient;
 
-/** As the toolkit's metrics.NAME_PATTERN. */
-const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$/;
-const MAX_TAG_CHARS = 64;
 /** Points per INSERT statement (4 parameters each; SQLite allows 32,766). */
 const POINTS_PER_STATEMENT = 2_000;
 const DEFAULT_SINCE_LIMIT = 100_000;
@@ -235,7 +233,7 @@ function finiteOrNull(value: number | null): number | null {
 function checkMessage(message: MetricInput, index: number): void {
   const where = `metric message ${index}`;
   if (!Number.isSafeInteger(message.rank) || message.rank < 0) throw new InvalidDataError(`${where}: rank must be a non-negative integer`);
-  if (!Number.isSafeInteger(message.step) || message.step < 0 || message.step > 2 ** 31 - 1) throw new InvalidDataError(`${where}: step must be a non-negative 32-bit integer`);
+  if (!Number.isSafeInteger(message.step) || message.step < 0 || message.step > MAX_METRIC_STEP) throw new InvalidDataError(`${where}: step must be a non-negative 32-bit integer`);
   if (message.tag !== undefined && (typeof message.tag !== "string" || message.tag.length > MAX_TAG_CHARS)) throw new InvalidDataError(`${where}: tag must be a string of at most ${MAX_TAG_CHARS} characters`);
   if (message.executionId !== undefined && (typeof message.executionId !== "string" || message.executionId.length > 64)) throw new InvalidDataError(`${where}: executionId must be a string of at most 64 characters`);
   if (typeof message.values !== "object" || message.values === null) throw new InvalidDataError(`${where}: values must be an object`);

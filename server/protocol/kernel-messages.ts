@@ -18,6 +18,11 @@ export const FRAME_END = "\x07";
 export const BOOT_READY_MARKER = "\x1b]mgl-boot;ready\x07";
 export const NONCE_HEX_LENGTH = 32;
 export const KERNEL_PROTOCOL_VERSION = 1;
+
+/** Metric limits, as the toolkit's metrics.NAME_PATTERN; checked at the channel so one bad frame never spoils a stored batch. */
+export const METRIC_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$/;
+export const MAX_METRIC_TAG_CHARS = 64;
+export const MAX_METRIC_STEP = 2 ** 31 - 1;
 export const INTERRUPT_BYTE = "\x03";
 /** Ask every process on the kernel's tty for its Python stacks (faulthandler on SIGQUIT). */
 export const DUMP_STACKS_BYTE = "\x1c";
@@ -57,11 +62,11 @@ export const kernelMessageSchema = z.discriminatedUnion("type", [
   /** A metric point from the experiment toolkit (kernel or a rank process). */
   z.object({
     type: z.literal("metric"),
-    runId: z.string().optional(),
-    rank: z.number().int().nonnegative(),
-    step: z.number().int().nonnegative(),
+    runId: z.string().max(MAX_METRIC_TAG_CHARS).optional(),
+    rank: z.number().int().nonnegative().max(MAX_METRIC_STEP),
+    step: z.number().int().nonnegative().max(MAX_METRIC_STEP),
     /** Non-finite values (a NaN loss) travel as null. */
-    values: z.record(z.string(), z.number().nullable()),
+    values: z.record(z.string().regex(METRIC_NAME_PATTERN), z.number().nullable()),
   }),
   /** Answer to a `stacks` request: every process of the kernel, side by side. */
   z.object({

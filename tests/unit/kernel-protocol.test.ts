@@ -38,4 +38,18 @@ describe("kernel protocol fixtures", () => {
     assert.equal(kernelMessageSchema.safeParse({ type: "status", id: "x", state: "sleeping" }).success, false);
     assert.equal(kernelMessageSchema.safeParse({ type: "metric", rank: -1, step: 0, values: {} }).success, false);
   });
+
+  it("refuses at the channel a metric the database would refuse, so one bad frame never spoils a stored batch", () => {
+    const ok = { type: "metric", runId: "DDP x4", rank: 1, step: 7, values: { loss: 0.5, "phase/fwd_ms": null } };
+    assert.equal(kernelMessageSchema.safeParse(ok).success, true);
+    for (const bad of [
+      { ...ok, runId: "x".repeat(65) },
+      { ...ok, step: 2 ** 31 },
+      { ...ok, values: { "1loss": 1 } },
+      { ...ok, values: { "loss; drop table": 1 } },
+      { ...ok, values: { ["n".repeat(65)]: 1 } },
+    ]) {
+      assert.equal(kernelMessageSchema.safeParse(bad).success, false, JSON.stringify(bad).slice(0, 120));
+    }
+  });
 });
