@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
 import "./globals.css";
 
@@ -7,7 +8,10 @@ export const metadata: Metadata = {
   description: "Guided, measured experiments on PyTorch multi-GPU training",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Every page renders per request: its scripts carry that response's CSP
+  // nonce (server/http/security-headers.ts), which a prerendered page cannot.
+  await connection();
   return (
     <html lang="en">
       <body>{children}</body>

@@ -6,6 +6,7 @@
  * All behaviour is in NotebookController; this component renders its state,
  * forwards command-mode keys, and keeps DOM focus in step with the mode.
  */
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";

@@ -3,6 +3,7 @@
  * The landing page's list of notebooks. Behaviour is in
  * NotebookListController; this renders its state.
  */
+import "./browser-setup";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import DeletedNotebooks from "./DeletedNotebooks";
 import ImportButton from "./ImportButton";

@@ -1,6 +1,15 @@
 /** Server settings from the environment and argv, checked once at start. */
 import { z } from "zod";
 
+const originSchema = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value.replace(/\/$/, "").toLowerCase();
+  } catch {
+    return false;
+  }
+}, "an origin is scheme://host[:port], like https://lab.example.com");
+
 const configSchema = z.object({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -9,11 +18,16 @@ const configSchema = z.object({
   dataDir: z.string().optional(),
   /** A busy cell silent this long gets a hang report with every process's stack. */
   hangSeconds: z.coerce.number().positive().max(86_400).default(120),
+  /**
+   * Public origins of a lab behind a proxy (`https://lab.example.com`), besides
+   * the names of HOST:PORT itself. Only pages from the lab's origins may drive it.
+   */
+  allowedOrigins: z.array(originSchema).default([]),
 });
 
 export type ServerConfig = z.infer<typeof configSchema>;
 
-export function readConfig(argv = process.argv.slice(2), env = process.env): ServerConfig {
+export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<string, string | undefined>> = process.env): ServerConfig {
   const parsed = configSchema.safeParse({
     host: env.HOST || undefined,
     port: env.PORT || undefined,
@@ -21,6 +35,7 @@ export function readConfig(argv = process.argv.slice(2), env = process.env): Ser
     python: env.MGPULAB_PYTHON || undefined,
     dataDir: env.MGPULAB_DATA_DIR || undefined,
     hangSeconds: env.MGPULAB_HANG_SECONDS || undefined,
+    allowedOrigins: env.MGPULAB_ALLOWED_ORIGINS ? env.MGPULAB_ALLOWED_ORIGINS.split(",").map((origin) => origin.trim()).filter(Boolean) : undefined,
   });
   if (!parsed.success) {
     throw new Error(`bad server settings: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);

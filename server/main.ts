@@ -10,12 +10,15 @@ import { Server } from "socket.io";
 import { readConfig } from "./config";
 import { executionChartSvg, handleExecutionRoutes } from "./http/execution-routes";
 import { handleNotebookFiles } from "./http/notebook-files";
+import { refuse } from "./http/json-reply";
+import { checkHttpRequest, labNames } from "./http/request-guard";
+import { applySecurityHeaders } from "./http/security-headers";
 import { localHost } from "./kernel/kernel-host";
 import { openLab } from "./lab";
 import { createLogger } from "./logger";
 import { LOCAL_USER } from "./persistence";
 import type { ClientToServerEvents, ServerToClientEvents } from "./protocol/socket-api";
-import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "./socket/notebook-socket";
+import { attachNotebookSocket, roomOf, socketServerOptions } from "./socket/notebook-socket";
 
 async function main(): Promise<void> {
   const log = createLogger();
@@ -36,19 +39,32 @@ async function main(): Promise<void> {
   await app.prepare();
   const handle = app.getRequestHandler();
 
+  // The port is known once listening (PORT=0 picks one); nothing is served before.
+  let names = labNames(config.host, config.port, config.allowedOrigins);
   const httpServer = createServer((req, res) => {
+    applySecurityHeaders(req, res, { dev: config.dev });
+    const verdict = checkHttpRequest(req.method, req.headers, names);
+    if (!verdict.ok) {
+      log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason: verdict.reason }, "request refused");
+      refuse(res, verdict);
+      return;
+    }
     const onError = (err: unknown) => log.error({ err }, `${req.method ?? ""} ${req.url ?? ""} failed`);
     const chartOf = (executionId: string) => executionChartSvg(lab.db.prisma, executionId);
     if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, ownerId: LOCAL_USER.id, onError, chartOf })) return;
     if (handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError })) return;
     void handle(req, res);
   });
-  io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, SOCKET_SERVER_OPTIONS);
+  io = new Server<ClientToServerEvents, ServerToClientEvents>(
+    httpServer,
+    socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
+  );
   attachNotebookSocket(io, lab.hub, log, lab.scenarios);
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
   const port = typeof address === "object" && address ? address.port : config.port;
+  names = labNames(config.host, port, config.allowedOrigins);
   log.info({ url: `http://${config.host}:${port}` }, "listening");
 
   let stopping = false;

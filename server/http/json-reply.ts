@@ -18,3 +18,8 @@ export function replyError(res: ServerResponse, error: unknown, onError: (error:
   onError(error);
   sendJson(res, 500, { error: `the server failed to ${what}; see its log` });
 }
+
+/** A request the lab will not serve (wrong Host, foreign Origin, form body): the reason, as JSON. */
+export function refuse(res: ServerResponse, verdict: { status: number; reason: string }): void {
+  sendJson(res, verdict.status, { error: verdict.reason });
+}

@@ -2,7 +2,8 @@
  * The socket.io edge: validates every command off the wire, routes it to the
  * notebook hub, and turns any failure into one clear acknowledgement.
  */
-import type { Server, Socket } from "socket.io";
+import type { Server, ServerOptions, Socket } from "socket.io";
+import { checkSocketHandshake, type LabNames } from "../http/request-guard";
 import {
   labCommandSchema,
   notebookCommandSchema,
@@ -23,6 +24,22 @@ type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
 /** Room for a source of MAX_SOURCE_CHARS characters in a command; shared by the server and its tests. */
 export const SOCKET_SERVER_OPTIONS = { maxHttpBufferSize: 4 * 1024 * 1024, pingTimeout: 20_000 } as const;
+
+/**
+ * The socket server's options with the handshake guard: only the lab's own
+ * names and origins may open a connection (request-guard.ts). `names` is read
+ * per handshake because the port is known only once the server listens.
+ */
+export function socketServerOptions(names: () => LabNames, onRefused: (reason: string) => void): Partial<ServerOptions> {
+  return {
+    ...SOCKET_SERVER_OPTIONS,
+    allowRequest: (req, callback) => {
+      const verdict = checkSocketHandshake(req.headers, names());
+      if (!verdict.ok) onRefused(verdict.reason);
+      callback(verdict.ok ? null : verdict.reason, verdict.ok);
+    },
+  };
+}
 
 export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { ExecutionMetrics } from "../../server/protocol/metrics-model";
-import { launchBrowser } from "../helpers/browser";
+import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 
 const LIMIT = { timeout: 180_000 };
@@ -18,10 +18,12 @@ describe("charts", () => {
   let server: LabServer;
   let browser: Browser;
   let page: Page;
+  let cspViolations: () => Promise<string[]>;
   before(async () => {
     server = await LabServer.start();
     browser = await launchBrowser();
     page = await browser.newPage({ acceptDownloads: true });
+    cspViolations = await watchCspViolations(page);
   });
   after(async () => {
     await browser?.close();
@@ -137,5 +139,9 @@ describe("charts", () => {
     } finally {
       await rm(gate, { force: true });
     }
+  });
+
+  it("drew every chart (recharts SVG, PNG export through a blob: image) under the Content-Security-Policy with no violation", LIMIT, async () => {
+    assert.deepEqual(await cspViolations(), []);
   });
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser";
+import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
 
@@ -15,11 +15,15 @@ describe("notebook in the browser", () => {
   let page: Page;
   const offOrigin: string[] = [];
   const failed: string[] = [];
+  const startedWorkers: string[] = [];
+  let cspViolations: () => Promise<string[]>;
 
   before(async () => {
     server = await LabServer.start();
     browser = await launchBrowser();
     page = await browser.newPage();
+    cspViolations = await watchCspViolations(page);
+    page.on("worker", (worker) => startedWorkers.push(worker.url()));
     page.on("request", (request) => {
       if (!request.url().startsWith(server.url) && !request.url().startsWith("data:") && !request.url().startsWith("blob:")) offOrigin.push(request.url());
     });
@@ -101,5 +105,10 @@ describe("notebook in the browser", () => {
     assert.ok(workers.length > 0, "Monaco's editor worker was loaded");
     assert.deepEqual(offOrigin, []);
     assert.deepEqual(failed, []);
+  });
+
+  it("ran the page, Monaco and its worker under the Content-Security-Policy with no violation", LIMIT, async () => {
+    assert.ok(startedWorkers.some((url) => url.startsWith(server.url)), `a worker started from this server: ${startedWorkers.join(", ")}`);
+    assert.deepEqual(await cspViolations(), []);
   });
 });

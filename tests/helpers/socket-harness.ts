@@ -14,7 +14,8 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
-import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
+import { labNames, type LabNames } from "../../server/http/request-guard";
+import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 
 export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -39,7 +40,9 @@ export class SocketHarness {
         res.end();
       }
     });
-    const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, SOCKET_SERVER_OPTIONS);
+    // The same handshake guard as server/main.ts: only the lab's names and origins.
+    let names: LabNames = labNames("127.0.0.1", 0);
+    const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, socketServerOptions(() => names, () => undefined));
     const lab = await openLab({
       dataDir,
       host: () => localHost(),
@@ -50,6 +53,7 @@ export class SocketHarness {
     routes = (req, res) => handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError: () => undefined });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
+    names = labNames("127.0.0.1", port);
     return new SocketHarness(`http://127.0.0.1:${port}`, lab, dataDir, io, http);
   }
 
