@@ -10,6 +10,8 @@ import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 120_000 };
+/** What the lab's own import button sends (a cross-site form cannot send this type). */
+const IPYNB_HEADERS = { "Content-Type": "application/x-ipynb+json" };
 
 const NOTEBOOK = {
   nbformat: 4,
@@ -50,7 +52,7 @@ describe(".ipynb files over HTTP", () => {
   }
 
   it("imports a notebook, opens it, and exports a file nbformat accepts, the lab's cell data kept", LIMIT, async () => {
-    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=basics`, { method: "POST", body: JSON.stringify(NOTEBOOK) });
+    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=basics`, { method: "POST", headers: IPYNB_HEADERS, body: JSON.stringify(NOTEBOOK) });
     assert.equal(response.status, 201);
     const { id } = (await response.json()) as { id: string };
     const opened = await client.send({ op: "open", notebookId: id });
@@ -77,7 +79,7 @@ describe(".ipynb files over HTTP", () => {
   for (const [name, body, message] of badFiles) {
     it(`refuses ${name} with a clear 400 and writes nothing`, LIMIT, async () => {
       const before = await notebookCount();
-      const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body });
+      const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", headers: IPYNB_HEADERS, body });
       assert.equal(response.status, 400);
       const reply = (await response.json()) as { error: string };
       assert.match(reply.error, message);
