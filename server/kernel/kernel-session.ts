@@ -75,6 +75,8 @@ export class KernelSession {
   private recentOutput = "";
   private expectingExit = false;
   private starting: Promise<void> | null = null;
+  /** A kernel being stopped on purpose: a start waits for it to be gone. */
+  private stopping: Promise<void> | null = null;
   private readonly statusListeners = new Set<(status: KernelStatus) => void>();
   private readonly pings = new Map<string, () => void>();
   private readonly stackRequests = new Map<string, (processes: ProcessStack[]) => void>();
@@ -98,7 +100,8 @@ export class KernelSession {
   /** Starts the kernel if it is not running; resolves when it is ready (or failed: see status). */
   ensureStarted(): Promise<void> {
     if (this.channel?.alive && this.info) return Promise.resolve();
-    this.starting ??= this.start().finally(() => {
+    const stopping = this.stopping ?? Promise.resolve();
+    this.starting ??= stopping.then(() => this.start()).finally(() => {
       this.starting = null;
     });
     return this.starting;
@@ -139,8 +142,12 @@ export class KernelSession {
     await this.ensureStarted();
   }
 
-  async shutdown(): Promise<void> {
-    await this.stopChannel("aborted");
+  /**
+   * Stops the kernel. A cell still running ends as `runningStatus` ("aborted"
+   * when the user shuts down; "interrupted" when the lab server stops).
+   */
+  async shutdown({ runningStatus = "aborted" }: { runningStatus?: ExecutionStatus } = {}): Promise<void> {
+    await this.stopChannel(runningStatus);
     this.setStatus({ state: "shutdown" });
   }
 
@@ -319,7 +326,8 @@ export class KernelSession {
   }
 
   private onExit(channel: KernelChannel, exit: PtyExit): void {
-    if (channel !== this.channel) return;
+    // A stop on purpose ends the running cell itself, once the kernel is gone (stopChannel).
+    if (channel !== this.channel || this.expectingExit) return;
     this.channel = null;
     this.info = null;
     this.failRunning("kernel-died");
@@ -328,15 +336,28 @@ export class KernelSession {
     this.setStatus({ state: "dead", reason: describeExit(exit), lastOutput: this.recentOutput });
   }
 
+  /**
+   * The kernel is stopped first, so everything it printed on the way out still
+   * reaches the running cell; then the cell ends, and nothing reaches any cell
+   * after that (no line after "finished").
+   */
   private async stopChannel(runningStatus: ExecutionStatus): Promise<void> {
     this.abortQueued();
-    this.failRunning(runningStatus);
     const channel = this.channel;
-    if (!channel) return;
-    this.expectingExit = true;
-    this.channel = null;
-    this.info = null;
-    await channel.shutdown(1500);
+    if (channel) {
+      this.expectingExit = true;
+      this.info = null; // nothing new is sent to a kernel on its way out
+      const stopped = channel.shutdown(1500).then(() => undefined);
+      this.stopping = stopped;
+      await stopped;
+      if (this.stopping === stopped) this.stopping = null;
+    }
+    if (this.channel === channel) {
+      this.channel = null;
+      this.info = null;
+    }
+    this.lastSink = null;
+    this.failRunning(runningStatus);
   }
 
   private failRunning(status: ExecutionStatus): void {

@@ -2,15 +2,22 @@
  * What a notebook runtime writes to the database: edits (awaited, so an
  * acknowledgement means "saved"), and runs, outputs and metrics as they
  * stream (queued and batched, so a flooding cell never waits on SQLite).
+ * `commit()` writes whatever is batched and resolves once it is stored: the
+ * runtime shows viewers nothing before that (durable before visible).
  */
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
-import type { MetricInput } from "../persistence/types";
+import type { LiveTail, MetricInput } from "../persistence/types";
 import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
 import { WriteQueue } from "./write-queue";
 
 export interface ExecutionRecord {
+  /** A new record of the output log (stream text of the head, a rich output, a frozen tail). */
   output(output: CellOutput): void;
+  /** The tail viewers see changed (the cell is past its head budget); read at the next commit. */
+  tailChanged(current: () => LiveTail | null): void;
+  /** The lab heard from the execution (a metric, say); output counts by itself. */
+  heard(): void;
   finished(result: { status: ExecutionStatus; durationMs: number; executionCount: number | null; outputs: CellOutput[] }): void;
 }
 
@@ -31,7 +38,9 @@ export interface NotebookPersistence {
     kernel: { info: KernelInfo; host: string },
   ): ExecutionRecord;
   metrics(points: MetricInput[]): void;
-  kernelEnded(status: "finished" | "died", reason: string | null): void;
+  kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void;
+  /** Writes everything batched so far (outputs, tails, metrics) and resolves once it is all stored. */
+  commit(): Promise<void>;
   /** Everything queued has been written. */
   flush(): Promise<void>;
 }
@@ -43,6 +52,7 @@ export interface Repositories {
   predictions: PredictionRepository;
 }
 
+/** Outputs not yet committed for a viewer are still written this often. */
 const OUTPUT_BATCH_MS = 200;
 const METRIC_BATCH_MS = 250;
 const METRIC_BATCH_POINTS = 5_000;
@@ -53,6 +63,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private runId: Promise<string> | null = null;
   private pendingMetrics: MetricInput[] = [];
   private metricTimer: NodeJS.Timeout | null = null;
+  /** Running executions' batched progress, written by commit() or their own timer. */
+  private readonly batches = new Set<() => void>();
 
   constructor(
     private readonly notebookId: string,
@@ -114,25 +126,45 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
       return id!;
     });
     executionId.catch(() => undefined);
-    let batch: CellOutput[] = [];
+    let outputs: CellOutput[] = [];
+    let tail: (() => LiveTail | null) | null = null;
+    let heardAt: Date | null = null;
     let timer: NodeJS.Timeout | null = null;
-    const flushOutputs = (): void => {
+    const write = (): void => {
       if (timer) clearTimeout(timer);
       timer = null;
-      const outputs = batch;
-      batch = [];
-      if (outputs.length > 0) this.queue.fire("outputs", async () => this.repos.runs.appendOutputs(await executionId, outputs));
+      if (outputs.length === 0 && tail === null && heardAt === null) return;
+      const progress = { outputs, ...(tail ? { liveTail: tail() } : {}), ...(heardAt ? { heardAt } : {}) };
+      outputs = [];
+      tail = null;
+      heardAt = null;
+      this.queue.fire("outputs", async () => this.repos.runs.recordProgress(await executionId, progress));
     };
+    const later = (): void => {
+      timer ??= setTimeout(write, OUTPUT_BATCH_MS);
+    };
+    this.batches.add(write);
     return {
       output: (output) => {
-        batch.push(output);
-        timer ??= setTimeout(flushOutputs, OUTPUT_BATCH_MS);
+        outputs.push(output);
+        heardAt = new Date();
+        later();
       },
-      finished: ({ status, durationMs, executionCount, outputs }) => {
-        flushOutputs();
+      tailChanged: (current) => {
+        tail = current;
+        heardAt = new Date();
+        later();
+      },
+      heard: () => {
+        heardAt = new Date();
+        later();
+      },
+      finished: ({ status, durationMs, executionCount, outputs: shown }) => {
+        write();
+        this.batches.delete(write);
         this.flushMetrics();
         this.queue.fire("a finished execution", async () =>
-          this.repos.runs.finishExecution(await executionId, { status, durationMs, executionCount, outputs }),
+          this.repos.runs.finishExecution(await executionId, { status, durationMs, executionCount, outputs: shown }),
         );
       },
     };
@@ -145,7 +177,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     else this.metricTimer ??= setTimeout(() => this.flushMetrics(), METRIC_BATCH_MS);
   }
 
-  kernelEnded(status: "finished" | "died", reason: string | null): void {
+  kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void {
     const runId = this.runId;
     if (!runId) return;
     this.flushMetrics();
@@ -153,9 +185,14 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.queue.fire("the end of a kernel run", async () => this.repos.runs.finish(await runId, { status, exitReason: reason }));
   }
 
-  async flush(): Promise<void> {
+  async commit(): Promise<void> {
+    for (const write of this.batches) write();
     this.flushMetrics();
     await this.queue.drain();
+  }
+
+  flush(): Promise<void> {
+    return this.commit();
   }
 
   private flushMetrics(): void {
@@ -198,9 +235,10 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
   clearOutputs: () => undefined,
-  executionStarted: () => ({ output: () => undefined, finished: () => undefined }),
+  executionStarted: () => ({ output: () => undefined, tailChanged: () => undefined, heard: () => undefined, finished: () => undefined }),
   metrics: () => undefined,
   kernelEnded: () => undefined,
+  commit: async () => undefined,
   flush: async () => undefined,
 };
 

@@ -3,6 +3,10 @@
  * from kernel output to notebook events for every viewer and to database
  * writes. Commands arrive already validated; each either changes the
  * document, saves and broadcasts, or throws a CommandError.
+ *
+ * Durable before visible: every event is numbered when it happens but sent
+ * to viewers only once the writes queued before it are committed
+ * (DurabilityGate), and a joining viewer's snapshot is answered only then.
  */
 import { randomUUID } from "node:crypto";
 import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../protocol/notebook-model";
@@ -12,6 +16,7 @@ import { sourceHash } from "../protocol/source-hash";
 import type { KernelHost } from "../kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
+import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
@@ -44,7 +49,12 @@ export class NotebookRuntime {
   private readonly recorders = new Map<string, OutputRecorder>();
   private readonly coalescer: EventCoalescer;
   private readonly journal = new EventJournal();
+  private readonly gate: DurabilityGate<{ event: NotebookEvent; seq: number }>;
   private readonly persistence: NotebookPersistence;
+  /** The running execution's record: metrics count as hearing from it. */
+  private liveRecord: ExecutionRecord | null = null;
+  /** Set while the lab server stops: how the kernel run and its running cell are stored. */
+  private stopping: { reason: string } | null = null;
   /** The cell whose code the kernel runs now, or ran last: metrics are attributed to it. */
   private metricsCell: Cell | null = null;
   /** Form changes render asynchronously; one at a time, so each starts from the values the last one left. */
@@ -52,7 +62,11 @@ export class NotebookRuntime {
 
   constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
     this.persistence = options.persistence ?? NO_PERSISTENCE;
-    this.coalescer = new EventCoalescer((event) => options.broadcast(event, this.journal.record(event)), {
+    this.gate = new DurabilityGate(
+      () => this.persistence.commit(),
+      ({ event, seq }) => options.broadcast(event, seq),
+    );
+    this.coalescer = new EventCoalescer((event) => this.gate.hold({ event, seq: this.journal.record(event) }), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);
         return recorder ? { elided: recorder.elided, segments: recorder.tailSegments() } : null;
@@ -69,17 +83,24 @@ export class NotebookRuntime {
     this.kernel.onStatus((status) => {
       this.doc.kernel = status;
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
-      if (status.state === "restarting" || status.state === "shutdown") this.persistence.kernelEnded("finished", null);
+      else if (status.state === "shutdown" && this.stopping) this.persistence.kernelEnded("interrupted", this.stopping.reason);
+      else if (status.state === "restarting" || status.state === "shutdown") this.persistence.kernelEnded("finished", null);
       this.coalescer.emit({ type: "kernel-status", status });
     });
   }
 
-  /** What a joining viewer needs: the events it missed since `resume` if we still have them, else a snapshot. */
-  join(resume?: JournalPosition): Extract<CommandAck, { ok: true }> {
+  /**
+   * What a joining viewer needs: the events it missed since `resume` if we
+   * still have them, else a snapshot — taken now, answered once everything
+   * it shows is committed.
+   */
+  async join(resume?: JournalPosition): Promise<Extract<CommandAck, { ok: true }>> {
     this.coalescer.flush();
+    const journal = this.journal.position;
     const missed = resume ? this.journal.since(resume) : null;
-    if (missed) return { ok: true, missed, journal: this.journal.position };
-    return { ok: true, notebook: structuredClone(this.doc), journal: this.journal.position };
+    const reply: Extract<CommandAck, { ok: true }> = missed ? { ok: true, missed, journal } : { ok: true, notebook: structuredClone(this.doc), journal };
+    await this.gate.durable();
+    return reply;
   }
 
   async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
@@ -161,9 +182,18 @@ export class NotebookRuntime {
     this.coalescer.emit({ type: deleted ? "notebook-deleted" : "notebook-restored" });
   }
 
-  async dispose(): Promise<void> {
-    await this.kernel.shutdown();
+  /**
+   * The lab server is stopping: the kernel is stopped, its running cell and
+   * run are stored as interrupted with `reason`, and viewers are sent
+   * everything up to the cell's end, after it is stored.
+   */
+  async dispose(reason = "lab server stopped"): Promise<void> {
+    this.stopping = { reason };
+    await this.kernel.shutdown({ runningStatus: "interrupted" });
+    this.coalescer.flush();
+    await this.gate.durable();
     this.coalescer.dispose();
+    this.gate.close();
     await this.persistence.flush();
   }
 
@@ -252,6 +282,7 @@ export class NotebookRuntime {
         if ("info" in status) {
           const execution = { id: cell.executionId, cellId: cell.id, source: cell.source, template: cell.template };
           record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
+          this.liveRecord = record;
         }
         this.setRunState(cell, "running");
       },
@@ -263,6 +294,7 @@ export class NotebookRuntime {
       hang: (report) => this.recordOutput(cell, hangOutput(report), record),
       finished: ({ status, executionCount, durationMs }) => {
         this.coalescer.flush();
+        if (this.liveRecord === record) this.liveRecord = null;
         if (executionCount !== null) cell.executionCount = executionCount;
         cell.lastRun = { status, durationMs };
         record?.finished({ status, durationMs, executionCount: cell.executionCount, outputs: cell.outputs });
@@ -280,6 +312,8 @@ export class NotebookRuntime {
         record?.output({ kind: "stream", name: change.name, text: change.text });
       } else if (change.kind === "tail") {
         this.coalescer.tailChanged(cell.id);
+        // What viewers are shown of the tail is stored too, read when the commit happens.
+        record?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
       }
     }
     cell.outputs = recorder.outputs();
@@ -288,7 +322,13 @@ export class NotebookRuntime {
   private recordOutput(cell: Cell, output: CellOutput, record: ExecutionRecord | null): void {
     const recorder = this.recorderOf(cell);
     this.coalescer.flush(); // the viewer's tail must match the recorder's before it is frozen
-    recorder.output(output);
+    for (const change of recorder.output(output)) {
+      if (change.kind !== "frozen") continue;
+      // The tail becomes part of the log, in place, before the rich output.
+      if (change.elided > 0) record?.output({ kind: "elided", elidedBytes: change.elided });
+      for (const segment of change.segments) record?.output({ kind: "stream", name: segment.name, text: segment.text });
+      record?.tailChanged(() => null);
+    }
     cell.outputs = recorder.outputs();
     record?.output(output);
     this.coalescer.emit({ type: "cell-output", cellId: cell.id, output });
@@ -304,6 +344,7 @@ export class NotebookRuntime {
       if (cell.executionId) this.coalescer.metricPoint(cell.id, cell.executionId, { tag, ...point });
     }
     this.persistence.metrics([{ ...point, tag, executionId: cell?.executionId ?? "" }]);
+    this.liveRecord?.heard();
   }
 
   private recorderOf(cell: Cell): OutputRecorder {

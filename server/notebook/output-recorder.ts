@@ -19,10 +19,12 @@ export interface OutputBudget {
 
 export const DEFAULT_OUTPUT_BUDGET: OutputBudget = { headChars: 256 * 1024, tailChars: 64 * 1024 };
 
-/** What a viewer must be told after a write. */
+/** What a viewer must be told (and the output log must record) after a write. */
 export type RecorderChange =
   | { kind: "append"; name: StreamName; text: string }
   | { kind: "tail" }
+  /** A rich output arrived while overflowing: the tail so far is now fixed in place before it. */
+  | { kind: "frozen"; elided: number; segments: StreamSegment[] }
   | { kind: "output"; output: CellOutput };
 
 export class OutputRecorder {
@@ -63,12 +65,15 @@ export class OutputRecorder {
   }
 
   output(output: CellOutput): RecorderChange[] {
+    const changes: RecorderChange[] = [];
     // While overflowing, a rich output goes after the tail in order; it is kept whole.
     if (this.overflowing) {
+      if (this.elidedChars > 0 || this.tail.length > 0) changes.push({ kind: "frozen", elided: this.elidedChars, segments: this.tailSegments() });
       this.flushTailIntoHead();
     }
     this.head.push(output);
-    return [{ kind: "output", output }];
+    changes.push({ kind: "output", output });
+    return changes;
   }
 
   tailSegments(): StreamSegment[] {

@@ -5,8 +5,9 @@
  * reconnecting viewer gets each record once and misses none.
  *
  * Lifecycle the runtime drives:
- *   start → queueExecutions → startExecution → appendOutputs… → finishExecution → … → finish
- * and on server start, interruptRunningRuns() closes what the last process left open.
+ *   start → queueExecutions → startExecution → recordProgress… → finishExecution → … → finish
+ * and on server start, interruptRunningRuns() closes what the last process left open,
+ * ending each cut-off execution at the last thing the lab heard from it.
  */
 import type { CellOutput } from "../protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
@@ -14,12 +15,14 @@ import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows"
 import { InvalidDataError, NotFoundError } from "./errors";
 import {
   cellOutputSchema,
+  liveTailSchema,
   EXECUTION_STATUSES,
   RUN_STATUSES,
   type EndedRunStatus,
   type ExecutionStatus,
   type ExecutionSummary,
   type LastRunStatus,
+  type LiveTail,
   type RunSummary,
   type SequencedOutput,
 } from "./types";
@@ -77,6 +80,16 @@ export interface FinishExecutionInput {
 
 export type ReplayScope = { notebookId: string } | { runId: string };
 
+/** What one commit of a running execution writes, in one transaction. */
+export interface ExecutionProgress {
+  /** New records for the output log, in order. */
+  outputs: CellOutput[];
+  /** The tail viewers are shown past the head budget; null clears it; undefined leaves it. */
+  liveTail?: LiveTail | null;
+  /** When the lab last heard from the execution; undefined leaves it. */
+  heardAt?: Date;
+}
+
 export class RunRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -127,9 +140,8 @@ export class RunRepository {
     return this.prisma.$transaction(
       async (tx) => {
         const runs = await tx.kernelRun.findMany({ where: { status: "running" }, select: runSelect });
-        const now = new Date();
         const ended: RunSummary[] = [];
-        for (const run of runs) ended.push(toRun(await endRun(tx, run, "interrupted", reason, now)));
+        for (const run of runs) ended.push(toRun(await endRun(tx, run, "interrupted", reason, "last-heard")));
         return ended;
       },
       { timeout: 60_000 },
@@ -223,26 +235,37 @@ export class RunRepository {
 
   /** Appends outputs of one execution, numbered in the notebook's sequence; returns them with their seq. */
   async appendOutputs(executionId: string, outputs: CellOutput[]): Promise<SequencedOutput[]> {
+    if (outputs.length === 0) return [];
+    return this.recordProgress(executionId, { outputs });
+  }
+
+  /**
+   * One commit of a running execution: its new output records, the tail its
+   * viewers see while it floods, and when the lab last heard from it. Written
+   * before any viewer is shown them (durable before visible).
+   */
+  async recordProgress(executionId: string, progress: ExecutionProgress): Promise<SequencedOutput[]> {
+    const { outputs } = progress;
     for (const [index, output] of outputs.entries()) {
       if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
     }
-    if (outputs.length === 0) return [];
+    if (progress.liveTail && !liveTailSchema.safeParse(progress.liveTail).success) throw new InvalidDataError(`the live tail of execution ${executionId} is malformed`);
     return this.prisma.$transaction(async (tx) => {
       const execution = await tx.cellExecution.findUnique({
         where: { id: executionId },
         select: { runId: true, cellId: true, run: { select: { notebookId: true } } },
       });
       if (!execution) throw new NotFoundError("execution", executionId);
-      const notebookId = execution.run.notebookId;
-      const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
-      const records = outputs.map((output, index) => ({ seq: first + index, runId: execution.runId, executionId, cellId: execution.cellId, output }));
-      // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json.
-      const createdAt = new Date();
-      for (let i = 0; i < records.length; i += CHUNK) {
-        const rows = records
-          .slice(i, i + CHUNK)
-          .map((record) => Prisma.sql`(${notebookId}, ${record.seq}, ${record.runId}, ${executionId}, ${record.cellId}, ${record.output.kind}, ${JSON.stringify(record.output)}, ${createdAt})`);
-        await tx.$executeRaw`INSERT INTO "CellOutput" ("notebookId", "seq", "runId", "executionId", "cellId", "kind", "payload", "createdAt") VALUES ${Prisma.join(rows)}`;
+      const records = outputs.length > 0 ? await insertOutputs(tx, execution.run.notebookId, execution.runId, executionId, execution.cellId, outputs) : [];
+      if (progress.liveTail !== undefined || progress.heardAt !== undefined) {
+        await tx.cellExecution.update({
+          where: { id: executionId },
+          data: {
+            ...(progress.heardAt !== undefined ? { lastHeardAt: progress.heardAt } : {}),
+            ...(progress.liveTail !== undefined ? { liveTail: progress.liveTail ?? Prisma.DbNull } : {}),
+          },
+          select: { id: true },
+        });
       }
       return records;
     });
@@ -289,6 +312,20 @@ export function foldOutputs(outputs: readonly CellOutput[]): CellOutput[] {
   return folded;
 }
 
+async function insertOutputs(tx: Tx, notebookId: string, runId: string, executionId: string, cellId: string, outputs: CellOutput[]): Promise<SequencedOutput[]> {
+  const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
+  const records = outputs.map((output, index) => ({ seq: first + index, runId, executionId, cellId, output }));
+  // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json.
+  const createdAt = new Date();
+  for (let i = 0; i < records.length; i += CHUNK) {
+    const rows = records
+      .slice(i, i + CHUNK)
+      .map((record) => Prisma.sql`(${notebookId}, ${record.seq}, ${runId}, ${executionId}, ${cellId}, ${record.output.kind}, ${JSON.stringify(record.output)}, ${createdAt})`);
+    await tx.$executeRaw`INSERT INTO "CellOutput" ("notebookId", "seq", "runId", "executionId", "cellId", "kind", "payload", "createdAt") VALUES ${Prisma.join(rows)}`;
+  }
+  return records;
+}
+
 /** Takes `count` numbers from the notebook's sequence; returns the last one. */
 export async function claimSeqs(tx: Tx, notebookId: string, count: number): Promise<number> {
   const row = await tx.notebook.update({ where: { id: notebookId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } });
@@ -301,33 +338,60 @@ const RUNNING_EXECUTION_END: Record<EndedRunStatus, FinishedExecutionStatus> = {
   died: "kernel-died",
 };
 
+/**
+ * `at`: when the run ended. A run cut off by a crash of the lab server
+ * (`at: "last-heard"`) ends at the last thing the lab heard from it, each of
+ * its running executions at its own last-heard time, not at the next start.
+ */
 async function endRun(
   tx: Tx,
   run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>,
   status: EndedRunStatus,
   exitReason: string | null,
-  now: Date,
+  at: Date | "last-heard",
 ): Promise<Prisma.KernelRunGetPayload<{ select: typeof runSelect }>> {
-  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: now } });
   const running = await tx.cellExecution.findMany({
     where: { runId: run.id, status: "running" },
-    select: { id: true, cellId: true, startedAt: true, queuedAt: true, executionCount: true },
+    select: { id: true, cellId: true, startedAt: true, queuedAt: true, executionCount: true, lastHeardAt: true, liveTail: true },
   });
   const executionStatus = RUNNING_EXECUTION_END[status];
+  let runEnd = at === "last-heard" ? await lastHeard(tx, run) : at;
   for (const execution of running) {
-    const durationMs = now.getTime() - (execution.startedAt ?? execution.queuedAt).getTime();
-    await tx.cellExecution.update({ where: { id: execution.id }, data: { status: executionStatus, endedAt: now, durationMs }, select: { id: true } });
+    const started = execution.startedAt ?? execution.queuedAt;
+    const endedAt = at === "last-heard" ? (execution.lastHeardAt ?? started) : at;
+    if (endedAt > runEnd) runEnd = endedAt;
+    const durationMs = endedAt.getTime() - started.getTime();
+    await tx.cellExecution.update({ where: { id: execution.id }, data: { status: executionStatus, endedAt, durationMs, liveTail: Prisma.DbNull }, select: { id: true } });
     const records = await tx.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
+    const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
     await tx.cell.updateMany({
       where: { notebookId: run.notebookId, id: execution.cellId },
       data: {
-        outputs: outputsJson(foldOutputs(records.map((record) => toSequencedOutput(record).output))),
+        outputs: outputsJson(outputs),
         executionCount: execution.executionCount,
         lastRun: lastRunJson({ status: executionStatus, durationMs }),
       },
     });
   }
-  return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: now }, select: runSelect });
+  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd } });
+  return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: runEnd }, select: runSelect });
+}
+
+/** The latest moment the lab knew a run to be alive: its start, or any execution's start, end or last output. */
+async function lastHeard(tx: Tx, run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>): Promise<Date> {
+  const latest = await tx.cellExecution.aggregate({ where: { runId: run.id }, _max: { lastHeardAt: true, startedAt: true, endedAt: true } });
+  const candidates = [run.startedAt, latest._max.lastHeardAt, latest._max.startedAt, latest._max.endedAt].filter((date): date is Date => date !== null);
+  return new Date(Math.max(...candidates.map((date) => date.getTime())));
+}
+
+/** A stored live tail as the outputs a viewer saw: the elided count, then the tail's text. */
+function liveTailOutputs(stored: Prisma.JsonValue | null): CellOutput[] {
+  const parsed = liveTailSchema.safeParse(stored);
+  if (stored === null || !parsed.success) return [];
+  const tail: LiveTail = parsed.data;
+  const outputs: CellOutput[] = tail.elidedBytes > 0 ? [{ kind: "elided", elidedBytes: tail.elidedBytes }] : [];
+  for (const segment of tail.segments) outputs.push({ kind: "stream", name: segment.name, text: segment.text });
+  return outputs;
 }
 
 function toRun(row: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>): RunSummary {

@@ -136,6 +136,18 @@ export const cellOutputSchema = z.discriminatedUnion("kind", [
 
 export const cellOutputsSchema = z.array(cellOutputSchema);
 
+/** The tail of a flooding cell's stream output, as its viewers were shown it (see OutputRecorder). */
+// A type alias (not an interface) so that it is a Prisma JSON value as it is.
+export type LiveTail = {
+  elidedBytes: number;
+  segments: Array<{ name: "stdout" | "stderr"; text: string }>;
+};
+
+export const liveTailSchema = z.object({
+  elidedBytes: z.number().int().nonnegative(),
+  segments: z.array(z.object({ name: z.enum(["stdout", "stderr"]), text: z.string() })),
+});
+
 export const lastRunSchema = z
   .object({
     status: z.enum(["ok", "error", "interrupted", "aborted", "kernel-died"]),
@@ -188,8 +200,10 @@ export interface StoredPrediction {
 // The schemas above must describe exactly the protocol's types.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const outputSchemaMatches: Same<z.infer<typeof cellOutputSchema>, CellOutput> = true;
+const liveTailSchemaMatches: Same<z.infer<typeof liveTailSchema>, LiveTail> = true;
 const lastRunSchemaMatches: Same<z.infer<typeof lastRunSchema>, LastRun> = true;
 const templateSchemaMatches: Same<z.infer<typeof cellTemplateSchema>, CellTemplate> = true;
 void outputSchemaMatches;
 void lastRunSchemaMatches;
 void templateSchemaMatches;
+void liveTailSchemaMatches;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "CellExecution" ADD COLUMN "lastHeardAt" DATETIME;
+ALTER TABLE "CellExecution" ADD COLUMN "liveTail" JSONB;

@@ -1,0 +1,180 @@
+/**
+ * What a viewer has seen is on disk, and a stop is not an abort: the real
+ * server process streams a cell to a real client and is killed (SIGKILL) or
+ * stopped (SIGTERM) mid-run; a fresh server on the same database must serve
+ * every line the client was shown, a cut-off run must end at the last thing
+ * the lab heard, and a stop must store "interrupted: lab server stopped"
+ * with nothing arriving after the cell's end.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { openDatabase, RunRepository } from "../../server/persistence";
+import type { NotebookDocument } from "../../server/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/protocol/socket-api";
+import { LabServer } from "../helpers/lab-server";
+import { connectClient, type TestClient } from "../helpers/socket-harness";
+
+const LIMIT = { timeout: 180_000 };
+/** Prints numbered lines steadily, forever: the server dies under it. */
+const TICKS = "import time\nfor i in range(10**6):\n    print(f'tick {i}', flush=True)\n    time.sleep(0.002)";
+
+/** The text of a cell's stream output as the client has been shown it, event by event. */
+function shownText(events: NotebookEvent[], cellId: string): string {
+  let text = "";
+  for (const event of events) {
+    if (event.type === "cell-stream" && event.cellId === cellId) text += event.text;
+    if (event.type === "cell-outputs-cleared" && event.cellId === cellId) text = "";
+  }
+  return text;
+}
+
+function storedText(doc: NotebookDocument, cellId: string): string {
+  const cell = doc.cells.find((candidate) => candidate.id === cellId);
+  assert.ok(cell, `cell ${cellId} is stored`);
+  return cell.outputs.map((output) => (output.kind === "stream" ? output.text : "")).join("");
+}
+
+async function startTicking(server: LabServer, title: string): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
+  const client = await connectClient(server.url);
+  const created = await client.sendLab({ op: "create-notebook", title });
+  assert.ok(created.ok && created.notebook);
+  const notebookId = created.notebook.id;
+  const opened = await client.send({ op: "open", notebookId });
+  assert.ok(opened.ok && opened.notebook);
+  const cellId = opened.notebook.cells[0]!.id;
+  const ran = await client.send({ op: "execute", notebookId, cellIds: [cellId], sources: { [cellId]: TICKS } });
+  assert.ok(ran.ok, JSON.stringify(ran));
+  return { client, notebookId, cellId };
+}
+
+/** Waits until the client has been shown at least `lines` lines of the cell. */
+async function waitForLines(client: TestClient, cellId: string, lines: number): Promise<void> {
+  await client.waitFor(() => shownText(client.events, cellId).split("\n").length > lines);
+}
+
+/** What a fresh server on the same database serves of the notebook (the server is stopped again after). */
+async function reopen(dataDir: string, notebookId: string): Promise<NotebookDocument> {
+  const server = await LabServer.start({ MGPULAB_DATA_DIR: dataDir });
+  try {
+    const viewer = await connectClient(server.url);
+    const opened = await viewer.send({ op: "open", notebookId });
+    viewer.close();
+    assert.ok(opened.ok && opened.notebook);
+    return opened.notebook;
+  } finally {
+    await server.stop("SIGKILL");
+  }
+}
+
+describe("what a viewer has seen survives the server", () => {
+  let dataDir: string;
+  before(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "mgpulab-durable-"));
+  });
+  after(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  for (const attempt of [1, 2, 3]) {
+    it(`SIGKILL while a cell streams: every line the client saw is served afterwards, and the run ends where the lab last heard it (attempt ${attempt})`, LIMIT, async () => {
+      const server = await LabServer.start({ MGPULAB_DATA_DIR: dataDir });
+      const { client, notebookId, cellId } = await startTicking(server, `sigkill ${attempt}`);
+      await waitForLines(client, cellId, 100 * attempt);
+      // Killed at whatever point the stream has reached; the client keeps what it was shown.
+      const killedAt = Date.now();
+      await server.stop("SIGKILL");
+      const seen = shownText(client.events, cellId);
+      client.close();
+      const started = client.events.find((event) => event.type === "cell-run-state" && event.cellId === cellId && event.runState === "running");
+      assert.ok(started && seen.length > 0);
+
+      // A while later (the old behaviour stretched the run to this moment).
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const restartedAt = Date.now();
+      const doc = await reopen(dataDir, notebookId);
+      {
+        const stored = storedText(doc, cellId);
+        const seenLines = seen.split("\n").filter(Boolean);
+        assert.ok(stored.startsWith(seen), `stored output holds every line shown (${seenLines.length} shown; last shown ${JSON.stringify(seenLines.at(-1))}, stored ends ${JSON.stringify(stored.slice(-40))})`);
+        const cell = doc.cells.find((candidate) => candidate.id === cellId)!;
+        assert.equal(cell.lastRun?.status, "interrupted");
+        const db = await openDatabase({ dataDir });
+        try {
+          const [run] = await new RunRepository(db.prisma).list(notebookId);
+          assert.ok(run?.endedAt);
+          assert.ok(run.endedAt.getTime() <= killedAt + 250, `the run ends by the kill (${killedAt - run.endedAt.getTime()} ms before it), not at the restart ${restartedAt - run.endedAt.getTime()} ms later`);
+          const executions = await new RunRepository(db.prisma).listExecutions(run.id);
+          const execution = executions.find((candidate) => candidate.cellId === cellId)!;
+          assert.ok(execution.endedAt && execution.endedAt.getTime() <= killedAt + 250);
+          assert.ok(cell.lastRun!.durationMs <= killedAt + 250 - execution.startedAt!.getTime(), `duration ${cell.lastRun!.durationMs} ms ends by the kill`);
+        } finally {
+          await db.close();
+        }
+      }
+    });
+  }
+
+  it("SIGKILL while a cell floods past its output budget: the tail the client was shown is served afterwards", LIMIT, async () => {
+    const server = await LabServer.start({ MGPULAB_DATA_DIR: dataDir });
+    const client = await connectClient(server.url);
+    const created = await client.sendLab({ op: "create-notebook", title: "flood" });
+    assert.ok(created.ok && created.notebook);
+    const notebookId = created.notebook.id;
+    const opened = await client.send({ op: "open", notebookId });
+    assert.ok(opened.ok && opened.notebook);
+    const cellId = opened.notebook.cells[0]!.id;
+    const flood = "import time\nfor i in range(10**7):\n    print(f'line {i:08d} ' + 'x' * 70)\n    if i % 2000 == 0: time.sleep(0.01)";
+    await client.send({ op: "execute", notebookId, cellIds: [cellId], sources: { [cellId]: flood } });
+    const tails = () => client.events.filter((event): event is Extract<NotebookEvent, { type: "cell-stream-tail" }> => event.type === "cell-stream-tail" && event.cellId === cellId);
+    await client.waitFor(() => tails().length >= 4);
+    await server.stop("SIGKILL");
+    const lastTail = tails().at(-1)!;
+    client.close();
+    const shownLines = lastTail.tail.map((segment) => segment.text).join("").split("\n").filter((line) => /^line \d{8} x{70}$/.test(line));
+    assert.ok(lastTail.elidedBytes > 0 && shownLines.length > 10);
+
+    const doc = await reopen(dataDir, notebookId);
+    const cell = doc.cells.find((candidate) => candidate.id === cellId)!;
+    const elided = cell.outputs.find((output) => output.kind === "elided");
+    assert.ok(elided && elided.kind === "elided" && elided.elidedBytes >= lastTail.elidedBytes, "the stored output says what was elided");
+    const stored = storedText(doc, cellId);
+    assert.ok(stored.includes(`${shownLines.at(-1)!}\n`), `the last tail line shown (${shownLines.at(-1)!.slice(0, 13)}) is stored`);
+    assert.ok(stored.length <= 256 * 1024 + 64 * 1024 + 100, `the stored output keeps the budget (${stored.length} characters)`);
+  });
+
+  it("SIGTERM while a cell streams: the cell and its run are interrupted by 'lab server stopped', nothing arrives after the cell's end, and all of it is stored", LIMIT, async () => {
+    const server = await LabServer.start({ MGPULAB_DATA_DIR: dataDir });
+    const { client, notebookId, cellId } = await startTicking(server, "sigterm");
+    await waitForLines(client, cellId, 50);
+    const disconnected = new Promise<void>((resolve) => client.socket.once("disconnect", () => resolve()));
+    await server.stop("SIGTERM");
+    await disconnected;
+
+    const finishedAt = client.events.findIndex((event) => event.type === "cell-finished" && event.cellId === cellId);
+    assert.ok(finishedAt >= 0, "the client was told the cell ended");
+    const finished = client.events[finishedAt] as Extract<NotebookEvent, { type: "cell-finished" }>;
+    assert.equal(finished.status, "interrupted");
+    const late = client.events.slice(finishedAt + 1).filter((event) => (event.type === "cell-stream" || event.type === "cell-output") && event.cellId === cellId);
+    assert.deepEqual(late, [], "no output after the cell's end");
+    const seen = shownText(client.events, cellId);
+    client.close();
+
+    const doc = await reopen(dataDir, notebookId);
+    {
+      assert.equal(storedText(doc, cellId), seen, "what was shown is exactly what is stored");
+      const cell = doc.cells.find((candidate) => candidate.id === cellId)!;
+      assert.equal(cell.lastRun?.status, "interrupted");
+      const db = await openDatabase({ dataDir });
+      try {
+        const [run] = await new RunRepository(db.prisma).list(notebookId);
+        assert.equal(run?.status, "interrupted");
+        assert.equal(run?.exitReason, "lab server stopped");
+      } finally {
+        await db.close();
+      }
+    }
+  });
+});
