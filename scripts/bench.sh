@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 ensure_debian_packages python3 python3-torch python3-ipykernel python3-jupyter-client
 ensure_node_modules
-exec npx tsx tests/bench/run.ts "$@"
+npx tsx tests/bench/run.ts "$@"
+# What "durable before visible" costs a viewer (same run, interleaved).
+exec npx tsx tests/bench/durability.ts

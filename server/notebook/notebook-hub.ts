@@ -22,7 +22,7 @@ export interface NotebookCatalog {
   summary(notebookId: string): Promise<NotebookListItem>;
 }
 
-export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates"> {
+export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {
   catalog: NotebookCatalog;
   host: () => KernelHost;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
@@ -81,6 +81,7 @@ export class NotebookHub {
       outputBudget: this.options.outputBudget,
       coalescing: this.options.coalescing,
       hangAfterMs: this.options.hangAfterMs,
+      durableBroadcast: this.options.durableBroadcast,
       templates: this.options.templates,
       log: this.options.log,
       broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),

@@ -33,6 +33,11 @@ export interface NotebookRuntimeOptions {
   templates?: TemplateRenderer;
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
   hangAfterMs?: number;
+  /**
+   * false: events reach viewers before their writes are committed (the old
+   * behaviour). Only for measuring what durability costs (tests/bench/durability.ts).
+   */
+  durableBroadcast?: boolean;
   log?: (level: "info" | "warning" | "error", message: string) => void;
 }
 
@@ -63,7 +68,7 @@ export class NotebookRuntime {
   constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
     this.persistence = options.persistence ?? NO_PERSISTENCE;
     this.gate = new DurabilityGate(
-      () => this.persistence.commit(),
+      options.durableBroadcast === false ? () => Promise.resolve() : () => this.persistence.commit(),
       ({ event, seq }) => options.broadcast(event, seq),
     );
     this.coalescer = new EventCoalescer((event) => this.gate.hold({ event, seq: this.journal.record(event) }), {
