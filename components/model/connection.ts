@@ -36,6 +36,7 @@ import type {
   SequencedEvent,
   ServerToClientEvents,
 } from "../../server/protocol/socket-api";
+import { messageTooLarge } from "../../server/protocol/socket-api";
 import {
   acknowledgeEdit,
   classifySourceReply,
@@ -159,6 +160,8 @@ export class NotebookConnection {
   private conflictsByCell: CellConflicts = {};
   /** Why the last save was refused, until one succeeds. */
   private lastSaveError: string | null = null;
+  /** Runs waiting for their cells' edits to be saved; each re-checks when the edits' state changes. */
+  private readonly saveWaiters = new Set<() => void>();
   private outbox: OutboxEntry[] = [];
   /** Increments on each connect; acks and events are tied to their session. */
   private session = 0;
@@ -323,10 +326,12 @@ export class NotebookConnection {
           this.conflictsByCell = { ...this.conflictsByCell, [cellId]: { theirSource: outcome.theirSource } };
           this.listener.conflict(cellId, outcome.theirSource);
           this.listener.changed();
+          this.recheckSaves();
           return;
         case "refused":
           this.lastSaveError = outcome.error;
           this.listener.changed();
+          this.recheckSaves();
           this.scheduleRetry();
           return;
         case "lost":
@@ -352,12 +357,46 @@ export class NotebookConnection {
     if (this.synced) this.sendOutboxEntry(entry);
   }
 
-  /** Execute / interrupt / restart: only while connected; resolves with the server's answer. */
+  /**
+   * Execute / interrupt / restart: only while connected; resolves with the
+   * server's answer. A run is sent once the edits of its cells are saved: the
+   * server runs what it stores.
+   */
   async sendControl(command: ControlCommand): Promise<CommandAck> {
     if (!this.synced) return { ok: false, error: NOT_CONNECTED };
-    if (command.op === "execute") this.flushSources();
+    if (command.op === "execute") {
+      this.flushSources();
+      const unsaved = await this.whenSaved(command.cellIds);
+      if (unsaved !== null) return { ok: false, error: unsaved };
+    }
     const reply = await this.emit(command);
     return isLost(reply) ? { ok: false, error: reply.error } : reply;
+  }
+
+  /** Resolves null once none of `cellIds` has an unsaved edit, or why not (a conflict, a refusal, a timeout). */
+  private whenSaved(cellIds: readonly string[]): Promise<string | null> {
+    const check = (): string | null | "wait" => {
+      const conflicted = cellIds.find((cellId) => cellId in this.conflictsByCell);
+      if (conflicted !== undefined) return `cell ${conflicted} was changed in another tab: choose “Use theirs” or “Keep mine” first`;
+      if (!cellIds.some((cellId) => this.pending[cellId] !== undefined)) return null;
+      if (this.lastSaveError !== null) return `a cell to run could not be saved: ${this.lastSaveError}`;
+      return "wait";
+    };
+    const first = check();
+    if (first !== "wait") return Promise.resolve(first);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish("the cells' latest text did not reach the server in time; try again"), this.ackTimeoutMs);
+      const finish = (outcome: string | null): void => {
+        clearTimeout(timer);
+        this.saveWaiters.delete(recheck);
+        resolve(outcome);
+      };
+      const recheck = (): void => {
+        const now = check();
+        if (now !== "wait") finish(now);
+      };
+      this.saveWaiters.add(recheck);
+    });
   }
 
   /** A notebook-list command (rename, restore…) over this page's socket. */
@@ -512,6 +551,9 @@ export class NotebookConnection {
   private emit(command: NotebookCommand): Promise<Reply> {
     const socket = this.socket;
     if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, lost: true });
+    // Past the transport's cap the server would close the connection: refuse here, with the reason.
+    const tooLarge = messageTooLarge(command);
+    if (tooLarge !== null) return Promise.resolve({ ok: false, error: tooLarge });
     return new Promise((resolve) => {
       socket.timeout(this.ackTimeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
         resolve(err !== null ? { ok: false, error: NO_ANSWER, lost: true } : reply);
@@ -531,6 +573,11 @@ export class NotebookConnection {
     if (pending === this.pending) return;
     this.pending = pending;
     this.scheduleDraftWrite();
+    this.recheckSaves();
+  }
+
+  private recheckSaves(): void {
+    for (const recheck of [...this.saveWaiters]) recheck();
   }
 
   private setState(state: ConnectionState): void {

@@ -279,29 +279,25 @@ export class NotebookController {
     this.runCells((this.state.doc?.cells ?? []).map((c) => c.id));
   }
 
-  /** Code cells go to the kernel with the source the user sees; markdown cells only render. */
+  /**
+   * Code cells run from the text the server stores, which the connection
+   * saves first; each carries the hash of the text the user sees, so the
+   * server refuses to run anything else. Markdown cells only render.
+   */
   runCells(cellIds: readonly string[]): void {
     const doc = this.state.doc;
     if (doc === null) return;
     const wanted = new Set(cellIds);
     const code = doc.cells.filter((c) => wanted.has(c.id) && c.kind === "code");
     if (code.length === 0) return;
-    // A run sends the text it runs, which the server takes as is: settle a conflict first, never overwrite silently.
+    // A run takes the stored text: settle a conflict first, never overwrite silently.
     if (code.some((c) => c.id in this.connection.conflicts)) {
       this.notify("A cell to run was changed in another tab: choose “Use theirs” or “Keep mine” first.");
       return;
     }
-    const sources: Record<string, string> = {};
-    const baseHashes: Record<string, string> = {};
-    for (const c of code) {
-      sources[c.id] = c.source;
-      // The server text this cell's text was typed on: a pending edit's base, else what the server last said.
-      const pendingBase = this.connection.pendingEdits[c.id]?.base;
-      const serverSource = this.serverDoc?.cells.find((cell) => cell.id === c.id)?.source;
-      const base = pendingBase ?? (serverSource !== undefined ? sourceHash(serverSource) : undefined);
-      if (base !== undefined) baseHashes[c.id] = base;
-    }
-    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sources, baseHashes });
+    const sourceHashes: Record<string, string> = {};
+    for (const c of code) sourceHashes[c.id] = sourceHash(c.source);
+    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sourceHashes });
   }
 
   interrupt(): void {

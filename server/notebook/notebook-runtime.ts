@@ -142,7 +142,7 @@ export class NotebookRuntime {
         await this.persistence.setKind(command.cellId, command.kind);
         return;
       case "execute":
-        await this.execute(command.cellIds, command.sources, by, command.baseHashes ?? {});
+        this.execute(command.cellIds, command.sourceHashes ?? {});
         return;
       case "clear-outputs":
         for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId));
@@ -249,29 +249,21 @@ export class NotebookRuntime {
     this.coalescer.emit({ type: "prediction-committed", prediction });
   }
 
-  private async execute(cellIds: string[], sources: Record<string, string>, by: string, baseHashes: Record<string, string>): Promise<void> {
+  /** Runs the stored sources; a cell whose text is not the one the user sees (`sourceHashes`) is a conflict. */
+  private execute(cellIds: string[], sourceHashes: Record<string, string>): void {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
     if (busy) throw new CommandError(`cell ${busy.id} is already queued or running`);
     for (const cell of cells) {
-      const source = sources[cell.id];
-      const base = baseHashes[cell.id];
-      const stale = base !== undefined && source !== undefined && source !== cell.source && sourceHash(cell.source) !== base;
-      if (stale) throw new SourceConflictError(cell.id, cell.source); // checked for every cell before anything runs
-      if (source !== undefined && source !== cell.source) assertEditable(cell);
+      const seen = sourceHashes[cell.id];
+      // Checked for every cell before anything runs.
+      if (seen !== undefined && seen !== sourceHash(cell.source)) throw new SourceConflictError(cell.id, cell.source);
     }
-    const saves: Array<Promise<void>> = [];
     for (const cell of cells) {
-      const source = sources[cell.id];
-      if (source !== undefined && source !== cell.source) {
-        this.coalescer.emit(setSource(this.doc, cell.id, source, by));
-        saves.push(this.persistence.setSource(cell.id, source));
-      }
       if (cell.kind !== "code") continue;
       this.setRunState(cell, "queued");
       this.kernel.execute(cell.source, this.sinkFor(cell));
     }
-    await Promise.all(saves);
   }
 
   private sinkFor(cell: Cell): ExecutionSink {

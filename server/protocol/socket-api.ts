@@ -11,6 +11,25 @@ import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMe
 /** Limits enforced on the wire, stated once. */
 export const MAX_SOURCE_CHARS = 1_000_000;
 export const MAX_ID_CHARS = 64;
+/**
+ * The largest socket message either end sends, in bytes. A source travels in
+ * one command as JSON, where a character may take 6 bytes (a control
+ * character escaped as \u0001), so the cap is sized for the longest allowed
+ * source at its worst plus room for the command around it: any valid command
+ * fits, and the client checks before sending (messageTooLarge) so that a
+ * larger one gets an error instead of the server closing the connection.
+ */
+export const MAX_MESSAGE_BYTES = 6 * MAX_SOURCE_CHARS + 2 * 1024 * 1024;
+
+/** Why `message` cannot be sent (its JSON is over MAX_MESSAGE_BYTES), or null. */
+export function messageTooLarge(message: unknown): string | null {
+  const json = JSON.stringify(message) ?? "";
+  // Cheap bound first: a UTF-16 unit never takes more than 3 UTF-8 bytes.
+  if (json.length * 3 <= MAX_MESSAGE_BYTES) return null;
+  const bytes = new TextEncoder().encode(json).length;
+  if (bytes <= MAX_MESSAGE_BYTES) return null;
+  return `this change is ${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${(MAX_MESSAGE_BYTES / 2 ** 20).toFixed(0)} MiB a message may carry; a cell holds at most ${MAX_SOURCE_CHARS.toLocaleString("en")} characters`;
+}
 
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(/^[A-Za-z0-9_-]+$/, "ids are letters, digits, _ and -");
 const cellKind = z.enum(["code", "markdown"]);
@@ -57,16 +76,17 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   }),
   z.object({ op: z.literal("set-kind"), notebookId: id, cellId: id, kind: cellKind }),
   /**
-   * `sources` are sent with the request so a run always uses what the user
-   * sees; `baseHashes` (as in set-source) make a run on top of text another
-   * tab replaced a conflict instead of an overwrite.
+   * Runs cells from their stored sources: the client saves its edits first
+   * (set-source, one cell per message) and sends only ids, so a run of many
+   * large cells is never one huge message. `sourceHashes` is sourceHash() of
+   * the text the user sees per cell: a cell whose stored text differs (another
+   * tab changed it) is refused as a conflict, never run.
    */
   z.object({
     op: z.literal("execute"),
     notebookId: id,
     cellIds: z.array(id).min(1).max(10_000),
-    sources: z.record(z.string(), source),
-    baseHashes: z.record(z.string(), z.string().max(32)).optional(),
+    sourceHashes: z.record(z.string(), z.string().max(32)).optional(),
   }),
   z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
   /**

@@ -6,6 +6,7 @@ import type { Server, ServerOptions, Socket } from "socket.io";
 import { checkSocketHandshake, type LabNames } from "../http/request-guard";
 import {
   labCommandSchema,
+  MAX_MESSAGE_BYTES,
   notebookCommandSchema,
   type ClientToServerEvents,
   type CommandAck,
@@ -22,8 +23,8 @@ import { describeInvalid, toClientError } from "./errors";
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
-/** Room for a source of MAX_SOURCE_CHARS characters in a command; shared by the server and its tests. */
-export const SOCKET_SERVER_OPTIONS = { maxHttpBufferSize: 4 * 1024 * 1024, pingTimeout: 20_000 } as const;
+/** Room for any valid command (MAX_MESSAGE_BYTES); shared by the server and its tests. */
+export const SOCKET_SERVER_OPTIONS = { maxHttpBufferSize: MAX_MESSAGE_BYTES, pingTimeout: 20_000 } as const;
 
 /**
  * The socket server's options with the handshake guard: only the lab's own

@@ -76,7 +76,7 @@ async function runCell(setup: Setup, source: string): Promise<number> {
   const before = setup.client.events.length;
   const begin = performance.now();
   const finished = setup.client.waitFor((event: NotebookEvent) => event.type === "cell-finished" && setup.client.events.indexOf(event) >= before);
-  const ack = await setup.client.send({ op: "execute", notebookId: setup.notebookId, cellIds: [setup.cellId], sources: { [setup.cellId]: source } });
+  const ack = await setup.client.run(setup.notebookId, { [setup.cellId]: source });
   if (!ack.ok) throw new Error(`execute refused: ${ack.error}`);
   await finished;
   const elapsed = performance.now() - begin;

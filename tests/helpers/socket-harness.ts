@@ -14,6 +14,7 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
+import { sourceHash } from "../../server/protocol/source-hash";
 import { labNames, type LabNames } from "../../server/http/request-guard";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 
@@ -109,6 +110,20 @@ export class TestClient {
 
   sendLab(command: unknown): Promise<LabAck> {
     return this.socket.timeout(30_000).emitWithAck("lab:command", command);
+  }
+
+  /**
+   * Types `sources` into their cells and runs them, as the notebook page does:
+   * each source saved (set-source), then one execute with the ids and the
+   * hashes of the text run. Resolves with the execute's acknowledgement.
+   */
+  async run(notebookId: string, sources: Record<string, string>): Promise<CommandAck> {
+    for (const [cellId, source] of Object.entries(sources)) {
+      const saved = await this.send({ op: "set-source", notebookId, cellId, source });
+      if (!saved.ok) return saved;
+    }
+    const sourceHashes = Object.fromEntries(Object.entries(sources).map(([cellId, source]) => [cellId, sourceHash(source)]));
+    return this.send({ op: "execute", notebookId, cellIds: Object.keys(sources), sourceHashes });
   }
 
   waitFor(test: (event: NotebookEvent) => boolean): Promise<NotebookEvent> {

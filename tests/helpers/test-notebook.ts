@@ -48,7 +48,7 @@ export class TestNotebook {
   /** Runs a cell and resolves with its cell-finished event. */
   async run(cellId: string): Promise<Extract<NotebookEvent, { type: "cell-finished" }>> {
     const finished = this.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
-    await this.runtime.handle({ op: "execute", notebookId: this.notebookId, cellIds: [cellId], sources: {} }, "test");
+    await this.runtime.handle({ op: "execute", notebookId: this.notebookId, cellIds: [cellId] }, "test");
     return (await finished) as Extract<NotebookEvent, { type: "cell-finished" }>;
   }
 

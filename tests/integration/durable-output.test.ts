@@ -45,7 +45,7 @@ async function startTicking(server: LabServer, title: string): Promise<{ client:
   const opened = await client.send({ op: "open", notebookId });
   assert.ok(opened.ok && opened.notebook);
   const cellId = opened.notebook.cells[0]!.id;
-  const ran = await client.send({ op: "execute", notebookId, cellIds: [cellId], sources: { [cellId]: TICKS } });
+  const ran = await client.run(notebookId, { [cellId]: TICKS });
   assert.ok(ran.ok, JSON.stringify(ran));
   return { client, notebookId, cellId };
 }
@@ -127,7 +127,7 @@ describe("what a viewer has seen survives the server", () => {
     assert.ok(opened.ok && opened.notebook);
     const cellId = opened.notebook.cells[0]!.id;
     const flood = "import time\nfor i in range(10**7):\n    print(f'line {i:08d} ' + 'x' * 70)\n    if i % 2000 == 0: time.sleep(0.01)";
-    await client.send({ op: "execute", notebookId, cellIds: [cellId], sources: { [cellId]: flood } });
+    await client.run(notebookId, { [cellId]: flood });
     const tails = () => client.events.filter((event): event is Extract<NotebookEvent, { type: "cell-stream-tail" }> => event.type === "cell-stream-tail" && event.cellId === cellId);
     await client.waitFor(() => tails().length >= 4);
     await server.stop("SIGKILL");

@@ -102,7 +102,8 @@ describe("notebooks in the database", () => {
     assert.ok(opened.ok && opened.notebook);
     const cellId = opened.notebook.cells[0]!.id;
     await alice.send({ op: "set-source", notebookId: id, cellId, source: "print('alice')", baseHash: sourceHash("") });
-    const refused = await bob.send({ op: "execute", notebookId: id, cellIds: [cellId], sources: { [cellId]: "print('bob')" }, baseHashes: { [cellId]: sourceHash("") } });
+    // Bob's tab shows its own unsaved text: the run names the hash of what Bob sees, and the server stores Alice's.
+    const refused = await bob.send({ op: "execute", notebookId: id, cellIds: [cellId], sourceHashes: { [cellId]: sourceHash("print('bob')") } });
     assert.equal(refused.ok, false);
     assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "print('alice')" });
     const again = await bob.send({ op: "open", notebookId: id });
@@ -117,7 +118,7 @@ describe("notebooks in the database", () => {
     assert.ok(opened.ok && opened.notebook);
     const cellId = opened.notebook.cells[0]!.id;
     const code = "import mgpulab as lab\nfor step in range(20):\n    lab.log(step, loss=1.0 / (step + 1), rank=step % 2, forward_ms=2.5)";
-    await alice.send({ op: "execute", notebookId: id, cellIds: [cellId], sources: { [cellId]: code } });
+    await alice.run(id, { [cellId]: code });
     await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
     const live = [...alice.events].reverse().find((event) => event.type === "cell-metrics" && event.cellId === cellId);
     assert.ok(live && live.type === "cell-metrics");
@@ -153,9 +154,9 @@ describe("a server stopped in the middle of a run", () => {
       assert.ok(opened.ok && opened.notebook);
       cellId = opened.notebook.cells[0]!.id;
       await client.send({ op: "insert-cell", notebookId: id, index: 1, cell: { id: "slow", kind: "code", source: "" } });
-      await client.send({ op: "execute", notebookId: id, cellIds: [cellId], sources: { [cellId]: "print('finished output')\n40 + 2" } });
+      await client.run(id, { [cellId]: "print('finished output')\n40 + 2" });
       await client.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
-      await client.send({ op: "execute", notebookId: id, cellIds: ["slow"], sources: { slow: "print('partial', flush=True)\nimport time\ntime.sleep(600)" } });
+      await client.run(id, { slow: "print('partial', flush=True)\nimport time\ntime.sleep(600)" });
       await client.waitFor((event) => event.type === "cell-stream" && event.cellId === "slow");
       // Give the batched output writer its chance, as a real run would have had, then die hard.
       await waitForStoredOutput(dataDir, id, "slow");

@@ -126,7 +126,7 @@ describe("scenario forms", () => {
 
     // An answer to a question whose experiment already ran is kept, and marked as given after the run.
     const replication = templated(doc, "dp-basics/replication");
-    await client.send({ op: "execute", notebookId: doc.id, cellIds: [replication.id], sources: { [replication.id]: replication.source } });
+    await client.run(doc.id, { [replication.id]: replication.source });
     await client.waitFor((e) => e.type === "cell-finished" && e.cellId === replication.id);
     const late = replication.template!.question!;
     assert.ok((await client.send({ op: "commit-prediction", notebookId: doc.id, questionId: late.id, choice: late.choices[1]! })).ok);
@@ -163,7 +163,7 @@ describe("metrics of a cell execution", () => {
       "        for rank in range(1 if variant == '1 device' else 2):",
       "            lab.log(step, loss=scale / (step + 1), rank=rank, run_id=variant, forward_ms=1.5 + rank)",
     ].join("\n");
-    await client.send({ op: "execute", notebookId: id, cellIds: [cellId], sources: { [cellId]: code } });
+    await client.run(id, { [cellId]: code });
     const running = await client.waitFor((e) => e.type === "cell-run-state" && e.cellId === cellId && e.runState === "running");
     assert.ok(running.type === "cell-run-state" && running.executionId);
     const executionId = running.executionId;

@@ -31,7 +31,7 @@ describe("socket API", () => {
 
     const insert = await alice.send({ op: "insert-cell", notebookId: nb1, index: 1, cell: { id: "c2", kind: "code", source: "" } });
     assert.deepEqual(insert, { ok: true });
-    const ran = await alice.send({ op: "execute", notebookId: nb1, cellIds: ["c2"], sources: { c2: "print('hello')\n6 * 7" } });
+    const ran = await alice.run(nb1, { c2: "print('hello')\n6 * 7" });
     assert.deepEqual(ran, { ok: true });
 
     for (const viewer of [alice, bob]) {
@@ -67,7 +67,7 @@ describe("socket API", () => {
     ["a wrong kind", (nb) => ({ op: "set-kind", notebookId: nb, cellId: "c2", kind: "sql" }), /kind/],
     ["a cell that does not exist", (nb) => ({ op: "delete-cell", notebookId: nb, cellId: "nope" }), /no cell nope/],
     ["a duplicate cell id", (nb) => ({ op: "insert-cell", notebookId: nb, index: 0, cell: { id: "c2", kind: "code", source: "" } }), /already exists/],
-    ["a notebook not opened", () => ({ op: "execute", notebookId: "other", cellIds: ["c1"], sources: {} }), /open notebook other before/],
+    ["a notebook not opened", () => ({ op: "execute", notebookId: "other", cellIds: ["c1"] }), /open notebook other before/],
   ];
   for (const [name, command, message] of badCommands) {
     it(`rejects ${name} with a clear error and changes nothing`, LIMIT, async () => {
@@ -82,9 +82,9 @@ describe("socket API", () => {
 
   it("refuses to run a cell that is already running, and interrupts it", LIMIT, async () => {
     await alice.send({ op: "insert-cell", notebookId: nb1, index: 0, cell: { id: "loop", kind: "code", source: "print('go', flush=True)\nwhile True: pass" } });
-    await alice.send({ op: "execute", notebookId: nb1, cellIds: ["loop"], sources: {} });
+    await alice.send({ op: "execute", notebookId: nb1, cellIds: ["loop"] });
     await alice.waitFor((event) => event.type === "cell-stream" && event.cellId === "loop");
-    const again = await alice.send({ op: "execute", notebookId: nb1, cellIds: ["loop"], sources: {} });
+    const again = await alice.send({ op: "execute", notebookId: nb1, cellIds: ["loop"] });
     assert.equal(again.ok, false);
     await bob.send({ op: "interrupt", notebookId: nb1 });
     const finished = await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === "loop");
@@ -99,7 +99,7 @@ describe("socket API", () => {
     dave.close(); // offline while a cell runs
 
     await alice.send({ op: "insert-cell", notebookId: nb1, index: 0, cell: { id: "missed", kind: "code", source: "" } });
-    await alice.send({ op: "execute", notebookId: nb1, cellIds: ["missed"], sources: { missed: "for i in range(3): print(i)\n'done'" } });
+    await alice.run(nb1, { missed: "for i in range(3): print(i)\n'done'" });
     await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === "missed");
 
     const back = await harness.client();
