@@ -8,6 +8,7 @@ import { parseIpynb, saveImported, type ImportedNotebook } from "../ipynb/import
 import { exportNotebook } from "../ipynb/export";
 import { ImportGate } from "../ipynb/import-gate";
 import { IPYNB_LIMITS } from "../ipynb/limits";
+import type { TemplateRenderer } from "../notebook/template-cells";
 import type { NotebookRepository } from "../persistence";
 import { replyError, sendJson } from "./json-reply";
 import { NOTEBOOK_IMPORT_PATH } from "../protocol/socket-api";
@@ -20,6 +21,8 @@ export interface NotebookFilesOptions {
   chartOf?: (executionId: string) => Promise<string | null>;
   ownerId: string;
   onError: (error: unknown) => void;
+  /** The scenario catalog, to keep an imported templated cell attached when it renders exactly that code. */
+  templates?: TemplateRenderer;
 }
 
 /** Imports of one server share this: at most one maximum-size file is held in memory at a time. */
@@ -57,7 +60,7 @@ async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, o
       sendJson(res, 413, { error: `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes` });
       return;
     }
-    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title });
+    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates });
     sendJson(res, 201, { id: notebook.id, title: notebook.title, notes });
   } finally {
     release();

@@ -2,17 +2,20 @@
  * .ipynb (nbformat 4) → the lab's cells. Nothing is written until the whole
  * file has passed every check; then the notebook is created in one transaction.
  *
- * Outputs are cut to the live output budget, as a live run of the same code
- * would have kept them.
+ * What the file says is not trusted beyond its text: outputs are cut to the
+ * live output budget, and a cell claiming to be rendered from a template is
+ * imported detached unless the scenario catalog renders exactly its code.
  */
 import { randomBytes } from "node:crypto";
 import type { NotebookRepository } from "../persistence/notebook-repository";
 import type { CellInput, StoredNotebook } from "../persistence/types";
+import type { TemplateRenderer } from "../notebook/template-cells";
 import { parseNotebookJson } from "./guard";
 import { formatPath, IpynbError } from "./ipynb-error";
 import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
 import { nbformatSchema, type NbformatCell } from "./nbformat-schema";
 import { budgetOutputs } from "./output-budget";
+import { settleTemplateClaims, type TemplateClaim } from "./template-claims";
 
 export interface ImportedNotebook {
   /** From the file's metadata.mgpulab.title, when it has one. */
@@ -20,6 +23,12 @@ export interface ImportedNotebook {
   cells: CellInput[];
   /** What did not survive the import (raw cells become markdown, repaired ids, elided outputs). */
   notes: string[];
+  /**
+   * Cells whose metadata says their code is rendered from a template. They are
+   * in `cells` detached; `settleTemplateClaims` attaches those whose code the
+   * catalog renders exactly.
+   */
+  templateClaims: TemplateClaim[];
 }
 
 const schemas = new WeakMap<IpynbLimits, ReturnType<typeof nbformatSchema>>();
@@ -36,7 +45,7 @@ export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPY
     const issue = parsed.error.issues[0]!;
     throw new IpynbError(formatPath(issue.path), describeIssue(issue));
   }
-  const imported: ImportedNotebook = { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells: [], notes: [] };
+  const imported: ImportedNotebook = { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells: [], notes: [], templateClaims: [] };
   const ids = new Set<string>();
   for (const [index, cell] of parsed.data.cells.entries()) imported.cells.push(toCellInput(cell, index, ids, imported, limits));
   return imported;
@@ -58,7 +67,13 @@ function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, import
   }
   ids.add(id);
   const lab = cell.metadata?.mgpulab;
-  const common = { id, source: cell.source, template: lab?.template ?? null };
+  let template = lab?.template ?? null;
+  if (template !== null && !template.detached) {
+    // Only the catalog can vouch for attached code; until it does, the cell is the file's own text.
+    imported.templateClaims.push({ index, claimed: template });
+    template = { ...template, detached: true };
+  }
+  const common = { id, source: cell.source, template };
   switch (cell.cell_type) {
     case "code": {
       const budgeted = budgetOutputs(cell.outputs, limits.outputBudget);
@@ -84,16 +99,19 @@ export interface ImportOptions {
   /** Used when the file has no title of its own (e.g. the file name without .ipynb). */
   title: string;
   limits?: IpynbLimits;
+  /** The scenario catalog: without it, every cell claiming an attached template is imported detached. */
+  templates?: TemplateRenderer;
 }
 
-/** Creates a notebook from a parsed file: all or nothing. */
+/** Creates a notebook from a parsed file (templated cells settled first): all or nothing. */
 export async function saveImported(
   notebooks: NotebookRepository,
   imported: ImportedNotebook,
   options: Omit<ImportOptions, "limits">,
 ): Promise<{ notebook: StoredNotebook; notes: string[] }> {
+  const templateNotes = await settleTemplateClaims(imported.cells, imported.templateClaims, options.templates);
   const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells });
-  return { notebook, notes: imported.notes };
+  return { notebook, notes: [...imported.notes, ...templateNotes] };
 }
 
 /** Parses `input` and creates a notebook from it: all or nothing. */
