@@ -16,6 +16,7 @@ import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
 import { nbformatSchema, type NbformatCell } from "./nbformat-schema";
 import { budgetOutputs } from "./output-budget";
 import { settleTemplateClaims, type TemplateClaim } from "./template-claims";
+import { assertValidUnicode } from "./unicode";
 
 export interface ImportedNotebook {
   /** From the file's metadata.mgpulab.title, when it has one. */
@@ -45,6 +46,7 @@ export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPY
     const issue = parsed.error.issues[0]!;
     throw new IpynbError(formatPath(issue.path), describeIssue(issue));
   }
+  assertValidUnicode(parsed.data);
   const imported: ImportedNotebook = { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells: [], notes: [], templateClaims: [] };
   const ids = new Set<string>();
   for (const [index, cell] of parsed.data.cells.entries()) imported.cells.push(toCellInput(cell, index, ids, imported, limits));
