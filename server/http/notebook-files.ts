@@ -4,9 +4,11 @@
  * falls through to Next.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { importIpynb } from "../ipynb/import";
+import { parseIpynb, saveImported, type ImportedNotebook } from "../ipynb/import";
 import { exportNotebook } from "../ipynb/export";
+import { ImportGate } from "../ipynb/import-gate";
 import { IPYNB_LIMITS } from "../ipynb/limits";
+import type { TemplateRenderer } from "../notebook/template-cells";
 import type { NotebookRepository } from "../persistence";
 import { replyError, sendJson } from "./json-reply";
 import { NOTEBOOK_IMPORT_PATH } from "../protocol/socket-api";
@@ -19,7 +21,12 @@ export interface NotebookFilesOptions {
   chartOf?: (executionId: string) => Promise<string | null>;
   ownerId: string;
   onError: (error: unknown) => void;
+  /** The scenario catalog, to keep an imported templated cell attached when it renders exactly that code. */
+  templates?: TemplateRenderer;
 }
+
+/** Imports of one server share this: at most one maximum-size file is held in memory at a time. */
+const importGate = new ImportGate(IPYNB_LIMITS.maxBytes);
 
 /** Returns false when the request is not for these routes. */
 export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, options: NotebookFilesOptions): boolean {
@@ -39,14 +46,35 @@ export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, o
 }
 
 async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, options: NotebookFilesOptions): Promise<void> {
-  const body = await readBody(req, IPYNB_LIMITS.maxBytes);
-  if (body === null) {
+  const title = (url.searchParams.get("title") ?? "").trim().slice(0, 200) || "Imported notebook";
+  const declared = contentLength(req);
+  if (declared !== null && declared > IPYNB_LIMITS.maxBytes) {
+    await drain(req);
     sendJson(res, 413, { error: `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes` });
     return;
   }
-  const title = (url.searchParams.get("title") ?? "").trim().slice(0, 200) || "Imported notebook";
-  const { notebook, notes } = await importIpynb(options.notebooks, body, { ownerId: options.ownerId, title });
-  sendJson(res, 201, { id: notebook.id, title: notebook.title, notes });
+  const release = await importGate.acquire(declared ?? IPYNB_LIMITS.maxBytes);
+  try {
+    const imported = await receiveNotebook(req);
+    if (imported === null) {
+      sendJson(res, 413, { error: `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes` });
+      return;
+    }
+    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates });
+    sendJson(res, 201, { id: notebook.id, title: notebook.title, notes });
+  } finally {
+    release();
+  }
+}
+
+/**
+ * The body parsed and its outputs budgeted, or null when it is too large. Its
+ * own function so that the raw bytes are unreachable once it returns: the
+ * database write that follows holds only the kept cells.
+ */
+async function receiveNotebook(req: IncomingMessage): Promise<ImportedNotebook | null> {
+  const body = await readBody(req, IPYNB_LIMITS.maxBytes);
+  return body === null ? null : parseIpynb(body);
 }
 
 async function exportFile(res: ServerResponse, notebookId: string, options: NotebookFilesOptions): Promise<void> {
@@ -59,18 +87,57 @@ async function exportFile(res: ServerResponse, notebookId: string, options: Note
   res.end(text);
 }
 
-/** The body, or null once it passes `limit` bytes (the rest is not read into memory). */
+function contentLength(req: IncomingMessage): number | null {
+  const header = req.headers["content-length"];
+  if (header === undefined || !/^\d{1,15}$/.test(header)) return null;
+  return Number(header);
+}
+
+/**
+ * The body, or null once it passes `limit` bytes (the rest is read and
+ * dropped). With a Content-Length it is received into one buffer of that
+ * size, so a large file is never held twice (as chunks and their concatenation).
+ */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const declared = contentLength(req);
   return new Promise((resolve, reject) => {
+    let whole = declared !== null && declared <= limit ? Buffer.allocUnsafe(declared) : null;
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
     req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
+      if (tooLarge) return;
+      if (size + chunk.length > limit) {
+        tooLarge = true;
+        whole = null;
+        chunks.length = 0;
+        return;
+      }
+      if (whole !== null && size + chunk.length > whole.length) {
+        chunks.push(whole.subarray(0, size)); // more than declared: cannot happen over HTTP/1.1, kept correct anyway
+        whole = null;
+      }
+      if (whole !== null) chunk.copy(whole, size);
       else chunks.push(chunk);
+      size += chunk.length;
     });
-    req.on("end", () => resolve(tooLarge ? null : Buffer.concat(chunks)));
+    req.on("end", () => {
+      if (tooLarge) resolve(null);
+      else resolve(whole !== null ? whole.subarray(0, size) : Buffer.concat(chunks, size));
+    });
     req.on("error", reject);
+    // A client that goes away mid-upload must not hold the import gate.
+    req.on("close", () => {
+      if (!req.complete) reject(new Error("the upload was cut off before its end"));
+    });
+  });
+}
+
+/** Reads and drops the body, so the client gets the answer rather than a reset connection. */
+function drain(req: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    req.on("end", resolve);
+    req.on("close", resolve);
+    req.resume();
   });
 }

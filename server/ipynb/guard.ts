@@ -4,6 +4,7 @@
  */
 import { IpynbError } from "./ipynb-error";
 import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
+import { firstInvalidUtf8 } from "./unicode";
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
@@ -26,7 +27,7 @@ export function parseNotebookJson(input: string | Uint8Array, limits: IpynbLimit
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(input);
     } catch {
-      throw new IpynbError("", "the file is not UTF-8 text");
+      throw new IpynbError("", `the file is not UTF-8 text (an invalid byte sequence at byte ${firstInvalidUtf8(input)})`);
     }
   }
   checkDepth(text, limits.maxDepth);

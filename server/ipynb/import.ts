@@ -1,44 +1,56 @@
 /**
  * .ipynb (nbformat 4) → the lab's cells. Nothing is written until the whole
  * file has passed every check; then the notebook is created in one transaction.
+ *
+ * What the file says is not trusted beyond its text: outputs are cut to the
+ * live output budget, and a cell claiming to be rendered from a template is
+ * imported detached unless the scenario catalog renders exactly its code.
  */
 import { randomBytes } from "node:crypto";
-import type { CellOutput } from "../protocol/notebook-model";
 import type { NotebookRepository } from "../persistence/notebook-repository";
 import type { CellInput, StoredNotebook } from "../persistence/types";
+import type { TemplateRenderer } from "../notebook/template-cells";
 import { parseNotebookJson } from "./guard";
 import { formatPath, IpynbError } from "./ipynb-error";
 import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
-import { nbformatSchema, type NbformatCell, type NbformatOutput } from "./nbformat-schema";
-import { parseElidedMarker } from "./markers";
+import { nbformatSchema, type NbformatCell } from "./nbformat-schema";
+import { budgetOutputs } from "./output-budget";
+import { settleTemplateClaims, type TemplateClaim } from "./template-claims";
+import { assertValidUnicode } from "./unicode";
 
 export interface ImportedNotebook {
   /** From the file's metadata.mgpulab.title, when it has one. */
   title: string | null;
   cells: CellInput[];
-  /** What did not survive the import (raw cells become markdown, repaired ids). */
+  /** What did not survive the import (raw cells become markdown, repaired ids, elided outputs). */
   notes: string[];
+  /**
+   * Cells whose metadata says their code is rendered from a template. They are
+   * in `cells` detached; `settleTemplateClaims` attaches those whose code the
+   * catalog renders exactly.
+   */
+  templateClaims: TemplateClaim[];
 }
 
 const schemas = new WeakMap<IpynbLimits, ReturnType<typeof nbformatSchema>>();
 
 /** Parses and checks a .ipynb file; throws IpynbError naming the field and the reason. */
 export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPYNB_LIMITS): ImportedNotebook {
-  const json = parseNotebookJson(input, limits);
   let schema = schemas.get(limits);
   if (!schema) {
     schema = nbformatSchema(limits);
     schemas.set(limits, schema);
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(parseNotebookJson(input, limits));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new IpynbError(formatPath(issue.path), describeIssue(issue));
   }
-  const notes: string[] = [];
+  assertValidUnicode(parsed.data);
+  const imported: ImportedNotebook = { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells: [], notes: [], templateClaims: [] };
   const ids = new Set<string>();
-  const cells = parsed.data.cells.map((cell, index) => toCellInput(cell, index, ids, notes));
-  return { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells, notes };
+  for (const [index, cell] of parsed.data.cells.entries()) imported.cells.push(toCellInput(cell, index, ids, imported, limits));
+  return imported;
 }
 
 /** zod's wording, except a missing field is called missing. */
@@ -47,7 +59,8 @@ function describeIssue(issue: { code: string; message: string; input?: unknown }
   return missing ? `missing (expected ${missing[1] === "record" ? "object" : missing[1]})` : issue.message;
 }
 
-function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, notes: string[]): CellInput {
+function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, imported: ImportedNotebook, limits: IpynbLimits): CellInput {
+  const notes = imported.notes;
   let id = cell.id;
   if (id === undefined || ids.has(id)) {
     if (id !== undefined) notes.push(`cells[${index}]: id ${id} was used twice; given a new id`);
@@ -56,16 +69,25 @@ function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, notes:
   }
   ids.add(id);
   const lab = cell.metadata?.mgpulab;
-  const common = { id, source: cell.source, template: lab?.template ?? null };
+  let template = lab?.template ?? null;
+  if (template !== null && !template.detached) {
+    // Only the catalog can vouch for attached code; until it does, the cell is the file's own text.
+    imported.templateClaims.push({ index, claimed: template });
+    template = { ...template, detached: true };
+  }
+  const common = { id, source: cell.source, template };
   switch (cell.cell_type) {
-    case "code":
+    case "code": {
+      const budgeted = budgetOutputs(cell.outputs, limits.outputBudget);
+      if (budgeted.elided.length > 0) notes.push(`cells[${index}]: elided to the lab's output budget: ${budgeted.elided.join("; ")}`);
       return {
         ...common,
         kind: "code",
-        outputs: cell.outputs.map(toCellOutput),
+        outputs: budgeted.outputs,
         executionCount: cell.execution_count ?? null,
         lastRun: lab?.lastRun ?? null,
       };
+    }
     case "markdown":
       return { ...common, kind: "markdown", outputs: [], executionCount: null, lastRun: null };
     case "raw":
@@ -74,27 +96,24 @@ function toCellInput(cell: NbformatCell, index: number, ids: Set<string>, notes:
   }
 }
 
-function toCellOutput(output: NbformatOutput): CellOutput {
-  switch (output.output_type) {
-    case "stream": {
-      const elided = parseElidedMarker(output.text);
-      if (elided !== null) return { kind: "elided", elidedBytes: elided };
-      return { kind: "stream", name: output.name, text: output.text };
-    }
-    case "execute_result":
-      return { kind: "result", executionCount: output.execution_count ?? 0, data: output.data };
-    case "display_data":
-      return { kind: "display", data: output.data };
-    case "error":
-      return { kind: "error", ename: output.ename, evalue: output.evalue, traceback: output.traceback };
-  }
-}
-
 export interface ImportOptions {
   ownerId: string;
   /** Used when the file has no title of its own (e.g. the file name without .ipynb). */
   title: string;
   limits?: IpynbLimits;
+  /** The scenario catalog: without it, every cell claiming an attached template is imported detached. */
+  templates?: TemplateRenderer;
+}
+
+/** Creates a notebook from a parsed file (templated cells settled first): all or nothing. */
+export async function saveImported(
+  notebooks: NotebookRepository,
+  imported: ImportedNotebook,
+  options: Omit<ImportOptions, "limits">,
+): Promise<{ notebook: StoredNotebook; notes: string[] }> {
+  const templateNotes = await settleTemplateClaims(imported.cells, imported.templateClaims, options.templates);
+  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells });
+  return { notebook, notes: [...imported.notes, ...templateNotes] };
 }
 
 /** Parses `input` and creates a notebook from it: all or nothing. */
@@ -103,7 +122,5 @@ export async function importIpynb(
   input: string | Uint8Array,
   options: ImportOptions,
 ): Promise<{ notebook: StoredNotebook; notes: string[] }> {
-  const imported = parseIpynb(input, options.limits);
-  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells });
-  return { notebook, notes: imported.notes };
+  return saveImported(notebooks, parseIpynb(input, options.limits), options);
 }

@@ -4,6 +4,7 @@
  */
 import { MAX_SOURCE_CHARS } from "../protocol/socket-api";
 import { MAX_CELLS } from "../notebook/notebook-ops";
+import { DEFAULT_OUTPUT_BUDGET, type OutputBudget } from "../notebook/output-recorder";
 
 export interface IpynbLimits {
   maxBytes: number;
@@ -15,6 +16,8 @@ export interface IpynbLimits {
   maxTracebackLines: number;
   maxMimeTypes: number;
   maxTitleChars: number;
+  /** What of each code cell's outputs is kept: the live budget, plus a bound on rich outputs. */
+  outputBudget: OutputBudget;
 }
 
 export const IPYNB_LIMITS: Readonly<IpynbLimits> = {
@@ -30,4 +33,12 @@ export const IPYNB_LIMITS: Readonly<IpynbLimits> = {
   maxTracebackLines: 10_000,
   maxMimeTypes: 64,
   maxTitleChars: 200,
+  outputBudget: {
+    // Stream text: exactly what a live run keeps (head + tail, elided count between).
+    ...DEFAULT_OUTPUT_BUDGET,
+    // One result, display or error: 2 Mi characters is a large plot or a 1.5 MB image as base64, or a
+    // few thousand rows of HTML; beyond that a page is slow to draw and no reader looks at it. An output
+    // over it keeps its small forms (text/plain, typically) and the rest is elided.
+    richOutputChars: 2 * 1024 * 1024,
+  },
 };

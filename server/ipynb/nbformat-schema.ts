@@ -6,17 +6,19 @@
 import { z } from "zod";
 import { cellTemplateSchema, lastRunSchema } from "../persistence/types";
 import type { IpynbLimits } from "./limits";
+import { TextParts } from "./text-parts";
 
-/** nbformat's multiline_string: a string or an array of strings, joined. */
-function multiline(maxChars: number) {
-  return z.unknown().transform((value, ctx): string => {
+/** nbformat's multiline_string: a string or an array of strings, checked, its parts kept apart. */
+function multilineParts(maxChars: number) {
+  return z.unknown().transform((value, ctx): TextParts => {
     if (typeof value === "string") {
-      if (value.length <= maxChars) return value;
+      if (value.length <= maxChars) return TextParts.of([value]);
       ctx.addIssue({ code: "custom", message: `longer than ${maxChars} characters` });
       return z.NEVER;
     }
     if (Array.isArray(value)) {
       let total = 0;
+      const parts: string[] = [];
       for (const [index, line] of value.entries()) {
         if (typeof line !== "string") {
           ctx.addIssue({ code: "custom", message: `expected a string or an array of strings; item ${index} is ${describe(line)}` });
@@ -27,12 +29,18 @@ function multiline(maxChars: number) {
           ctx.addIssue({ code: "custom", message: `longer than ${maxChars} characters` });
           return z.NEVER;
         }
+        parts.push(line);
       }
-      return value.join("");
+      return TextParts.of(parts);
     }
     ctx.addIssue({ code: "custom", message: `expected a string or an array of strings, got ${describe(value)}` });
     return z.NEVER;
   });
+}
+
+/** nbformat's multiline_string, joined (sources: bounded by the cell limit, kept whole). */
+function multiline(maxChars: number) {
+  return multilineParts(maxChars).transform((parts) => parts.text());
 }
 
 function describe(value: unknown): string {
@@ -48,13 +56,14 @@ function isJsonMime(mime: string): boolean {
 }
 
 export function nbformatSchema(limits: IpynbLimits) {
-  const text = multiline(limits.maxOutputChars);
+  // Output texts stay in parts: the importer keeps only what the output budget keeps.
+  const text = multilineParts(limits.maxOutputChars);
   const boundedString = (max: number) => z.string().max(max, `longer than ${max} characters`);
   const mimeBundle = z
     .record(z.string().max(255, "a mime type has at most 255 characters"), z.unknown())
     .refine((bundle) => Object.keys(bundle).length <= limits.maxMimeTypes, `more than ${limits.maxMimeTypes} mime types`)
-    .transform((bundle, ctx): Record<string, string> => {
-      const result: Record<string, string> = {};
+    .transform((bundle, ctx): Record<string, TextParts> => {
+      const result: Record<string, TextParts> = {};
       for (const [mime, value] of Object.entries(bundle)) {
         if (isJsonMime(mime) && typeof value !== "string") {
           const json = JSON.stringify(value) ?? "null";
@@ -62,7 +71,7 @@ export function nbformatSchema(limits: IpynbLimits) {
             ctx.addIssue({ code: "custom", message: `longer than ${limits.maxOutputChars} characters`, path: [mime] });
             return z.NEVER;
           }
-          result[mime] = json;
+          result[mime] = TextParts.of([json]);
           continue;
         }
         const parsed = text.safeParse(value);

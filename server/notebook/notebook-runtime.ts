@@ -221,13 +221,19 @@ export class NotebookRuntime {
     );
   }
 
+  /** Re-renders a detached cell from the catalog; refuses (nothing changes) when the catalog cannot render it. */
   private async reattach(cellId: string): Promise<void> {
     const cell = findCell(this.doc, cellId);
     if (!cell.template) throw new CommandError(`cell ${cell.id} is not rendered from a template`);
-    if (!cell.template.detached) return;
-    const sibling = attachedSiblings(this.doc, scenarioOf(cell.template.id))[0];
+    // An answer of ok must mean the code now comes from the catalog.
+    if (!cell.template.detached) throw new CommandError(`cell ${cell.id} is already attached to template ${cell.template.id}; there is nothing to reattach`);
+    const templateId = cell.template.id;
+    const sibling = attachedSiblings(this.doc, scenarioOf(templateId))[0];
     const values = sibling?.template.parameters ?? cell.template.parameters;
-    const rendered = await (this.options.templates ?? NO_TEMPLATES).render(cell.template.id, values);
+    const rendered = await (this.options.templates ?? NO_TEMPLATES).render(templateId, values).catch((error: unknown) => {
+      // The template may be unknown to this catalog or its values invalid (an imported file's claim): say which cell and why.
+      throw error instanceof CommandError ? new CommandError(`cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
+    });
     if (this.doc.cells.includes(cell)) await this.applyTemplate(cell, rendered.source, rendered.template);
   }
 

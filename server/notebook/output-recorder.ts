@@ -2,7 +2,9 @@
  * Keeps one cell run's outputs within a memory budget: the first `headChars`
  * of stream text are kept whole, then only the last `tailChars`, with a count
  * of what was elided between. Rich outputs (results, errors, images) are
- * never dropped. Pure: no timers, no sockets.
+ * kept whole, unless the budget bounds them too (`richOutputChars`): then an
+ * oversized one keeps what fits and is followed by an elided marker. Pure: no
+ * timers, no sockets. Imported .ipynb outputs go through the same recorder.
  */
 import type { CellOutput } from "../protocol/notebook-model";
 
@@ -15,6 +17,8 @@ export interface StreamSegment {
 export interface OutputBudget {
   headChars: number;
   tailChars: number;
+  /** At most this many characters of one rich output (its mime values, or an error's text); unset: no bound. */
+  richOutputChars?: number;
 }
 
 export const DEFAULT_OUTPUT_BUDGET: OutputBudget = { headChars: 256 * 1024, tailChars: 64 * 1024 };
@@ -66,13 +70,14 @@ export class OutputRecorder {
 
   output(output: CellOutput): RecorderChange[] {
     const changes: RecorderChange[] = [];
-    // While overflowing, a rich output goes after the tail in order; it is kept whole.
+    // While overflowing, a rich output goes after the tail in order.
     if (this.overflowing) {
       if (this.elidedChars > 0 || this.tail.length > 0) changes.push({ kind: "frozen", elided: this.elidedChars, segments: this.tailSegments() });
       this.flushTailIntoHead();
     }
-    this.head.push(output);
-    changes.push({ kind: "output", output });
+    const kept = this.budget.richOutputChars === undefined ? [output] : fitRichOutput(output, this.budget.richOutputChars);
+    this.head.push(...kept);
+    for (const each of kept) changes.push({ kind: "output", output: each });
     return changes;
   }
 
@@ -127,6 +132,52 @@ export class OutputRecorder {
     // Output after this point starts a new head budget only once the old one is used up again.
     this.overflowing = true;
   }
+}
+
+/** Characters a rich output holds: what its budget counts. */
+export function richOutputChars(output: CellOutput): number {
+  switch (output.kind) {
+    case "result":
+    case "display":
+      return Object.values(output.data).reduce((sum, value) => sum + value.length, 0);
+    case "error":
+      return output.ename.length + output.evalue.length + output.traceback.reduce((sum, line) => sum + line.length, 0);
+    default:
+      return 0; // streams have their own budget; elided markers and hang reports are small
+  }
+}
+
+/**
+ * An output within `max` characters: a bundle keeps its smallest values that
+ * fit together (its text/plain form, typically) and drops the large ones; an
+ * error keeps its name, value and the last traceback lines that fit. What was
+ * dropped is counted in an elided marker after it.
+ */
+function fitRichOutput(output: CellOutput, max: number): CellOutput[] {
+  const total = richOutputChars(output);
+  if (total <= max) return [output];
+  if (output.kind === "result" || output.kind === "display") {
+    const bySize = Object.entries(output.data).sort(([, a], [, b]) => a.length - b.length);
+    const keep = new Set<string>();
+    let used = 0;
+    for (const [mime, value] of bySize) {
+      if (used + value.length > max) break;
+      keep.add(mime);
+      used += value.length;
+    }
+    const elided: CellOutput = { kind: "elided", elidedBytes: total - used };
+    if (keep.size === 0) return [elided];
+    const data = Object.fromEntries(Object.entries(output.data).filter(([mime]) => keep.has(mime)));
+    return [{ ...output, data }, elided];
+  }
+  if (output.kind === "error") {
+    let used = output.ename.length + output.evalue.length;
+    if (used > max) return [{ kind: "elided", elidedBytes: total }];
+    let first = output.traceback.length;
+    while (first > 0 && used + output.traceback[first - 1]!.length <= max) used += output.traceback[--first]!.length;
+    return [{ ...output, traceback: output.traceback.slice(first) }, { kind: "elided", elidedBytes: total - used }];
+  }
+  return [output];
 }
 
 function cutBeforeSurrogate(text: string, at: number): string {
