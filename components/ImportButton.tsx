@@ -1,7 +1,8 @@
 "use client";
-/** Import a Jupyter .ipynb file: pick it, send its text to the server, open the new notebook. */
+/** Import a Jupyter .ipynb file: pick it, send its text to the server, open the new notebook (with the import's notes). */
 import { useRouter } from "next/navigation";
 import { useRef, useState } from "react";
+import { importNotesKey } from "./model/lab-client";
 import type { NotebookListController } from "./model/notebook-list";
 
 interface Props {
@@ -23,9 +24,12 @@ export default function ImportButton({ list }: Props) {
       list.reportError(`Could not read ${file.name}: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    const id = await list.importFile(file.name, text);
+    const imported = await list.importFile(file.name, text);
     setBusy(false);
-    if (id !== null) router.push(`/notebooks/${encodeURIComponent(id)}`);
+    if (imported === null) return;
+    // The notebook page shows what did not survive the import as it was.
+    if (imported.notes.length > 0) sessionStorage.setItem(importNotesKey(imported.id), JSON.stringify(imported.notes));
+    router.push(`/notebooks/${encodeURIComponent(imported.id)}`);
   };
 
   return (

@@ -14,6 +14,8 @@ import { notebookExportPath } from "../server/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
+import ImportNotes from "./ImportNotes";
+import { takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
 import KernelStatusBadge from "./KernelStatusBadge";
 import { NotebookController } from "./model/notebook-controller";
@@ -41,6 +43,8 @@ function browserDrafts(): Storage | null {
 
 export default function Notebook({ notebookId }: Props) {
   const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() }, confirm: (question) => window.confirm(question) }));
+  const [importNotes, setImportNotes] = useState<string[] | null>(null);
+  useEffect(() => setImportNotes(takeImportNotes(sessionStorage, notebookId)), [notebookId]);
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   const container = useRef<HTMLDivElement>(null);
   const { doc, ui } = state;
@@ -152,6 +156,7 @@ export default function Notebook({ notebookId }: Props) {
           connected={connected}
         />
         {doc?.deleted === true && <DeletedBanner onRestore={() => controller.restore()} />}
+        {importNotes !== null && <ImportNotes notes={importNotes} onDismiss={() => setImportNotes(null)} />}
       </div>
       <div
         ref={container}

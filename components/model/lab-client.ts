@@ -42,9 +42,10 @@ export class SocketLabTransport implements LabTransport {
   }
 }
 
-export type ImportResult = { ok: true; id: string } | { ok: false; error: string };
+/** `notes`: what did not survive the import as it was (cut outputs, cells imported detached…). */
+export type ImportResult = { ok: true; id: string; notes: string[] } | { ok: false; error: string };
 
-const importCreated = z.object({ id: z.string().min(1) });
+const importCreated = z.object({ id: z.string().min(1), notes: z.array(z.string()).default([]) });
 const importRefused = z.object({ error: z.string() });
 
 /** The title an imported file gets: its name without the extension. */
@@ -66,7 +67,7 @@ export async function importNotebook(text: string, fileName: string, fetchImpl: 
   const body = await readJson(response);
   if (response.status === 201 || response.ok) {
     const created = importCreated.safeParse(body);
-    return created.success ? { ok: true, id: created.data.id } : { ok: false, error: "the server accepted the file but sent no notebook id" };
+    return created.success ? { ok: true, id: created.data.id, notes: created.data.notes } : { ok: false, error: "the server accepted the file but sent no notebook id" };
   }
   const refused = importRefused.safeParse(body);
   return { ok: false, error: refused.success ? refused.data.error : `the server answered ${response.status} ${response.statusText}`.trim() };
@@ -76,6 +77,27 @@ async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   try {
     return JSON.parse(text);
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
+  }
+}
+
+/** Where the import's notes wait for the notebook page that shows them (this tab only). */
+export function importNotesKey(notebookId: string): string {
+  return `mgpulab:import-notes:${notebookId}`;
+}
+
+const storedNotes = z.array(z.string()).max(10_000);
+
+/** The notes an import left for this notebook, read once (null when there are none or they are unreadable). */
+export function takeImportNotes(storage: Pick<Storage, "getItem" | "removeItem">, notebookId: string): string[] | null {
+  const raw = storage.getItem(importNotesKey(notebookId));
+  if (raw === null) return null;
+  storage.removeItem(importNotesKey(notebookId));
+  try {
+    const parsed = storedNotes.safeParse(JSON.parse(raw));
+    return parsed.success && parsed.data.length > 0 ? parsed.data : null;
   } catch (err) {
     if (err instanceof SyntaxError) return null;
     throw err;

@@ -152,13 +152,14 @@ export class NotebookListController {
   }
 
   /** Import an .ipynb file's text; the new notebook's id, or null with the server's reason shown. */
-  async importFile(fileName: string, text: string): Promise<string | null> {
+  /** The new notebook's id and the import's notes, or null (the error is on the page). */
+  async importFile(fileName: string, text: string): Promise<{ id: string; notes: string[] } | null> {
     const result = await this.importer(text, fileName);
     if (!result.ok) {
       this.update({ error: `Import of ${fileName} failed: ${result.error}` });
       return null;
     }
-    return result.id;
+    return { id: result.id, notes: result.notes };
   }
 
   /** Tell the page about a failure that happened outside the server's answers (reading a file). */

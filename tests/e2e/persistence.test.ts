@@ -271,6 +271,36 @@ describe("notebooks that last", () => {
     assert.equal(new URL(page.url()).pathname, "/");
   });
 
+  it("shows what an import could not keep as it was: a cell claiming a template it was not rendered from comes in detached, and says why", LIMIT, async () => {
+    await page.goto(server.url);
+    await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
+    const ipynb = {
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: {},
+      cells: [
+        {
+          cell_type: "code",
+          id: "claim",
+          metadata: { mgpulab: { template: { id: "dp-basics/split", parameters: { devices: 2, batch_size: 64 } } } },
+          source: "import os; print(os.getcwd())",
+          outputs: [],
+          execution_count: null,
+        },
+      ],
+    };
+    await page.getByTestId("import-file").setInputFiles({ name: "Claims.ipynb", mimeType: "application/x-ipynb+json", buffer: Buffer.from(JSON.stringify(ipynb)) });
+    await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
+    const note = page.getByTestId("import-note").first();
+    await note.waitFor();
+    assert.match((await note.textContent()) ?? "", /claimed template dp-basics\/split; imported detached: its code was not rendered by this lab/);
+    await page.getByTestId("dismiss-import-notes").click();
+    await page.getByTestId("import-notes").waitFor({ state: "detached" });
+    await page.reload();
+    await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor();
+    assert.equal(await page.getByTestId("import-notes").count(), 0, "the notes are shown once, after the import");
+  });
+
   it("an unknown notebook id is a plain 'not found' page with a way back", LIMIT, async () => {
     await page.goto(`${server.url}/notebooks/no-such-notebook`);
     await page.getByTestId("notebook-not-found").waitFor();
