@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
-import { importNotebook } from "../../components/model/lab-client";
+import { importNotebook, importNotesKey, takeImportNotes } from "../../components/model/lab-client";
 import { NotebookListController } from "../../components/model/notebook-list";
 import type { NotebookListItem } from "../../server/protocol/notebook-model";
 import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
@@ -188,8 +188,20 @@ describe("importNotebook", () => {
     };
   };
 
-  it("returns the new id on 201", async () => {
-    assert.deepEqual(await importNotebook("{raw}", "My run.ipynb", respond(201, '{"id":"nb-9"}')), { ok: true, id: "nb-9" });
+  it("returns the new id on 201, with the import's notes", async () => {
+    assert.deepEqual(await importNotebook("{raw}", "My run.ipynb", respond(201, '{"id":"nb-9"}')), { ok: true, id: "nb-9", notes: [] });
+    assert.deepEqual(await importNotebook("{raw}", "My run.ipynb", respond(201, '{"id":"nb-9","notes":["cells[0]: cut"]}')), { ok: true, id: "nb-9", notes: ["cells[0]: cut"] });
+  });
+
+  it("hands the notes to the notebook page once, and ignores unreadable ones", () => {
+    const store = new Map<string, string>();
+    const storage = { getItem: (key: string) => store.get(key) ?? null, removeItem: (key: string) => void store.delete(key) };
+    store.set(importNotesKey("nb-9"), JSON.stringify(["cells[0]: imported detached"]));
+    assert.deepEqual(takeImportNotes(storage, "nb-9"), ["cells[0]: imported detached"]);
+    assert.equal(takeImportNotes(storage, "nb-9"), null, "read once");
+    store.set(importNotesKey("nb-9"), "{not json");
+    assert.equal(takeImportNotes(storage, "nb-9"), null);
+    assert.equal(store.size, 0);
   });
 
   it("passes the server's reason on 400, and says what it got otherwise", async () => {
