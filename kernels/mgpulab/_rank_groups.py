@@ -19,6 +19,7 @@ from mgpulab_kernel.diagnostics import pid_alive
 from ._relay import LineLabeller, RankIO
 
 KILL_WAIT_S = 5.0
+MONITOR_INTERVAL_S = 0.1  # how often torchrun's agent looks at its workers (it exits this long after them)
 
 
 def agent_store(timeout_s: Optional[float]) -> Any:
@@ -91,10 +92,13 @@ class TorchrunGroup:
         command = command or [sys.executable, "-m", "torch.distributed.run"]
         argv = [*command, "--nnodes=1", f"--nproc_per_node={spec.nprocs}",
                 f"--master_addr={spec.master_addr}", f"--master_port={spec.master_port}", *flags,
-                "--max_restarts=0", "--monitor_interval=1", "-m", "mgpulab._rank", spec_path]
+                "--max_restarts=0", f"--monitor_interval={MONITOR_INTERVAL_S}", "-m", "mgpulab._rank", spec_path]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_child_sys_path())
         env.update(_rank.single_host_env(env))
+        # torchrun sets OMP_NUM_THREADS=1 itself, with a warning on every launch, unless it is set;
+        # the ranks set their torch threads from the spec anyway
+        env.setdefault("OMP_NUM_THREADS", str(spec.num_threads or 1))
         self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      preexec_fn=_ignore_sigquit)
         assert self.proc.stderr is not None
