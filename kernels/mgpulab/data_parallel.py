@@ -310,7 +310,8 @@ class EmulatedDataParallel(nn.Module):
             t1 = time.perf_counter()
             if len(self.device_ids) == 1:
                 log = _ApplyLog(1, t0, cuda=self._cuda)
-                with on_device(self.device_ids[0], self._naming()):
+                where = torch.cuda.device(self._targets[0]) if self._cuda else contextlib.nullcontext()
+                with on_device(self.device_ids[0], self._naming()), where:
                     output = log.run(0, self.module, tuple(inputs[0]), kwargs[0])
                 t2 = time.perf_counter()
                 self._record(t0, t1, t1, t2, t2, log, inputs, kwargs, [output], output, [self.module])
