@@ -155,7 +155,7 @@ def backend_hint(message: str, spec: RankSpec) -> Optional[str]:
     if "No backend type associated with device type cpu" in message:
         return ("this rank's tensors are on the CPU but its process group is NCCL, which takes CUDA tensors only: "
                 "move the model and data to lab.devices.rank_device(), or launch with placement='cpu' "
-                "(CPU ranks over gloo)")
+                "(CPU ranks over gloo; in a cell: %%ranks N --placement cpu)")
     if "Duplicate GPU detected" in message:
         return ("NCCL refuses two ranks on one GPU: put each rank on lab.devices.rank_device(), or leave the "
                 "backend to the lab (ranks that share a GPU get gloo)")

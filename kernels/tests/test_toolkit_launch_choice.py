@@ -80,3 +80,12 @@ def test_a_rank_keeps_the_users_own_gloo_interface(monkeypatch, capsys):
     result = lab.launch_code("import os\nprint('if', os.environ['GLOO_SOCKET_IFNAME'])\n", 1, **LIMITS)
     assert result.ok, result.summary
     assert "[rank 0] if users-if0" in capsys.readouterr().out
+
+
+def test_a_ranks_cell_can_ask_for_cpu_ranks():
+    from mgpulab_kernel import magics
+    options, body = magics.split_ranks_cell("%%ranks 2 --placement cpu\nprint(1)\n")
+    assert (options.nprocs, options.placement, body) == (2, "cpu", "\nprint(1)\n")
+    assert magics.split_ranks_cell("%%ranks 2\nx\n")[0].placement == "auto"
+    with pytest.raises(magics.MagicError, match="invalid choice: 'gpu'"):
+        magics.split_ranks_cell("%%ranks 2 --placement gpu\nx\n")
