@@ -1,28 +1,37 @@
 """Multi-GPU Lab experiment toolkit — ``import mgpulab as lab``.
 
 Devices
-    ``lab.device_mode(count=None, engine="DataParallel") -> dict`` — what a run
-    uses here, with an honest ``label`` ("2× cpu, emulated DataParallel …" or
-    "4× NVIDIA H100, CUDA, DataParallel"); ``lab.DeviceMode``.
+    ``lab.device_mode(count=None, engine="DataParallel", *, placement="auto",
+    backend=None) -> dict`` — the device plan for a run here (one decision,
+    :func:`mgpulab.plan.plan`, used by everything below), with an honest
+    ``label`` ("2× cpu, emulated DataParallel …", "4× NVIDIA H100, CUDA,
+    DataParallel", "4 virtual devices on 1× NVIDIA H100 (streams), emulated
+    DataParallel; …"); ``lab.DeviceMode`` (= ``lab.DevicePlan``), ``lab.PlanError``.
+    ``placement``: "auto" (the GPUs, shared when there are fewer than
+    devices; the CPU emulation without one), "cuda", or "cpu".
 DataParallel
     ``lab.DataParallel(module, device_ids=None, output_device=None, dim=0, *,
-    emulate=None, keep_replicas=False)`` — real ``nn.DataParallel`` on CUDA,
-    a faithful emulation on CPU; ``.last_phases`` is a ``lab.PhaseTimes``.
+    placement=None, emulate=None, keep_replicas=False)`` — real
+    ``nn.DataParallel`` with one GPU per device, the emulation on virtual
+    devices sharing the GPUs (CUDA streams) or on the CPU; ``.last_phases``
+    is a ``lab.PhaseTimes``, ``.device_mode`` the plan.
 Multi-process (DDP)
     ``lab.launch(fn, nprocs, *, args=(), kwargs=None, backend=None,
-    timeout_s=120, time_limit_s=None, hang_timeout_s=None, launcher="auto")``,
+    placement="auto", timeout_s=120, time_limit_s=None, hang_timeout_s=None,
+    launcher="auto")``,
     ``lab.launch_script(path, nprocs, argv=())``, ``lab.launch_code(source,
     nprocs)`` -> ``lab.LaunchResult``; inside a rank ``lab.rank()``,
     ``lab.world_size()``, ``lab.local_rank()``.
 Measuring
     ``lab.StepTimer(model)`` (phases data/forward/backward/comm/optimizer,
-    samples, memory, per device); ``lab.log(step, loss=None, **values)``;
+    samples, memory, per device; never synchronises the GPU inside a step);
+    ``lab.log(step, loss=None, **values)`` (CUDA values read without a sync);
     ``lab.beat(step)`` (heartbeat); ``lab.set_run_id(run_id)``.
 Inspecting
     ``lab.replica_state(dp_model)``, ``lab.rank_state(ddp_model)`` ->
     ``lab.StateTable`` (``.render()``, ``.diverged()``, ``.to_dict()``).
-Submodules: ``devices``, ``data_parallel``, ``launcher``, ``timing``,
-``metrics``, ``heartbeat``, ``watchdog``, ``inspect``.
+Submodules: ``devices``, ``plan``, ``data_parallel``, ``launcher``, ``timing``,
+``metrics``, ``heartbeat``, ``watchdog``, ``inspect``, ``gpu_monitor``.
 
 Attributes load on first use, so ``import mgpulab`` does not import torch.
 """
@@ -33,6 +42,8 @@ from typing import Any, Dict, Tuple
 
 _EXPORTS: Dict[str, Tuple[str, str]] = {
     "DeviceMode": ("devices", "DeviceMode"),
+    "DevicePlan": ("plan", "DevicePlan"),
+    "PlanError": ("plan", "PlanError"),
     "detect_devices": ("devices", "detect"),
     "DataParallel": ("data_parallel", "DataParallel"),
     "EmulatedDataParallel": ("data_parallel", "EmulatedDataParallel"),
@@ -55,7 +66,8 @@ _EXPORTS: Dict[str, Tuple[str, str]] = {
     "world_size": ("_env", "world_size"),
     "local_rank": ("_env", "local_rank"),
 }
-_SUBMODULES = {"devices", "data_parallel", "launcher", "timing", "metrics", "heartbeat", "watchdog", "inspect"}
+_SUBMODULES = {"devices", "plan", "data_parallel", "launcher", "timing", "metrics", "heartbeat", "watchdog", "inspect",
+               "gpu_monitor"}
 
 __all__ = sorted([*_EXPORTS, "device_mode", *_SUBMODULES])
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import torch
 
@@ -27,14 +27,21 @@ def current_device() -> Optional[int]:
     return getattr(_state, "device", None)
 
 
+def device_name(index: int) -> str:
+    """How error messages name emulated device ``index`` on this thread ("cpu:1", "virtual device 1 (cuda:0)")."""
+    naming = getattr(_state, "naming", None)
+    return naming(index) if naming is not None else f"cpu:{index}"
+
+
 @contextlib.contextmanager
-def on_device(index: int) -> Iterator[None]:
-    previous = current_device()
+def on_device(index: int, naming: Optional[Callable[[int], str]] = None) -> Iterator[None]:
+    previous, previous_naming = current_device(), getattr(_state, "naming", None)
     _state.device = index
+    _state.naming = naming
     try:
         yield
     finally:
-        _state.device = previous
+        _state.device, _state.naming = previous, previous_naming
 
 
 class EmulatedDeviceMismatch(RuntimeError):
@@ -80,7 +87,7 @@ class OnOtherDevice(torch.Tensor):
 def mismatch_message(owner: str, here: int, home: int) -> str:
     return (
         f"Expected all tensors to be on the same device, but found at least two devices, "
-        f"cpu:{here} and cpu:{home}! (emulated devices)\n"
+        f"{device_name(here)} and {device_name(home)}! (emulated devices)\n"
         f"[mgpulab] `{owner}` is a plain tensor attribute, not a registered parameter or "
         f"buffer. DataParallel's replicate() copies parameters and buffers to every device "
         f"but only copies the reference to other attributes, so replica {here} still "

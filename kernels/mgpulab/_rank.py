@@ -18,9 +18,9 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
-from . import _channel, _env, heartbeat, metrics
+from . import _channel, _env, devices, heartbeat, metrics
 
 
 @dataclass
@@ -43,6 +43,8 @@ class RankSpec:
     master_port: int = 0
     num_threads: Optional[int] = None
     cuda: bool = False
+    devices: Tuple[str, ...] = ()  # the plan's device of each (local) rank: "cuda:0", "cpu"
+    init_backend: Optional[str] = None  # what init_process_group gets (default: backend)
 
 
 def stack_file(stack_dir: str, rank: int) -> str:
@@ -60,7 +62,28 @@ def spawn_entry(local_rank: int, spec: RankSpec) -> None:
         MASTER_ADDR=spec.master_addr, MASTER_PORT=str(spec.master_port), RANK=str(local_rank),
         WORLD_SIZE=str(spec.nprocs), LOCAL_RANK=str(local_rank), LOCAL_WORLD_SIZE=str(spec.nprocs),
         GROUP_RANK="0", TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0")
+    os.environ.update(single_host_env(os.environ))
     _exit(run_rank(local_rank, spec))
+
+
+def single_host_env(env: Any) -> dict:
+    """What every rank of a one-host launch should have unless the user set it: gloo on the
+    loopback interface, so it never resolves the host's name (slow where there is no DNS)."""
+    out = {}
+    if "GLOO_SOCKET_IFNAME" not in env:
+        loopback = _loopback_interface()
+        if loopback is not None:
+            out["GLOO_SOCKET_IFNAME"] = loopback
+    return out
+
+
+def _loopback_interface() -> Optional[str]:
+    import socket
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except (AttributeError, OSError):
+        return None
+    return next((name for name in ("lo", "lo0") if name in names), None)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -84,6 +107,9 @@ def _exit(code: int) -> None:
 
 
 def run_rank(rank: int, spec: RankSpec) -> int:
+    local = _env.local_rank()
+    if 0 <= local < len(spec.devices):
+        os.environ[devices.RANK_DEVICE_ENV] = spec.devices[local]  # lab.devices.rank_device() reads it
     heartbeat.install_stack_dump(stack_file(spec.stack_dir, rank))
     _die_with_parent()
     ctl = _channel.RankChannel(_channel.connect(spec.socket_path, spec.token, "ctl", rank))
@@ -112,15 +138,35 @@ def run_rank(rank: int, spec: RankSpec) -> int:
         ctl.send(("error", "SystemExit", f"exit code {code}", ""))
         return code
     except BaseException as error:  # report every failure, KeyboardInterrupt included
+        metrics.flush_deferred(block=False)  # what the device already finished; never wait on a failed run
         text = _user_traceback(error)
+        hint = backend_hint(str(error), spec)
+        if hint:
+            text += f"[mgpulab] {hint}\n"
         sys.stderr.write(text)
-        ctl.send(("error", type(error).__name__, str(error), text))
+        ctl.send(("error", type(error).__name__, f"{error}{f' — {hint}' if hint else ''}", text))
         _flush()
         return 1
     return _finish(ctl, spec, result)
 
 
+def backend_hint(message: str, spec: RankSpec) -> Optional[str]:
+    """What to do about a backend that does not fit where this rank keeps its tensors (None: not that)."""
+    if "No backend type associated with device type cpu" in message:
+        return ("this rank's tensors are on the CPU but its process group is NCCL, which takes CUDA tensors only: "
+                "move the model and data to lab.devices.rank_device(), or launch with placement='cpu' "
+                "(CPU ranks over gloo; in a cell: %%ranks N --placement cpu)")
+    if "Duplicate GPU detected" in message:
+        return ("NCCL refuses two ranks on one GPU: put each rank on lab.devices.rank_device(), or leave the "
+                "backend to the lab (ranks that share a GPU get gloo)")
+    if "No backend type associated with device type cuda" in message:
+        return ("this rank's tensors are on a GPU but its process group is gloo on the CPU: keep them on "
+                "lab.devices.rank_device(), or launch with placement='auto'")
+    return None
+
+
 def _finish(ctl: _channel.RankChannel, spec: RankSpec, result: Any) -> int:
+    metrics.flush_deferred(block=True)  # values and step frames still waiting for the device
     try:
         blob = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:  # unpicklable result: say so instead of dying silently
@@ -157,16 +203,29 @@ def _call(spec: RankSpec) -> Any:
 
 
 def _init_process_group(spec: RankSpec) -> None:
+    import torch
     import torch.distributed as dist
-    if spec.cuda:
-        import torch
-        torch.cuda.set_device(_env.local_rank())
-    if spec.backend == "nccl":
-        # without async error handling NCCL ignores the process-group timeout
+    device = devices.rank_device()
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    backend = spec.init_backend or spec.backend
+    if "nccl" in backend:
+        # without async error handling NCCL ignores the process-group timeout; torch < 2.2 reads the old
+        # name, which 2.x reports as deprecated, so it is set only there
         os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
-        os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
+        if _torch_before(2, 2):
+            os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
     options = {} if spec.timeout_s is None else {"timeout": timedelta(seconds=spec.timeout_s)}
-    dist.init_process_group(spec.backend, init_method="env://", **options)
+    dist.init_process_group(backend, init_method="env://", **options)
+
+
+def _torch_before(major: int, minor: int) -> bool:
+    import torch
+    parts = torch.__version__.split("+")[0].split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) < (major, minor)
+    except (IndexError, ValueError):
+        return False
 
 
 def _redirect_output(spec: RankSpec, rank: int) -> int:

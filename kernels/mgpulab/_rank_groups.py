@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import _rank
 from mgpulab_kernel.diagnostics import pid_alive
@@ -19,6 +19,7 @@ from mgpulab_kernel.diagnostics import pid_alive
 from ._relay import LineLabeller, RankIO
 
 KILL_WAIT_S = 5.0
+MONITOR_INTERVAL_S = 0.1  # how often torchrun's agent looks at its workers (it exits this long after them)
 
 
 def agent_store(timeout_s: Optional[float]) -> Any:
@@ -82,7 +83,7 @@ class TorchrunGroup:
     """Ranks started by torchrun (the agent is our child; ranks are its children)."""
 
     def __init__(self, spec: _rank.RankSpec, run_dir: str, command: Optional[List[str]], io: RankIO,
-                 write_err: Callable[[str], None]) -> None:
+                 write_err: Callable[[str], None], flags: Sequence[str] = ()) -> None:
         self.nprocs = spec.nprocs
         spec_path = os.path.join(run_dir, "spec.pkl")
         fd = os.open(spec_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -90,10 +91,14 @@ class TorchrunGroup:
             pickle.dump(spec, handle)
         command = command or [sys.executable, "-m", "torch.distributed.run"]
         argv = [*command, "--nnodes=1", f"--nproc_per_node={spec.nprocs}",
-                f"--master_addr={spec.master_addr}", f"--master_port={spec.master_port}",
-                "--max_restarts=0", "--monitor_interval=1", "-m", "mgpulab._rank", spec_path]
+                f"--master_addr={spec.master_addr}", f"--master_port={spec.master_port}", *flags,
+                "--max_restarts=0", f"--monitor_interval={MONITOR_INTERVAL_S}", "-m", "mgpulab._rank", spec_path]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_child_sys_path())
+        env.update(_rank.single_host_env(env))
+        # torchrun sets OMP_NUM_THREADS=1 itself, with a warning on every launch, unless it is set;
+        # the ranks set their torch threads from the spec anyway
+        env.setdefault("OMP_NUM_THREADS", str(spec.num_threads or 1))
         self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      preexec_fn=_ignore_sigquit)
         assert self.proc.stderr is not None

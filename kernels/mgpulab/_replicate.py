@@ -10,9 +10,10 @@ set per replica. What ``Broadcast`` / ``comm.broadcast_coalesced`` do on GPUs:
   updates made in forward on replica 0 (BatchNorm running stats, an in-place
   counter ``self.n += 1`` on a buffer) reach the original module, exactly as
   DataParallel documents;
-* replicas 1..n-1: parameters are differentiable copies (``clone``; gradients
-  flow back to the originals), buffers are detached copies. Updates there,
-  and any attribute rebinding on any replica, are lost after forward.
+* replicas 1..n-1: parameters are differentiable copies (``clone``, or ``to``
+  the replica's GPU for virtual devices; gradients flow back to the
+  originals), buffers are detached copies. Updates there, and any attribute
+  rebinding on any replica, are lost after forward.
 
 Emulation only: plain tensor attributes are wrapped on replicas 1..n-1 so that
 using them raises the GPU's cross-device error (see ``_emulated_device``).
@@ -20,7 +21,7 @@ using them raises the GPU's cross-device error (see ``_emulated_device``).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 from torch import nn
@@ -28,15 +29,24 @@ from torch import nn
 from ._emulated_device import wrap_attribute
 
 
-def _broadcast(tensors: List[torch.Tensor], count: int, detach: bool) -> List[List[torch.Tensor]]:
+def _copy(tensor: torch.Tensor, target: Optional[torch.device]) -> torch.Tensor:
+    """A differentiable copy on ``target`` (a clone where it already lives)."""
+    if target is None or tensor.device == target:
+        return tensor.clone()
+    return tensor.to(target, copy=True)
+
+
+def _broadcast(tensors: List[torch.Tensor], count: int, detach: bool,
+               targets: Optional[Sequence[torch.device]] = None) -> List[List[torch.Tensor]]:
     if not tensors:
         return [[] for _ in range(count)]
+    where = list(targets) if targets is not None else [None] * count
     if detach:
         first = list(tensors)
-        rest = [[t.detach().clone() for t in tensors] for _ in range(1, count)]
+        rest = [[_copy(t.detach(), where[j]) for t in tensors] for j in range(1, count)]
     else:
         first = [t.view_as(t) for t in tensors]
-        rest = [[t.clone() for t in tensors] for _ in range(1, count)]
+        rest = [[_copy(t, where[j]) for t in tensors] for j in range(1, count)]
     return [first] + rest
 
 
@@ -49,8 +59,13 @@ def _check_replicatable(network: nn.Module) -> None:
         raise RuntimeError("Cannot replicate network where python modules are childrens of ScriptModule")
 
 
-def replicate(network: nn.Module, devices: Sequence[int], detach: bool = False) -> List[nn.Module]:
-    """One replica of ``network`` per emulated device index in ``devices``."""
+def replicate(network: nn.Module, devices: Sequence[int], detach: bool = False,
+              targets: Optional[Sequence[torch.device]] = None) -> List[nn.Module]:
+    """One replica of ``network`` per emulated device index in ``devices``.
+
+    ``targets``: the torch device each replica's copies go to (virtual devices on
+    GPUs); None keeps them where the originals are (the CPU emulation).
+    """
     _check_replicatable(network)
     if not devices:
         return []
@@ -59,15 +74,15 @@ def replicate(network: nn.Module, devices: Sequence[int], detach: bool = False) 
 
     params = list(network.parameters())
     param_indices = {p: i for i, p in enumerate(params)}
-    param_copies = _broadcast(params, count, detach)
+    param_copies = _broadcast(params, count, detach, targets)
 
     buffers = list(network.buffers())
     buffers_rg = [b for b in buffers if b.requires_grad and not detach]
     buffers_not_rg = [b for b in buffers if not (b.requires_grad and not detach)]
     indices_rg = {b: i for i, b in enumerate(buffers_rg)}
     indices_not_rg = {b: i for i, b in enumerate(buffers_not_rg)}
-    copies_rg = _broadcast(buffers_rg, count, detach)
-    copies_not_rg = _broadcast(buffers_not_rg, count, True)
+    copies_rg = _broadcast(buffers_rg, count, detach, targets)
+    copies_not_rg = _broadcast(buffers_not_rg, count, True, targets)
 
     modules = list(network.modules())
     module_indices: Dict[nn.Module, int] = {}

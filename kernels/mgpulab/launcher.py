@@ -1,12 +1,24 @@
 """Run a function, script or source on N ranks (DDP), supervised.
 
-Launchers: ``torchrun`` (``python -m torch.distributed.run``) where it works,
-``torch.multiprocessing.start_processes`` (spawn) with env-var rendezvous
-where it does not — Debian's torch 1.13 on Python 3.11 has a broken torchrun
-(see :func:`torchrun_status`). The launcher used, and why, is in the result.
+Where the ranks run is the device plan (:func:`mgpulab.devices.detect` for
+DDP): one GPU per rank over NCCL when the host has them (with gloo for CPU
+tensors where torch supports ``"cpu:gloo,cuda:nccl"``), ranks sharing the
+GPUs over gloo when there are more ranks than GPUs, CPU ranks over gloo
+without a GPU or with ``placement="cpu"``. The echo line and
+``LaunchResult.device_mode`` are that plan; each rank gets its device in
+``$MGPULAB_DEVICE`` (``lab.devices.rank_device()``).
+
+Launchers: ``torchrun`` (``python -m torch.distributed.run``) where it works
+and is quick, ``torch.multiprocessing.start_processes`` (spawn) with env-var
+rendezvous otherwise. Debian's torch 1.13 on Python 3.11 has a broken torchrun
+(see :func:`torchrun_status`); torch 2.x's torchrun calls
+``socket.getfqdn()`` for every agent event, which waits on DNS timeouts on a
+host without DNS (see :func:`name_resolution_s`). The launcher used, and why,
+is in the result. Both rendezvous on 127.0.0.1; gloo uses the loopback
+interface (``GLOO_SOCKET_IFNAME``) so it never resolves the host's name.
 
 In every rank (see ``_rank.py``): the default process group is initialised
-(gloo on CPU, NCCL on CUDA, ``timeout_s``) unless ``init_process_group=False``;
+(the plan's backend, ``timeout_s``) unless ``init_process_group=False``;
 stdout/stderr reach the caller's ``sys.stdout``/``sys.stderr`` as lines
 prefixed ``[rank N] ``; protocol frames (metrics) go straight to the
 inherited fd 1 with the kernel's nonce; SIGQUIT dumps every thread's stack.
@@ -30,8 +42,11 @@ import os
 import pickle
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -40,10 +55,13 @@ from ._rank_groups import SpawnGroup, TorchrunGroup, agent_store, free_port
 from ._relay import RankIO
 from ._supervisor import RankOutcome, Supervisor
 
-__all__ = ["launch", "launch_script", "launch_code", "torchrun_status", "LaunchResult", "RankOutcome"]
+__all__ = ["launch", "launch_script", "launch_code", "torchrun_status", "name_resolution_s", "choose_launcher",
+           "LaunchResult", "RankOutcome"]
 
 SPAWN = "torch.multiprocessing.spawn"
 TORCHRUN = "torchrun"
+NAME_PROBE_S = 0.25  # how long to wait for socket.getfqdn() before calling this host's name resolution slow
+TORCHRUN_FQDN_BUDGET_S = 0.25  # what torchrun's getfqdn() calls may cost a launch before spawn is used instead
 
 
 @dataclass
@@ -94,6 +112,60 @@ def torchrun_status() -> Tuple[bool, str]:
     return True, "torchrun works here"
 
 
+@functools.lru_cache(maxsize=None)
+def name_resolution_s() -> Optional[float]:
+    """Seconds ``socket.getfqdn(socket.gethostname())`` takes here, as torchrun calls it; None
+    when it has not answered within ``NAME_PROBE_S`` (no DNS: the resolver waits for timeouts).
+
+    Asked once per process, on a daemon thread, so a slow resolver costs the
+    caller ``NAME_PROBE_S`` once and never blocks it longer.
+    """
+    took: List[float] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        started = time.perf_counter()
+        try:
+            socket.getfqdn(socket.gethostname())
+        finally:
+            took.append(time.perf_counter() - started)
+            done.set()
+
+    threading.Thread(target=probe, name="mgpulab-name-probe", daemon=True).start()
+    return took[0] if done.wait(NAME_PROBE_S) else None
+
+
+def choose_launcher(requested: str, torchrun_works: bool, torchrun_why: str, fqdn_s: Optional[float],
+                    nprocs: int) -> Tuple[str, str]:
+    """(launcher, why) — pure. torchrun's agent calls ``socket.getfqdn()`` for each of its
+    events (rendezvous, rank assignment, one per worker at the end): ``nprocs + 3`` calls."""
+    if requested == "spawn":
+        return SPAWN, "requested"
+    if requested == "torchrun":
+        return TORCHRUN, "requested" + ("" if torchrun_works else f" although {torchrun_why}")
+    if requested != "auto":
+        raise ValueError(f"launcher must be 'auto', 'torchrun' or 'spawn', got {requested!r}")
+    if not torchrun_works:
+        return SPAWN, torchrun_why
+    if fqdn_s is None or fqdn_s * (nprocs + 3) > TORCHRUN_FQDN_BUDGET_S:
+        took = f"took {fqdn_s * 1000:.0f} ms" if fqdn_s is not None else f"did not answer within {NAME_PROBE_S:g} s"
+        return SPAWN, (f"torchrun calls socket.getfqdn() for each of its {nprocs + 3} agent events and here it "
+                       f"{took} (no DNS?)")
+    return TORCHRUN, torchrun_why
+
+
+@functools.lru_cache(maxsize=None)
+def _torchrun_flags() -> Tuple[str, ...]:
+    """Extra torchrun options this torch understands: ``--local_addr`` (torch >= 2.3) keeps the
+    agent from looking up the host's name for its own address."""
+    try:
+        from torch.distributed.run import get_args_parser
+        usage = get_args_parser().format_help()
+    except Exception:  # noqa: BLE001 - torchrun unusable: the spawn path does not need flags
+        return ()
+    return ("--local_addr=127.0.0.1",) if ("--local_addr" in usage or "--local-addr" in usage) else ()
+
+
 def launch(target: Callable[..., Any], nprocs: int = 2, *, args: Sequence[Any] = (),
            kwargs: Optional[Dict[str, Any]] = None, **options: Any) -> LaunchResult:
     """Call ``target(*args, **kwargs)`` in ``nprocs`` rank processes.
@@ -139,14 +211,18 @@ class _RankTarget:
     source: Optional[str] = None
 
 
-def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, timeout_s: Optional[float] = 120.0,
+def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, placement: str = "auto",
+            timeout_s: Optional[float] = 120.0,
             time_limit_s: Optional[float] = None, hang_timeout_s: Optional[float] = None,
             launcher: str = "auto", init_process_group: bool = True, run_id: Optional[str] = None,
             echo: bool = True, num_threads: Optional[int] = None,
             torchrun_cmd: Optional[Sequence[str]] = None, stack_timeout_s: float = 3.0) -> LaunchResult:
     """Shared implementation.
 
-    backend: "gloo" | "nccl" (default: nccl with GPUs, gloo without).
+    backend: "gloo" | "nccl" | None (the plan's: NCCL with one GPU per rank, gloo
+        when ranks share GPUs or run on the CPU).
+    placement: "auto" | "cuda" | "cpu" — where the ranks keep their tensors
+        ("cpu": CPU ranks over gloo even on a GPU host).
     timeout_s: process-group timeout, 120 s by default (torch's is 30 min);
         collectives raise after it (NCCL: with async error handling, which the
         ranks enable).
@@ -158,15 +234,8 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, ti
     """
     if nprocs < 1:
         raise ValueError(f"nprocs must be >= 1, got {nprocs}")
-    gpus = devices.cuda_device_count()
-    backend = backend or ("nccl" if gpus > 0 else "gloo")
-    if backend not in ("gloo", "nccl"):
-        raise ValueError(f"unknown backend {backend!r}")
-    cuda = backend == "nccl"
-    if cuda and nprocs > gpus:
-        raise ValueError(f"{nprocs} NCCL ranks need {nprocs} GPUs, this host has {gpus}")
-    mode = devices.detect(nprocs, "DDP", emulate=not cuda, backend=backend)
-    name, note = _pick_launcher(launcher)
+    mode = devices.detect(nprocs, "DDP", backend=backend, placement=placement)
+    name, note = _pick_launcher(launcher, nprocs)
 
     run_dir = tempfile.mkdtemp(prefix="mgpulab-run-")  # 0700: only this user reaches the socket
     write_out, write_err = _writer(sys.stdout), _writer(sys.stderr)
@@ -183,18 +252,21 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, ti
                 handle.write(what.source)
         from mgpulab_kernel import protocol
         from . import metrics
+        assert mode.backend is not None and mode.init_backend is not None
         spec = _rank.RankSpec(
-            nprocs=nprocs, backend=backend, socket_path=socket_path, token=token, stack_dir=run_dir,
+            nprocs=nprocs, backend=mode.backend, socket_path=socket_path, token=token, stack_dir=run_dir,
             target=what.target, args=what.args, kwargs=what.kwargs, script=what.script, argv=what.argv,
             init_process_group=init_process_group, timeout_s=timeout_s, nonce=protocol.current_nonce(),
             run_id=run_id if run_id is not None else metrics.current_run_id(), master_port=free_port(),
-            num_threads=num_threads or max(1, devices.host_cores() // nprocs), cuda=cuda)
+            num_threads=num_threads or max(1, devices.host_cores() // nprocs), cuda=mode.cuda,
+            devices=tuple(mode.devices), init_backend=mode.init_backend)
         if echo:
             write_out(f"[launch] {nprocs} rank{'s' if nprocs > 1 else ''} · {mode.label} · {name}"
                       f"{'' if name == TORCHRUN else f' ({note})'}\n")
         stacks = watchdog.StackFiles({r: _rank.stack_file(run_dir, r) for r in range(nprocs)})
         if name == TORCHRUN:
-            group = TorchrunGroup(spec, run_dir, list(torchrun_cmd) if torchrun_cmd else None, io, write_err)
+            group = TorchrunGroup(spec, run_dir, list(torchrun_cmd) if torchrun_cmd else None, io, write_err,
+                                  _torchrun_flags())
         else:
             store = agent_store(timeout_s)
             spec.master_port = store.port
@@ -203,7 +275,7 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, ti
                                 watchdog.Watchdog(hang_timeout_s) if hang_timeout_s else None,
                                 time_limit_s, stack_timeout_s)
         status, summary = supervisor.run()
-        result = LaunchResult(nprocs, name, note, backend, mode.to_dict(), status, summary,
+        result = LaunchResult(nprocs, name, note, mode.backend, mode.to_dict(), status, summary,
                               supervisor.duration_s, [supervisor.outcomes[r] for r in range(nprocs)])
         if echo:
             write_out(f"[launch] {status}: {summary}\n")
@@ -218,15 +290,10 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, ti
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _pick_launcher(requested: str) -> Tuple[str, str]:
+def _pick_launcher(requested: str, nprocs: int) -> Tuple[str, str]:
     works, why = torchrun_status()
-    if requested == "auto":
-        return (TORCHRUN, why) if works else (SPAWN, why)
-    if requested == "torchrun":
-        return TORCHRUN, "requested" + ("" if works else f" although {why}")
-    if requested == "spawn":
-        return SPAWN, "requested"
-    raise ValueError(f"launcher must be 'auto', 'torchrun' or 'spawn', got {requested!r}")
+    fqdn_s = name_resolution_s() if requested == "auto" and works else None
+    return choose_launcher(requested, works, why, fqdn_s, nprocs)
 
 
 def _check_picklable(target: Callable[..., Any], launcher: str) -> None:

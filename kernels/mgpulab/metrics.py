@@ -18,14 +18,28 @@ Value names used by the toolkit (units in the suffix: ``_ms`` milliseconds,
 ``comm_ms``            DDP allreduce time from the comm hook (overlaps backward)
 ``optimizer_ms``       optimizer step
 ``samples``            samples processed by this rank / device in the step
-``memory_mib``         memory now (CUDA allocated / RSS / tracked bytes)
-``memory_peak_mib``    peak memory (CUDA: this step; CPU: process lifetime)
+``memory_mib``         memory now: CUDA ``torch.cuda.memory_allocated`` of the
+                       device (sampled at most every 0.1 s, so not in every
+                       frame) / process RSS (CPU) / tracked tensor bytes
+                       (emulated and virtual DataParallel devices)
+``memory_peak_mib``    peak memory: CUDA ``torch.cuda.max_memory_allocated``
+                       since the previous sample; CPU: process lifetime peak
 ``scatter_ms``         DataParallel phases of the forward (device 0 frame)
 ``replicate_ms``
 ``gather_ms``
 ``apply_ms``           one replica's forward (one frame per device)
 ``heartbeat``          1 — progress beacon (see :mod:`mgpulab.heartbeat`)
+``gpu_util_pct``       NVML ``utilization.gpu``: % of the last sample period
+                       in which a kernel ran on the GPU (any process);
+                       ``rank`` = CUDA device index (see :mod:`mgpulab.gpu_monitor`)
+``gpu_mem_mib``        NVML ``memory.used``: the GPU's used memory, every
+                       process and CUDA context included
 =====================  ====================================================
+
+CUDA tensors are never read with ``.item()`` in :func:`log` or by the step
+timer (that would wait for the GPU): their values are copied to pinned host
+memory without a sync and the frame is sent once the copy has completed
+(see :mod:`mgpulab._deferred`); :func:`flush_deferred` sends what is left.
 """
 from __future__ import annotations
 
@@ -36,7 +50,7 @@ from typing import Any, Mapping, Optional
 
 from mgpulab_kernel import protocol
 
-from . import _env
+from . import _deferred, _env
 
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$")
 
@@ -90,19 +104,39 @@ def emit_metric(step: int, values: Mapping[str, Any], *, rank: Optional[int] = N
     return message
 
 
+_log_queue = _deferred.FrameQueue(lambda message: protocol.emit(message))
+
+
 def log(step: int, loss: Any = None, *, rank: Optional[int] = None, run_id: Optional[str] = None,
         **values: Any) -> dict:
     """Log ``loss`` and any other ``name=value`` for ``step``; also counts as a heartbeat.
 
-    ``lab.log(step, loss=loss)`` — tensors are read with ``.item()``, NaN/inf
-    are sent as None. ``rank`` defaults to ``$RANK`` (0 outside DDP).
+    ``lab.log(step, loss=loss)`` — NaN/inf are sent as None. ``rank`` defaults
+    to ``$RANK`` (0 outside DDP). CPU tensors are read with ``.item()``; CUDA
+    tensors are copied to the host without waiting for the GPU, and the frame
+    goes out once the copy is done (a step or so later; at the latest when the
+    cell or rank ends): the returned message's CUDA values are None until then.
     """
     if loss is not None:
         values = {"loss": loss, **values}
-    message = emit_metric(step, values, rank=rank, run_id=run_id)
+    if len(_log_queue) or _deferred.has_cuda_tensor(values):
+        capture = _deferred.Capture(values, to_metric_value)
+        message = metric_message(step, capture.values, rank=rank, run_id=run_id)
+        _log_queue.add(message, capture)
+    else:
+        message = emit_metric(step, values, rank=rank, run_id=run_id)
     from . import heartbeat
     heartbeat.beat(message["step"], frame=False)  # the metric frame itself shows progress
     return message
+
+
+def flush_deferred(block: bool = True) -> None:
+    """Send every frame still waiting for a CUDA copy (``lab.log``, step timers).
+
+    ``block=False`` sends those already complete and drops the rest (after an
+    interrupt or a failure the device may never finish them).
+    """
+    _deferred.flush_all(block)
 
 
 def to_metric_value(name: str, value: Any) -> Optional[float]:

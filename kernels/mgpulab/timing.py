@@ -14,10 +14,13 @@
     timer.close()
 
 Clocks: ``time.perf_counter`` on CPU. On CUDA, phases are CUDA events on the
-current stream, read lazily (a step's frame is emitted once its events have
-completed, usually a step later; :meth:`StepTimer.close` waits for the rest):
-no ``synchronize()`` per step. ``data`` is always host time (waiting for the
-loader).
+model's device's current stream, read lazily (a step's frame is emitted once
+its events have completed, usually a step later; :meth:`StepTimer.close` waits
+for the rest). Nothing in a step synchronises the device: ``loss=`` and other
+tensor values are copied to pinned host memory without a sync and read when
+the step's frame goes out (:mod:`mgpulab._deferred`); events come from a pool
+instead of being created each step. ``data`` is always host time (waiting for
+the loader).
 
 Communication (DDP): a comm hook wraps the default allreduce and times each
 bucket from launch to completion of its future (CPU/gloo: ``perf_counter`` in
@@ -26,10 +29,13 @@ sum over buckets; it overlaps ``backward_ms``, do not add them. Works with
 gloo on torch 1.13 and with NCCL on 2.x. ``comm_delay_ms`` delays each
 bucket's completion (not its launch) to emulate a slow link.
 
-Memory: CUDA ``memory_allocated`` and the step's peak
-(``max_memory_allocated``, reset each step); CPU: process RSS and lifetime
-peak RSS; emulated DataParallel: tracked tensor bytes per emulated device
-(see ``PhaseTimes.memory_bytes``).
+Memory: CUDA ``torch.cuda.memory_allocated`` and ``max_memory_allocated``
+per device, sampled on the first step, then at most every
+``MEMORY_INTERVAL_S`` (one allocator snapshot costs tens of microseconds) and
+at :meth:`StepTimer.close`; the peak is reset after each sample, so the
+largest ``memory_peak_mib`` is the run's peak. CPU: process RSS and lifetime
+peak RSS, every step. Emulated and virtual DataParallel devices: tracked
+tensor bytes per device (see ``PhaseTimes.memory_bytes``).
 
 Frames: one metric message per step for this rank (``rank`` = DDP rank). With
 DataParallel, one per device (``rank`` = device index), so charts can put the
@@ -52,7 +58,6 @@ run_id="DataParallel x4")``) so charts can compare variants.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import resource
 import threading
@@ -62,28 +67,88 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optiona
 
 import torch
 
-from . import _env, heartbeat, metrics
+from . import _deferred, _env, devices, heartbeat, metrics
 
 MIB = float(1 << 20)
 PHASES = ("data", "forward", "backward", "comm", "optimizer")
+MEMORY_INTERVAL_S = 0.1
+Memory = List[Tuple[Optional[float], Optional[float]]]
+
+
+class _EventPool:
+    """Timing events reused across steps (creating and destroying two per phase costs a step time).
+
+    Thread-safe without a lock: ``deque.append``/``pop`` are atomic, and DDP's comm
+    hook takes events from the autograd thread.
+    """
+
+    def __init__(self) -> None:
+        self._free: Deque[Any] = deque()
+
+    def take(self) -> Any:
+        try:
+            return self._free.pop()
+        except IndexError:
+            return torch.cuda.Event(enable_timing=True)
+
+    def give(self, events: Iterable[Any]) -> None:
+        self._free.extend(events)
 
 
 class _Pending:
-    """One finished step waiting for its CUDA events."""
+    """One finished step waiting for its CUDA events and tensor copies."""
+
+    __slots__ = ("step", "host", "events", "build", "capture", "memory", "pooled")
 
     def __init__(self, step: int, host: Dict[str, float], events: List[Tuple[str, Any, Any]],
-                 build: Callable[[Dict[str, float]], List[dict]]) -> None:
+                 build: Callable[["_Pending"], List[dict]], capture: Optional[_deferred.Capture],
+                 memory: Optional[Memory], pooled: int) -> None:
         self.step, self.host, self.events, self.build = step, host, events, build
+        self.capture, self.memory, self.pooled = capture, memory, pooled
 
     def ready(self) -> bool:
-        return all(end.query() for _, _, end in self.events)
+        # the latest events first: while the device is behind, one query answers
+        if self.capture is not None and not self.capture.ready():
+            return False
+        return all(end.query() for _, _, end in reversed(self.events))
 
-    def resolve(self) -> List[dict]:
+    def times(self) -> Dict[str, float]:
         times = dict(self.host)
         for name, start, end in self.events:
-            end.synchronize()
+            end.synchronize()  # returns at once when ready() said so
             times[name] = times.get(name, 0.0) + start.elapsed_time(end)
-        return self.build(times)
+        return times
+
+
+class _Phase:
+    """``with timer.phase(name):`` — a plain context manager (a generator-based one costs more)."""
+
+    __slots__ = ("timer", "name", "started", "start_event", "stream")
+
+    def __init__(self, timer: "StepTimer", name: str) -> None:
+        self.timer, self.name = timer, name
+
+    def __enter__(self) -> None:
+        timer = self.timer
+        self.started = now = time.perf_counter()
+        if timer._step_start is None:
+            timer._step_start = now
+        if timer.cuda and self.name != "data":
+            self.start_event = timer._pool.take()
+            self.start_event.record(torch.cuda.current_stream(timer.device))
+        else:
+            self.start_event = None
+
+    def __exit__(self, *exc: Any) -> None:
+        timer = self.timer
+        if self.start_event is not None:
+            end = timer._pool.take()
+            end.record(torch.cuda.current_stream(timer.device))
+            with timer._lock:
+                timer._events.append((self.name, self.start_event, end))
+                timer._pooled += 2
+            return
+        timer._add(self.name, (time.perf_counter() - self.started) * 1000.0)
 
 
 class StepTimer:
@@ -97,44 +162,37 @@ class StepTimer:
         self.emit = emit
         self.device = torch.device(device) if device is not None else _model_device(model)
         self.cuda = self.device.type == "cuda"
-        if self.cuda and emit:
+        if self.cuda and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        if self.cuda and emit and _env.local_rank() == 0:
             from . import gpu_monitor
-            gpu_monitor.ensure_started()  # utilisation and memory of every GPU, once a second
+            gpu_monitor.ensure_started()  # every GPU's utilisation and memory, once a second, from one rank
         self.comm_delay_ms = comm_delay_ms
         self.records: Deque[dict] = deque(maxlen=keep)
         self._dp = model if hasattr(model, "last_phases") else None
         self._lock = threading.Lock()
         self._host: Dict[str, float] = {}
         self._events: List[Tuple[str, Any, Any]] = []
-        self._comm_ms = 0.0
+        self._pooled = 0  # how many of _events' events came from the pool (the rest are DataParallel's)
+        self._pool = _EventPool()
         self._step_start: Optional[float] = None
         self._pending: Deque[_Pending] = deque()
+        self._memory_at: Optional[float] = None  # when CUDA memory was last sampled
+        self._last_step: Optional[int] = None
+        self._last_memory_sent = True
         self._ddp = None
+        if self.cuda:
+            for index in self._cuda_indices(None):
+                torch.cuda.reset_peak_memory_stats(index)
+            _deferred.register(self)
         if model is not None and _is_ddp(model):
             self.attach_ddp(model)
 
     # -- phases ---------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[None]:
+    def phase(self, name: str) -> _Phase:
         """Time a block as ``name`` (data, forward, backward, comm, optimizer, or your own)."""
-        now = time.perf_counter()
-        if self._step_start is None:
-            self._step_start = now
-        if self.cuda and name != "data":
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            try:
-                yield
-            finally:
-                end.record()
-                self._events.append((name, start, end))
-            return
-        try:
-            yield
-        finally:
-            self._add(name, (time.perf_counter() - now) * 1000.0)
+        return _Phase(self, name)
 
     def data(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """Iterate ``iterable`` timing each ``next()`` as the ``data`` phase."""
@@ -167,18 +225,19 @@ class StepTimer:
         from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
         start_event = None
         if self.cuda:
-            start_event = torch.cuda.Event(enable_timing=True)
-            start_event.record()
+            start_event = self._pool.take()
+            start_event.record(torch.cuda.current_stream(self.device))
         started = time.perf_counter()
         future = allreduce_hook(None, bucket)
         delay = self.comm_delay_ms / 1000.0
 
         def finished(value: Any) -> Any:
             if start_event is not None:
-                end_event = torch.cuda.Event(enable_timing=True)
-                end_event.record()
+                end_event = self._pool.take()
+                end_event.record(torch.cuda.current_stream(self.device))
                 with self._lock:
                     self._events.append(("comm", start_event, end_event))
+                    self._pooled += 2
             else:
                 self._add("comm", (time.perf_counter() - started) * 1000.0)
             return value
@@ -201,32 +260,52 @@ class StepTimer:
 
     def step(self, step: int, *, samples: Optional[int] = None, loss: Any = None,
              **values: Any) -> None:
-        """Close ``step``: emit its frame(s) now (CPU) or once its CUDA events are done."""
+        """Close ``step``: emit its frame(s) now (CPU) or once its CUDA work is done (no sync)."""
         now = time.perf_counter()
         with self._lock:
-            host, events = self._host, self._events
-            self._host, self._events = {}, []
+            host, events, pooled = self._host, self._events, self._pooled
+            self._host, self._events, self._pooled = {}, [], 0
         host["step"] = (now - (self._step_start if self._step_start is not None else now)) * 1000.0
         self._step_start = now
         extra = dict(values)
         if loss is not None:
             extra["loss"] = loss
-        extra = {k: metrics.to_metric_value(k, v) for k, v in extra.items()}  # read tensors now
+        capture = None
+        if _deferred.has_cuda_tensor(extra):
+            capture = _deferred.Capture(extra, metrics.to_metric_value)  # copied now, read when ready
+            extra = capture.values
+        else:
+            extra = {k: metrics.to_metric_value(k, v) for k, v in extra.items()}
         phases = self._dp.last_phases if self._dp is not None else None
-        memory = self._memory(phases)
-        if phases is not None and not phases.emulated:
+        memory = self._memory(phases, now)
+        if phases is not None and phases._events:
             for i, (start, end) in enumerate(phases._events):
                 events.append((f"apply@{i}", start, end))
-        build = self._builder(step, samples, extra, phases, memory)
-        self._pending.append(_Pending(step, host, events, build))
+        self._pending.append(_Pending(step, host, events, self._builder(step, samples, extra, phases),
+                                      capture, memory, pooled))
+        self._last_step, self._last_memory_sent = step, memory is not None
         self._resolve(block=False)
         heartbeat.beat(step, frame=False)
 
     def close(self) -> None:
-        """Emit every step still waiting for CUDA events (blocks until they complete)."""
+        """Emit every step still waiting for the device (waits for it), with a last memory sample."""
+        if self.cuda and not self._last_memory_sent and self._last_step is not None:
+            memory = self._memory(self._dp.last_phases if self._dp is not None else None, None)
+            if self._pending:
+                self._pending[-1].memory = memory
+            elif memory is not None:
+                self._emit_memory(self._last_step, memory)
+            self._last_memory_sent = True
         self._resolve(block=True)
 
-    flush = close
+    def flush(self, wait: bool = True) -> None:
+        """:meth:`close`; ``wait=False`` emits only the steps the device has finished and drops the
+        rest (what :func:`mgpulab.metrics.flush_deferred` does after an interrupt)."""
+        if wait:
+            self.close()
+        else:
+            self._resolve(block=False)
+            self._pending.clear()
 
     def __enter__(self) -> "StepTimer":
         return self
@@ -236,16 +315,23 @@ class StepTimer:
 
     def _resolve(self, block: bool) -> None:
         while self._pending and (block or self._pending[0].ready()):
-            for message in self._pending.popleft().resolve():
+            pending = self._pending.popleft()
+            for message in pending.build(pending):
                 self.records.append(message)
                 if self.emit:
                     from mgpulab_kernel import protocol
                     protocol.emit(message)
+            if pending.pooled:  # phase and comm events come first; DataParallel's own follow
+                self._pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
+                pending.pooled = 0
 
     def _builder(self, step: int, samples: Optional[int], extra: Dict[str, Optional[float]],
-                 phases: Any, memory: List[Tuple[Optional[float], Optional[float]]]
-                 ) -> Callable[[Dict[str, float]], List[dict]]:
-        def build(times: Dict[str, float]) -> List[dict]:
+                 phases: Any) -> Callable[[_Pending], List[dict]]:
+        def build(pending: _Pending) -> List[dict]:
+            times = pending.times()
+            if pending.capture is not None:
+                extra.update(pending.capture.resolve())
+            memory = pending.memory
             main: Dict[str, Any] = {f"{p}_ms": times.get(p, 0.0) for p in PHASES if p != "comm"}
             main["step_ms"] = times.get("step", 0.0)
             if self._ddp is not None or "comm" in times:
@@ -255,7 +341,8 @@ class StepTimer:
                     main[f"{name}_ms"] = value
             if phases is None:
                 main["samples"] = samples
-                main["memory_mib"], main["memory_peak_mib"] = memory[0]
+                if memory is not None:
+                    main["memory_mib"], main["memory_peak_mib"] = memory[0]
                 main.update(extra)
                 return [self._message(step, self.rank, main)]
             main.update(scatter_ms=phases.scatter_ms, replicate_ms=phases.replicate_ms,
@@ -274,7 +361,8 @@ class StepTimer:
                               "step_ms": main["step_ms"]}
                 values["apply_ms"] = apply_ms
                 values["samples"] = phases.samples[i]
-                values["memory_mib"], values["memory_peak_mib"] = memory[i] if i < len(memory) else (None, None)
+                if memory is not None:
+                    values["memory_mib"], values["memory_peak_mib"] = memory[i] if i < len(memory) else (None, None)
                 out.append(self._message(step, device, values))
             return out
         return build
@@ -282,18 +370,39 @@ class StepTimer:
     def _message(self, step: int, rank: int, values: Dict[str, Any]) -> dict:
         return metrics.metric_message(step, values, rank=rank, run_id=self.run_id)
 
-    def _memory(self, phases: Any) -> List[Tuple[Optional[float], Optional[float]]]:
+    def _emit_memory(self, step: int, memory: Memory) -> None:
+        """The closing memory sample of a step whose frame already went out without one."""
+        phases = self._dp.last_phases if self._dp is not None else None
+        ranks = phases.devices if phases is not None else [self.rank]
+        for i, rank in enumerate(ranks):
+            if i < len(memory) and memory[i][0] is not None:
+                message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]})
+                self.records.append(message)
+                if self.emit:
+                    from mgpulab_kernel import protocol
+                    protocol.emit(message)
+
+    def _memory(self, phases: Any, now: Optional[float]) -> Optional[Memory]:
+        """Per device (allocated MiB, peak MiB); None on a CUDA step between samples."""
         if phases is not None and phases.emulated:
             return [(None if b is None else b / MIB, None) for b in phases.memory_bytes]
         if self.cuda:
-            ids = phases.devices if phases is not None else [self.device.index or 0]
-            out = []
-            for device in ids:
-                out.append((torch.cuda.memory_allocated(device) / MIB, torch.cuda.max_memory_allocated(device) / MIB))
-                torch.cuda.reset_peak_memory_stats(device)
+            if now is not None and self._memory_at is not None and now - self._memory_at < MEMORY_INTERVAL_S:
+                return None
+            self._memory_at = now if now is not None else time.perf_counter()
+            out: Memory = []
+            for index in self._cuda_indices(phases):
+                allocated, peak = devices.cuda_memory(index)
+                out.append((allocated / MIB, peak / MIB))
+                torch.cuda.reset_peak_memory_stats(index)
             return out
         rss = _rss_bytes()
         return [(rss / MIB, max(rss, _peak_rss_bytes()) / MIB)]
+
+    def _cuda_indices(self, phases: Any) -> List[int]:
+        if phases is not None:
+            return list(phases.devices)
+        return [self.device.index if self.device.index is not None else 0]
 
     # -- reading back ---------------------------------------------------------------------
 

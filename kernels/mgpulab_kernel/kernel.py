@@ -145,10 +145,28 @@ class Kernel:
         except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell must not end the kernel
             status = "error"
             self._report_error(request_id, exc)
+        self._flush_deferred_metrics(wait=status != "interrupted")
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
         self._emit({"type": "execute_reply", "id": request_id, "count": count, "status": status, "durationMs": round(duration_ms, 3)})
         self._emit({"type": "status", "id": request_id, "state": "idle"})
+
+    def _flush_deferred_metrics(self, wait: bool) -> None:
+        """Metric frames still waiting for a GPU copy belong to this cell: send them before its reply.
+
+        After an interrupt only those the device has finished go (it may be stuck); the rest
+        are dropped rather than attributed to the next cell. Nothing to do unless the cell
+        imported the toolkit's metrics (importing them here would import torch).
+        """
+        metrics = sys.modules.get("mgpulab.metrics")
+        if metrics is None:
+            return
+        try:
+            metrics.flush_deferred(wait)
+        except KeyboardInterrupt:
+            metrics.flush_deferred(False)
+        except Exception as exc:  # noqa: BLE001 - a failing flush must not lose the cell's reply
+            self._log("warning", f"metric frames still waiting for the GPU were lost: {type(exc).__name__}: {exc}")
 
     def _report_error(self, request_id: str, exc: BaseException) -> None:
         error = executor.describe_error(exc)

@@ -3,7 +3,11 @@ toolkit's launcher, outside the kernel process: fork/spawn of a notebook's
 ``__main__`` and "CUDA already initialised" traps do not apply, and a hung
 rank cannot wedge the kernel.
 
-    %%ranks 4 [--backend gloo|nccl] [--timeout S] [--hang S] [--time-limit S] [--no-init]
+    %%ranks 4 [--backend gloo|nccl] [--placement auto|cuda|cpu] [--timeout S] [--hang S] [--time-limit S] [--no-init]
+
+``--placement cpu`` runs CPU ranks over gloo on a GPU host (for rank code that
+keeps its tensors on the CPU); by default ranks get the GPUs (see
+:func:`mgpulab.devices.detect`).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=RANKS_MAGIC, add_help=False, exit_on_error=False)
     parser.add_argument("nprocs", type=int)
     parser.add_argument("--backend", choices=["gloo", "nccl"], default=None)
+    parser.add_argument("--placement", choices=["auto", "cuda", "cpu"], default="auto")
     parser.add_argument("--timeout", type=float, default=120.0, help="process-group timeout (s)")
     parser.add_argument("--hang", type=float, default=60.0, help="no progress for this long: stacks, then kill (s)")
     parser.add_argument("--time-limit", type=float, default=None, help="wall-clock limit for the whole run (s)")
@@ -42,7 +47,7 @@ def split_ranks_cell(code: str) -> Optional[tuple[argparse.Namespace, str]]:
     try:
         options, unknown = _parser().parse_known_args(words)
     except (argparse.ArgumentError, ValueError) as exc:
-        raise MagicError(f"{RANKS_MAGIC}: {exc}. Usage: {RANKS_MAGIC} N [--backend gloo|nccl] [--timeout S] [--hang S] [--time-limit S] [--no-init]") from None
+        raise MagicError(f"{RANKS_MAGIC}: {exc}. Usage: {RANKS_MAGIC} N [--backend gloo|nccl] [--placement auto|cuda|cpu] [--timeout S] [--hang S] [--time-limit S] [--no-init]") from None
     if unknown:
         raise MagicError(f"{RANKS_MAGIC}: unknown option(s) {' '.join(unknown)}")
     if not 1 <= options.nprocs <= 64:
@@ -58,6 +63,7 @@ def run_ranks_cell(options: argparse.Namespace, body: str) -> None:
         body,
         nprocs=options.nprocs,
         backend=options.backend,
+        placement=options.placement,
         timeout_s=options.timeout,
         hang_timeout_s=options.hang,
         time_limit_s=options.time_limit,

@@ -154,6 +154,6 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
                        "verdict": verdict, "explanation": explanation, "evidence": ev,
                        "numbers": numbers(ev, reads)})
     return {"scenario": scenario.id, "title": scenario.title, "source": scenario.source,
-            "deviceMode": f"{mode_label(n, 'DataParallel')}; DDP: {mode_label(n, 'DDP')}"
-            if n > 1 else mode_label(1, "DataParallel"),
+            "deviceMode": f"{mode_label(n, 'DataParallel', values)}; DDP: {mode_label(n, 'DDP', values)}"
+            if n > 1 else mode_label(1, "DataParallel", values),
             "params": values, "experiments": results, "claims": claims}

@@ -1,9 +1,16 @@
-"""Small shared pieces for experiments: data, models, timing, emulated memory budget."""
+"""Small shared pieces for experiments: data, models, devices, timing, emulated memory budget.
+
+Experiments place everything by the scenario's ``placement`` parameter through
+the toolkit's device plan (:func:`device`, :func:`dp`, :func:`launch`), so the
+headless verdicts run where the notebook's cells do and say the same thing
+(:func:`mode_label`). Data and initial weights are made on the CPU from the
+seed, then moved: the same numbers on every host.
+"""
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -12,15 +19,26 @@ from torch import nn
 import mgpulab as lab
 
 
-def data(seed: int, n: int, d_in: int, d_out: int = 1):
+def placement(p: Mapping[str, Any]) -> str:
+    """The scenario's placement value ("auto": the GPUs when the host has any; "cpu": the emulation)."""
+    return str(p.get("placement", "auto"))
+
+
+def device(p: Mapping[str, Any]) -> torch.device:
+    """Where a single-device model and the data go (device 0 of the plan)."""
+    return lab.devices.device(0, placement(p))
+
+
+def data(seed: int, n: int, d_in: int, d_out: int = 1, to: Optional[torch.device] = None):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, d_in, generator=g)
     w = torch.randn(d_in, d_out, generator=g)
     y = x @ w + 0.1 * torch.randn(n, d_out, generator=g)
-    return x, y
+    return (x, y) if to is None else (x.to(to), y.to(to))
 
 
-def mlp(seed: int, d_in: int, hidden: int, d_out: int = 1, layers: int = 2) -> nn.Module:
+def mlp(seed: int, d_in: int, hidden: int, d_out: int = 1, layers: int = 2,
+        to: Optional[torch.device] = None) -> nn.Module:
     torch.manual_seed(seed + 1)
     mods: List[nn.Module] = []
     width = d_in
@@ -28,22 +46,34 @@ def mlp(seed: int, d_in: int, hidden: int, d_out: int = 1, layers: int = 2) -> n
         mods += [nn.Linear(width, hidden), nn.ReLU()]
         width = hidden
     mods.append(nn.Linear(width, d_out))
-    return nn.Sequential(*mods)
+    model = nn.Sequential(*mods)
+    return model if to is None else model.to(to)
 
 
-def dp(model: nn.Module, n: int, keep_replicas: bool = False) -> nn.Module:
-    """DataParallel over n emulated CPU devices (the scenarios' CPU path)."""
-    return lab.DataParallel(model, device_ids=list(range(n)), emulate=True, keep_replicas=keep_replicas)
+def dp(model: nn.Module, n: int, p: Mapping[str, Any], keep_replicas: bool = False) -> nn.Module:
+    """DataParallel over n devices as the plan places them (the model moves to device 0 first)."""
+    return lab.DataParallel(model.to(device(p)), device_ids=list(range(n)), placement=placement(p),
+                            keep_replicas=keep_replicas)
 
 
-def mode_label(n: int, engine: str) -> str:
-    from mgpulab import devices
-    if engine == "DDP":
-        return devices.detect(n, "DDP", emulate=True, backend="gloo").label
-    return devices.detect(n, engine, emulate=True).label
+def launch(target: Callable[..., Any], n: int, p: Mapping[str, Any], **options: Any) -> Any:
+    """``lab.launch`` with the scenario's placement (the plan picks NCCL or gloo)."""
+    return lab.launch(target, n, placement=placement(p), **options)
+
+
+def mode_label(n: int, engine: str, p: Optional[Mapping[str, Any]] = None) -> str:
+    return lab.devices.detect(n, engine, placement=placement(p or {})).label
+
+
+def sync(where: Any) -> None:
+    """Wait for the GPU (timing experiments measure whole steps; a no-op on the CPU)."""
+    where = torch.device(where)
+    if where.type == "cuda":
+        torch.cuda.synchronize(where)
 
 
 def grads(model: nn.Module) -> List[torch.Tensor]:
+    """Detached copies of the gradients (on the model's device)."""
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
 
 
@@ -59,13 +89,16 @@ def param_norm(model: nn.Module) -> float:
     return float(torch.sqrt(sum((p.detach() ** 2).sum() for p in model.parameters())))
 
 
-def median_ms(fn: Callable[[], Any], repeats: int, warmup: int = 1) -> float:
+def median_ms(fn: Callable[[], Any], repeats: int, warmup: int = 1, on: Any = "cpu") -> float:
+    """Median wall time of ``fn`` (on a GPU ``on``: until the GPU has finished it)."""
     for _ in range(warmup):
         fn()
+    sync(on)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
+        sync(on)
         times.append((time.perf_counter() - t0) * 1000.0)
     return statistics.median(times)
 

@@ -190,7 +190,8 @@ class Scenario:
         return self._params[name]
 
     def effective(self, parameter: Parameter) -> Parameter:
-        """The parameter as this host allows it: device counts capped at :func:`device_limit`."""
+        """The parameter as this host allows it: device counts capped at :func:`device_limit`
+        (for placement 'auto'; another placement is checked by :class:`DeviceLimit` when chosen)."""
         if not any(isinstance(c, DeviceLimit) and parameter.name in c.names for c in self.constraints):
             return parameter
         limit = device_limit()
@@ -349,14 +350,38 @@ def check_verdict(result: Any) -> Verdict:
     return verdict, str(explanation)
 
 
-def device_limit() -> int:
-    """Devices a scenario may ask for here: the GPUs, or up to 4 emulated CPU devices."""
+PLACEMENT = Parameter(
+    "placement", "choice", "auto",
+    "where the devices run — auto: the GPUs (one per device when there are enough, else the devices share "
+    "them: virtual devices on CUDA streams for DataParallel, gloo ranks for DDP), the CPU emulation on a host "
+    "without a GPU; cpu: the CPU emulation even on a GPU host", choices=("auto", "cpu"))
+
+
+@dataclass(frozen=True)
+class Host:
+    """The facts the device plan needs about the host that validates (and runs) a scenario."""
+
+    gpus: int
+    cores: int
+
+
+def this_host() -> Host:
     from mgpulab import devices
-    return devices.device_limit_for(devices.cuda_device_count())
+    return Host(devices.cuda_device_count(), devices.host_cores())
+
+
+def device_limit(placement: str = "auto") -> int:
+    """Devices a scenario may ask for here with ``placement`` (the plan's bound, for both engines)."""
+    from mgpulab import plan
+    host = this_host()
+    top = plan.largest("DataParallel", host.gpus, placement=placement, cores=host.cores)
+    assert top is not None
+    return top
 
 
 class DeviceLimit:
-    """Constraint: the named parameters are at most the devices available here (:func:`device_limit`).
+    """Constraint: the named device counts are ones the device plan serves here, for DataParallel
+    and for DDP, with the scenario's ``placement``; the refusal names the largest value that works.
 
     A scenario also lowers those parameters' defaults and maxima to the limit
     (see :meth:`Scenario.effective`), so its defaults are valid on any host.
@@ -366,11 +391,16 @@ class DeviceLimit:
         self.names = names
 
     def __call__(self, values: Dict[str, Any]) -> Optional[str]:
-        limit = device_limit()
+        from mgpulab import plan
+        host = this_host()
+        where = values.get("placement", "auto")
         for name in self.names:
-            if values[name] > limit:
-                return (f"parameter {name!r} = {values[name]} exceeds the devices available here "
-                        f"({limit}); allowed range [1, {limit}]")
+            for engine in ("DataParallel", "DDP"):
+                try:
+                    plan.plan(values[name], engine, host.gpus, placement=where, cores=host.cores, limits=True)
+                except plan.PlanError as err:
+                    return (f"parameter {name!r} = {values[name]} exceeds the devices available here: {err}; "
+                            f"allowed range [1, {err.largest}]")
         return None
 
 

@@ -7,13 +7,15 @@ import torch
 import torch.nn.functional as F
 
 from . import common as c
-from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
 PARAMETERS = (
     Parameter("batch_size", "int", 64, "rows in one input batch", 1, 512),
-    Parameter("devices", "int", 4, "emulated devices (GPUs on a CUDA host) for DataParallel / DDP ranks", 1, 8),
+    Parameter("devices", "int", 4, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
+              "or emulated CPU devices", 1, 8),
+    PLACEMENT,
     Parameter("hidden", "int", 32, "hidden width of the MLP", 2, 512),
     Parameter("d_in", "int", 16, "input features", 1, 256),
     Parameter("steps", "int", 3, "training steps for the equivalence run", 1, 20),
@@ -28,7 +30,8 @@ SPLIT_CELL = """import torch, mgpulab as lab
 from torch import nn
 batch_size, devices = {{batch_size}}, {{devices}}
 model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0)), device_ids=list(range(devices)))
+dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
+                      placement={{placement}})
 print(dp.device_mode.label)
 out = dp(torch.randn(batch_size, {{d_in}}))
 print("samples per device:", dp.last_phases.samples)
@@ -41,10 +44,10 @@ for i, rows in enumerate(dp.last_phases.samples):  # one bar per device
 
 EQUIV_CELL = """import copy, torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
-devices, dev = {{devices}}, lab.devices.device(0)
+devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
 torch.manual_seed({{seed}} + 1)
 single = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-wrapped = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(devices)))
+wrapped = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(devices)), placement={{placement}})
 g = torch.Generator().manual_seed({{seed}})
 x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
 y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
@@ -68,7 +71,8 @@ REPLICATE_CELL = """import torch, mgpulab as lab
 from torch import nn
 devices = {{devices}}
 model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0)), device_ids=list(range(devices)), keep_replicas=True)
+dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
+                      placement={{placement}}, keep_replicas=True)
 kept = []  # keep replicas alive so their ids stay unique
 for i in range(3):
     dp(torch.randn({{batch_size}}, {{d_in}}))
@@ -82,7 +86,7 @@ SCALING_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
 from mgpulab_scenarios import rank_fns
 devices, steps = {{devices}}, {{timing_repeats}} + 1  # the first step is a warm-up
-dev = lab.devices.device(0)
+dev = lab.devices.device(0, {{placement}})
 g = torch.Generator().manual_seed({{seed}})
 x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
 y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
@@ -91,7 +95,7 @@ for n in range(1, devices + 1):
     label = "1 device" if n == 1 else f"DataParallel x{n}"
     torch.manual_seed({{seed}} + 1)
     model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)))
+    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
     opt = torch.optim.SGD(m.parameters(), lr={{lr}})
     timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
     for step, (xb, yb) in enumerate(timer.data([(x, y)] * steps)):
@@ -106,7 +110,7 @@ for n in range(1, devices + 1):
     step_ms[label] = timer.mean("step_ms", skip=1)
 if {{compare_ddp}} and devices > 1:  # the same batch on DDP ranks (processes), one shard each
     label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, backend=lab.devices.ddp_backend(devices),
+    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
                         kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{d_in}}, hidden={{hidden}},
                                     steps=steps, lr={{lr}}, emit=True),
                         timeout_s=60, time_limit_s=120, hang_timeout_s=30)
@@ -138,8 +142,9 @@ STEPS = (
          "Is the model copied once, or on every forward?", ("once", "every forward"),
          ("replicated-every-forward",)),
     Step("scaling", "**Speed-up vs device count.** Time one training step with 1..N devices (and DDP×N). "
-         "On this CPU host the devices are emulated on shared cores, so the speed-up you see is the "
-         "host's, not a GPU's — the phase split shows where the time goes.",
+         "Devices that share hardware (emulated CPU devices on the host's cores, or virtual devices on fewer "
+         "GPUs) cannot scale like separate GPUs — the label says which ran, and the phase split shows where "
+         "the time goes.",
          (Cell("scaling", SCALING_CELL),),
          "With {devices} devices, what speed-up over one device do you expect?",
          ("about {devices}x", "more than 1x but less than {devices}x", "none or a slowdown"),
@@ -151,15 +156,15 @@ STEPS = (
 
 def run_split(p: Dict[str, Any]) -> Dict[str, Any]:
     model = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    wrapped = c.dp(model, p["devices"])
-    x, _ = c.data(p["seed"], p["batch_size"], p["d_in"])
+    wrapped = c.dp(model, p["devices"], p)
+    x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
     with torch.no_grad():
         out = wrapped(x)
     ph = wrapped.last_phases
     out_bytes = out.numel() * out.element_size()
     mem = list(ph.memory_bytes)
     return {
-        "variant": f"DataParallel x{p['devices']}", "deviceMode": c.mode_label(p["devices"], "DataParallel"),
+        "variant": f"DataParallel x{p['devices']}", "deviceMode": c.mode_label(p["devices"], "DataParallel", p),
         "batch_size": p["batch_size"], "devices": p["devices"], "samples_per_device": list(ph.samples),
         "chunks": len(ph.samples), "rows_scattered": sum(s or 0 for s in ph.samples),
         "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),
@@ -171,10 +176,11 @@ def run_split(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_equivalence(p: Dict[str, Any]) -> Dict[str, Any]:
-    x, y = c.data(p["seed"], p["batch_size"], p["d_in"])
-    single = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    base = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    wrapped = c.dp(base, p["devices"], keep_replicas=True)
+    dev = c.device(p)
+    x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
+    single = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
+    base = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
+    wrapped = c.dp(base, p["devices"], p, keep_replicas=True)
     # one backward each: gradient comparison
     F.mse_loss(single(x), y).backward()
     F.mse_loss(wrapped(x), y).backward()
@@ -183,20 +189,20 @@ def run_equivalence(p: Dict[str, Any]) -> Dict[str, Any]:
     chunks_x, chunks_y = x.chunk(p["devices"]), y.chunk(p["devices"])
     per_chunk = []
     for cx, cy in zip(chunks_x, chunks_y):
-        m = c.mlp(p["seed"], p["d_in"], p["hidden"])
+        m = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
         (F.mse_loss(m(cx), cy, reduction="sum") / x.shape[0]).backward()
         per_chunk.append(c.grads(m))
     summed = [sum(gs) for gs in zip(*per_chunk)]
     means = []
     for cx, cy in zip(chunks_x, chunks_y):
-        m = c.mlp(p["seed"], p["d_in"], p["hidden"])
+        m = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
         F.mse_loss(m(cx), cy).backward()
         means.append(c.grads(m))
     averaged = [sum(gs) / len(means) for gs in zip(*means)]
     # training: same seed, same data, steps of SGD
-    single = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    base = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    wrapped = c.dp(base, p["devices"])
+    single = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
+    base = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
+    wrapped = c.dp(base, p["devices"], p)
     o1 = torch.optim.SGD(single.parameters(), lr=p["lr"])
     o2 = torch.optim.SGD(wrapped.parameters(), lr=p["lr"])
     l1 = [c.train_step(single, o1, x, y) for _ in range(p["steps"])]
@@ -218,8 +224,8 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {"forwards": forwards, "devices": p["devices"]}
     for label, hidden in (("hidden", p["hidden"]), ("hidden_x4", p["hidden"] * 4)):
         model = c.mlp(p["seed"], p["d_in"], hidden)
-        wrapped = c.dp(model, p["devices"], keep_replicas=True)
-        x, _ = c.data(p["seed"], p["batch_size"], p["d_in"])
+        wrapped = c.dp(model, p["devices"], p, keep_replicas=True)
+        x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
         kept, times = [], []  # keep the replicas alive so id() cannot be reused
         for _ in range(forwards):
             wrapped(x).sum().backward()
@@ -234,10 +240,10 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
 def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
     from . import rank_fns
     import mgpulab as lab
-    res = lab.launch(rank_fns.ddp_train, n, kwargs=dict(seed=p["seed"], batch=p["batch_size"], d_in=p["d_in"],
-                                                        hidden=p["hidden"], steps=p["timing_repeats"] + 1,
-                                                        lr=p["lr"]),
-                     echo=False, backend="gloo", timeout_s=20, time_limit_s=90, hang_timeout_s=30)
+    res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"], d_in=p["d_in"],
+                                                         hidden=p["hidden"], steps=p["timing_repeats"] + 1,
+                                                         lr=p["lr"]),
+                   echo=False, timeout_s=20, time_limit_s=90, hang_timeout_s=30)
     if not res.ok:
         return {"status": res.status, "summary": res.summary}
     step = max(rr["step_ms"] for rr in res.results)
@@ -245,13 +251,14 @@ def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
 
 
 def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
-    x, y = c.data(p["seed"], p["batch_size"], p["d_in"])
+    dev = c.device(p)
+    x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
     rows = []
     for n in range(1, p["devices"] + 1):
-        model = c.mlp(p["seed"], p["d_in"], p["hidden"])
-        m = model if n == 1 else c.dp(model, n)
+        model = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
+        m = model if n == 1 else c.dp(model, n, p)
         opt = torch.optim.SGD(m.parameters(), lr=p["lr"])
-        ms = c.median_ms(lambda: c.train_step(m, opt, x, y), p["timing_repeats"])
+        ms = c.median_ms(lambda: c.train_step(m, opt, x, y), p["timing_repeats"], on=dev)
         row = {"devices": n, "engine": "single" if n == 1 else "DataParallel", "step_ms": c.r(ms)}
         if n > 1:
             ph = m.last_phases
@@ -262,7 +269,7 @@ def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
     for row in rows:
         row["speedup"] = c.r(base / row["step_ms"]) if row["step_ms"] else None
     out: Dict[str, Any] = {"rows": rows, "devices": p["devices"], "speedup_at_max": rows[-1]["speedup"],
-                           "deviceMode": c.mode_label(p["devices"], "DataParallel")}
+                           "deviceMode": c.mode_label(p["devices"], "DataParallel", p)}
     if p["compare_ddp"] and p["devices"] > 1:
         ddp = _ddp_step_ms(p, p["devices"])
         ddp["devices"] = p["devices"]
@@ -351,7 +358,7 @@ def v_not_linear(e: Dict[str, Any]) -> tuple:
     if s > 1.05:
         return "holds", f"speed-up x{s} on {n} devices, below linear ({table}{ddp_text})"
     return "partly", (f"not linear, but no speed-up at all here: x{s} on {n} devices ({table}{ddp_text}); "
-                      f"{e['deviceMode']} — emulated devices share the host's cores")
+                      f"{e['deviceMode']} — these devices share hardware")
 
 
 def v_myth_linear(e: Dict[str, Any]) -> tuple:

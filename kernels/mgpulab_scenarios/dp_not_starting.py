@@ -10,13 +10,15 @@ from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
 from . import common as c
-from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SEQ_LENGTHS = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
 
 PARAMETERS = (
-    Parameter("devices", "int", 2, "emulated devices (GPUs on a CUDA host) / DDP ranks", 1, 8),
+    Parameter("devices", "int", 2, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
+              "or emulated CPU devices", 1, 8),
+    PLACEMENT,
     Parameter("seq_batch_size", "int", 4, "batch size of the padded variable-length loader (Example 1)", 1, 8),
     Parameter("trim_padding", "bool", False,
               "fault: the model trims its output to the longest sequence of ITS chunk (what pad_packed_sequence "
@@ -47,9 +49,9 @@ class SeqModel(nn.Module):
 
 
 class CustomLayer(nn.Module):
-    def __init__(self, input_size: int, hidden_size: int, kind: str) -> None:
+    def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
         super().__init__()
-        weight = torch.randn(input_size, hidden_size)
+        weight = torch.randn(input_size, hidden_size).to(device)  # a plain tensor stays where it is made
         if kind == "parameter":
             self.weight = nn.Parameter(weight)
         elif kind == "buffer":
@@ -62,9 +64,9 @@ class CustomLayer(nn.Module):
 
 
 class ModelWithCustomLayer(nn.Module):
-    def __init__(self, input_size: int, hidden_size: int, kind: str) -> None:
+    def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
         super().__init__()
-        self.custom_layer = CustomLayer(input_size, hidden_size, kind)
+        self.custom_layer = CustomLayer(input_size, hidden_size, kind, device)
         self.linear = nn.Linear(hidden_size, hidden_size)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -90,7 +92,8 @@ class SeqModel(nn.Module):
         out = self.linear(x)
         return out[:, :int(lengths.max())] if trim else out
 torch.manual_seed({{seed}})
-model = lab.DataParallel(SeqModel().to(lab.devices.device(0)), device_ids=list(range({{devices}})))
+model = lab.DataParallel(SeqModel().to(lab.devices.device(0, {{placement}})), device_ids=list(range({{devices}})),
+                         placement={{placement}})
 bs = {{seq_batch_size}}
 for i in range(0, len(lengths), bs):
     seqs = [torch.randn(n, 10) for n in lengths[i:i + bs]]
@@ -105,7 +108,7 @@ for i in range(0, len(lengths), bs):
 LARGE_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
 from mgpulab_scenarios import rank_fns
-devices, steps, dev = {{devices}}, {{num_steps}}, lab.devices.device(0)
+devices, steps, dev = {{devices}}, {{num_steps}}, lab.devices.device(0, {{placement}})
 def large_model(i, h):
     return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
                          nn.Linear(h, h), nn.ReLU(), nn.Linear(h, i))
@@ -117,7 +120,7 @@ for n in sorted({1, devices}):
     label = "1 device" if n == 1 else f"DataParallel x{n}"
     torch.manual_seed({{seed}} + 1)
     model = large_model({{input_size}}, {{hidden_size}}).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)))
+    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
     opt = torch.optim.Adam(m.parameters())
     timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
     for step in range(steps):
@@ -134,7 +137,7 @@ for n in sorted({1, devices}):
         print("  last forward:", m.last_phases.to_dict())
 if devices > 1:  # the same model and batch on DDP ranks, one shard each
     label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, backend=lab.devices.ddp_backend(devices),
+    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
                         kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{input_size}}, d_out={{input_size}},
                                     hidden={{hidden_size}}, layers=4, steps=steps, lr=0.001, optimizer="adam",
                                     emit=True),
@@ -150,14 +153,14 @@ kind = {{weight_kind}}
 class CustomLayer(nn.Module):
     def __init__(self, i, h):
         super().__init__()
-        w = torch.randn(i, h, device=lab.devices.device(0))  # a plain tensor stays there
+        w = torch.randn(i, h, device=lab.devices.device(0, {{placement}}))  # a plain tensor stays there
         if kind == "parameter": self.weight = nn.Parameter(w)
         elif kind == "buffer": self.register_buffer("weight", w)
         else: self.weight = w
     def forward(self, x):
         return torch.matmul(x, self.weight)
-model = lab.DataParallel(nn.Sequential(CustomLayer(100, 50), nn.Linear(50, 50)).to(lab.devices.device(0)),
-                         device_ids=list(range({{devices}})), keep_replicas=True)
+model = lab.DataParallel(nn.Sequential(CustomLayer(100, 50), nn.Linear(50, 50)).to(lab.devices.device(0, {{placement}})),
+                         device_ids=list(range({{devices}})), placement={{placement}}, keep_replicas=True)
 try:
     model(torch.randn(32, 100)).sum().backward()
     print("ran on", model.last_phases.samples, "rows per device")
@@ -195,14 +198,15 @@ def run_padded(p: Dict[str, Any]) -> Dict[str, Any]:
     bs, n = p["seq_batch_size"], p["devices"]
     g = torch.Generator().manual_seed(p["seed"])
     seqs = [torch.randn(length, 10, generator=g) for length in SEQ_LENGTHS]
+    dev = c.device(p)
     torch.manual_seed(p["seed"])
-    single = SeqModel(p["trim_padding"])
-    wrapped = c.dp(SeqModel(p["trim_padding"]), n)
+    single = SeqModel(p["trim_padding"]).to(dev)
+    wrapped = c.dp(SeqModel(p["trim_padding"]), n, p)
     wrapped.module.load_state_dict(single.state_dict())
     batches = []
     for i in range(0, len(seqs), bs):
-        x = pad_sequence(seqs[i:i + bs], batch_first=True)
-        lengths = torch.tensor(SEQ_LENGTHS[i:i + bs])
+        x = pad_sequence(seqs[i:i + bs], batch_first=True).to(dev)
+        lengths = torch.tensor(SEQ_LENGTHS[i:i + bs]).to(dev)
         ref = single(x, lengths)
         row: Dict[str, Any] = {"batch": i // bs, "shape": list(x.shape), "lengths": SEQ_LENGTHS[i:i + bs]}
         try:
@@ -220,22 +224,27 @@ def run_padded(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
-    model = large_model(p["seed"], p["input_size"], p["hidden_size"])
-    m = model if n == 1 else c.dp(model, n)
+    dev = c.device(p)
+    model = large_model(p["seed"], p["input_size"], p["hidden_size"]).to(dev)
+    m = model if n == 1 else c.dp(model, n, p)
     opt = torch.optim.Adam(m.parameters())
     g = torch.Generator().manual_seed(p["seed"])
-    x = torch.randn(p["batch_size"], p["input_size"], generator=g)
-    y = torch.randn(p["batch_size"], p["input_size"], generator=g)
+    x = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
+    y = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
     rows = []
-    for step in range(p["num_steps"]):
+    for step in range(p["num_steps"]):  # on a GPU each phase is waited for, so its time is the GPU's too
+        c.sync(dev)
         t0 = time.perf_counter()
         out = m(x)
         loss = F.mse_loss(out, y)
+        c.sync(dev)
         t1 = time.perf_counter()
         loss.backward()
+        c.sync(dev)
         t2 = time.perf_counter()
         opt.step()
         opt.zero_grad()
+        c.sync(dev)
         t3 = time.perf_counter()
         row = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
                "step": (t3 - t0) * 1e3}
@@ -257,8 +266,9 @@ def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
     single = _time_variant(p, 1)
     out: Dict[str, Any] = {"devices": n, "params": sum(q.numel() for q in large_model(0, p["input_size"],
                                                                                          p["hidden_size"]).parameters()),
-                           "batch_size": p["batch_size"], "single_ms": single, "deviceMode": c.mode_label(n, "DataParallel"),
-                           "transfers_emulated": True}
+                           "batch_size": p["batch_size"], "single_ms": single,
+                           "deviceMode": c.mode_label(n, "DataParallel", p),
+                           "transfers_emulated": c.device(p).type == "cpu"}
     if n > 1:
         dpm = _time_variant(p, n)
         transfer = dpm["scatter"] + dpm["replicate"] + dpm["gather"]
@@ -269,11 +279,10 @@ def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
         out["dp_largest_phase"] = max(parts, key=parts.get)
         out["dp_vs_single"] = c.r(dpm["step"] / single["step"])
         from . import rank_fns
-        import mgpulab as lab
-        res = lab.launch(rank_fns.ddp_train, n, kwargs=dict(seed=p["seed"], batch=p["batch_size"],
-                                                            d_in=p["input_size"], hidden=p["hidden_size"],
-                                                            steps=p["num_steps"], lr=0.01, layers=4),
-                         echo=False, backend="gloo", timeout_s=30, time_limit_s=120, hang_timeout_s=60)
+        res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"],
+                                                             d_in=p["input_size"], hidden=p["hidden_size"],
+                                                             steps=p["num_steps"], lr=0.01, layers=4),
+                       echo=False, timeout_s=30, time_limit_s=120, hang_timeout_s=60)
         if res.ok:
             out["ddp_step_ms"] = c.r(max(rr["step_ms"] for rr in res.results))
             out["ddp_comm_ms"] = c.r(max(rr["comm_ms"] or 0.0 for rr in res.results))
@@ -283,13 +292,14 @@ def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_custom(p: Dict[str, Any]) -> Dict[str, Any]:
-    x, _ = c.data(p["seed"], 32, 100)
+    dev = c.device(p)
+    x, _ = c.data(p["seed"], 32, 100, to=dev)
     kinds = {}
     for kind in ("parameter", "buffer", "plain_tensor"):
         torch.manual_seed(p["seed"])
-        single = ModelWithCustomLayer(100, 50, kind)
+        single = ModelWithCustomLayer(100, 50, kind, dev).to(dev)
         torch.manual_seed(p["seed"])
-        wrapped = c.dp(ModelWithCustomLayer(100, 50, kind), p["devices"])
+        wrapped = c.dp(ModelWithCustomLayer(100, 50, kind, dev), p["devices"], p)
         ref = single(x)
         try:
             out = wrapped(x)
@@ -303,8 +313,8 @@ def run_custom(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def run_copied(p: Dict[str, Any]) -> Dict[str, Any]:
     model = large_model(p["seed"], 32, 32)
-    wrapped = c.dp(model, p["devices"], keep_replicas=True)
-    x = torch.randn(max(p["batch_size"], p["devices"]), 32)
+    wrapped = c.dp(model, p["devices"], p, keep_replicas=True)
+    x = torch.randn(max(p["batch_size"], p["devices"]), 32).to(c.device(p))
     wrapped(x)
     total = sum(q.numel() for q in model.parameters())
     names = [name for name, _ in model.named_parameters()]

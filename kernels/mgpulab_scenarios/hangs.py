@@ -11,13 +11,15 @@ import mgpulab as lab
 
 from . import common as c
 from . import rank_fns
-from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
 
 SOURCE = "003_5eac2459042e419e.txt"
 
 PARAMETERS = (
-    Parameter("world_size", "int", 2, "DDP ranks (gloo processes on CPU; one GPU each over NCCL on a CUDA host) "
-              "/ DataParallel devices", 2, 8),
+    Parameter("world_size", "int", 2, "DDP ranks / DataParallel devices: one GPU per rank over NCCL when the host "
+              "has enough, ranks sharing the GPUs over gloo when it has fewer, CPU processes over gloo without "
+              "one", 2, 8),
+    PLACEMENT,
     Parameter("fault", "choice", "skip_collective",
               "injected fault: none | uneven_steps (rank r gets r extra batches) | skip_collective (rank 1 never "
               "reaches the final all_reduce) | slow_rank (rank 1 sleeps sleep_s before training)",
@@ -39,7 +41,8 @@ PARAMETERS = (
 
 OOM_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios.common import check_budget, EmulatedOOM
-model = lab.DataParallel(nn.Linear(100, 10).to(lab.devices.device(0)), device_ids=list(range({{world_size}})))
+model = lab.DataParallel(nn.Linear(100, 10).to(lab.devices.device(0, {{placement}})),
+                         device_ids=list(range({{world_size}})), placement={{placement}})
 batch_size = {{oom_batch_size}}
 rows = [len(c) for c in torch.empty(batch_size).chunk({{world_size}})]
 t0 = time.perf_counter()
@@ -59,8 +62,7 @@ label = {"none": "equal steps", "uneven_steps": "uneven steps", "skip_collective
 result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=label,  # per-rank loss, tagged
                     kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}}, fix="none",
                                 sleep_s={{sleep_s}}, emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60,
-                    backend=lab.devices.ddp_backend(world_size))
+                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60, placement={{placement}})
 print(result.status, "-", result.summary)
 for r in result.ranks:
     print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}")
@@ -74,7 +76,7 @@ result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fi
                                 fix="none" if fix == "pg_timeout" else fix, sleep_s={{sleep_s}}, emit=True),
                     timeout_s={{pg_timeout_s}} if fix == "pg_timeout" else 60,
                     hang_timeout_s=max({{hang_timeout_s}}, {{pg_timeout_s}} + 5) if fix == "pg_timeout" else {{hang_timeout_s}},
-                    time_limit_s=60, backend=lab.devices.ddp_backend(world_size))
+                    time_limit_s=60, placement={{placement}})
 print(result.status, "-", result.summary)
 print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])
 """
@@ -85,7 +87,7 @@ world_size = {{world_size}}
 result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
                     kwargs=dict(seed={{seed}}, batch=64, d_in=16, hidden=64, steps={{steps}},
                                 comm_delay_ms={{comm_delay_ms}}, emit=True),
-                    hang_timeout_s=30, backend=lab.devices.ddp_backend(world_size))
+                    hang_timeout_s=30, placement={{placement}})
 for r in result.results:
     print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
 """
@@ -95,7 +97,7 @@ from mgpulab_scenarios import rank_fns
 world_size = {{world_size}}
 result = lab.launch(rank_fns.ddp_uneven_batches, world_size, run_id=f"DDP x{world_size}",
                     kwargs=dict(seed={{seed}}, d_in=100, steps=3, batches=[10, 20], emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, backend=lab.devices.ddp_backend(world_size))
+                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, placement={{placement}})
 print(result.status, result.summary)
 print([(r["rank"], r["rows"], r["diverged"]) for r in result.results if r])
 """
@@ -106,8 +108,8 @@ STEPS = (
          "(`device_memory_mib`) before the forward. Does it hang, or fail with an error?",
          (Cell("oom", OOM_CELL),), "An oversized batch on DataParallel…", ("hangs", "fails fast with an error"),
          ("oom-hang", "oom-silent")),
-    Step("slow-link", "**Slow link (Example 2).** DDP over gloo, with a delay injected on every gradient "
-         "allreduce (`comm_delay_ms`). Measure each rank's communication share of the step.",
+    Step("slow-link", "**Slow link (Example 2).** DDP with a delay injected on every gradient allreduce "
+         "(`comm_delay_ms`). Measure each rank's communication share of the step.",
          (Cell("slow-link", SLOW_CELL),), "With a slow link, does DDP hang?", ("hangs", "slows down"),
          ("slow-link",)),
     Step("uneven-batches", "**Different batch sizes per rank (Example 3).** Rank 0 gets 10 rows, rank 1 gets 20, as "
@@ -127,7 +129,7 @@ STEPS = (
 def run_oom(p: Dict[str, Any]) -> Dict[str, Any]:
     n = p["world_size"]
     torch.manual_seed(p["seed"])
-    model = c.dp(nn.Linear(100, 10), n)
+    model = c.dp(nn.Linear(100, 10), n, p)
     rows = [len(ch) for ch in torch.empty(p["oom_batch_size"]).chunk(n)]
     need = [c.mlp_bytes_per_device(model.module, r)["total"] / 2 ** 20 for r in rows]
     t0 = time.perf_counter()
@@ -135,7 +137,7 @@ def run_oom(p: Dict[str, Any]) -> Dict[str, Any]:
     try:
         c.check_budget(model.module, rows, p["device_memory_mib"])
         with torch.no_grad():
-            model(torch.randn(p["oom_batch_size"], 100))
+            model(torch.randn(p["oom_batch_size"], 100).to(c.device(p)))
     except c.EmulatedOOM as err:
         error = str(err)
     seconds = time.perf_counter() - t0
@@ -159,12 +161,12 @@ def _ranks(res: Any) -> list:
 
 
 def run_slow_link(p: Dict[str, Any]) -> Dict[str, Any]:
-    res = lab.launch(rank_fns.ddp_comm, p["world_size"],
-                     kwargs=dict(seed=p["seed"], batch=64, d_in=16, hidden=64, steps=p["steps"],
-                                 comm_delay_ms=p["comm_delay_ms"]),
-                     echo=False, backend="gloo", timeout_s=30, hang_timeout_s=30, time_limit_s=120)
+    res = c.launch(rank_fns.ddp_comm, p["world_size"], p,
+                   kwargs=dict(seed=p["seed"], batch=64, d_in=16, hidden=64, steps=p["steps"],
+                               comm_delay_ms=p["comm_delay_ms"]),
+                   echo=False, timeout_s=30, hang_timeout_s=30, time_limit_s=120)
     out: Dict[str, Any] = {"world_size": p["world_size"], "comm_delay_ms": p["comm_delay_ms"], "status": res.status,
-                           "summary": res.summary, "seconds": c.r(res.duration_s)}
+                           "summary": res.summary, "seconds": c.r(res.duration_s), "backend": res.backend}
     if res.ok:
         out["per_rank"] = [{"rank": r["rank"],
                             "baseline": {k: c.r(v) for k, v in r["baseline"].items()},
@@ -173,9 +175,9 @@ def run_slow_link(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_uneven_batches(p: Dict[str, Any]) -> Dict[str, Any]:
-    res = lab.launch(rank_fns.ddp_uneven_batches, p["world_size"],
-                     kwargs=dict(seed=p["seed"], d_in=100, steps=3, batches=[10, 20]),
-                     echo=False, backend="gloo", timeout_s=30, hang_timeout_s=p["hang_timeout_s"] + 5, time_limit_s=60)
+    res = c.launch(rank_fns.ddp_uneven_batches, p["world_size"], p,
+                   kwargs=dict(seed=p["seed"], d_in=100, steps=3, batches=[10, 20]),
+                   echo=False, timeout_s=30, hang_timeout_s=p["hang_timeout_s"] + 5, time_limit_s=60)
     out = {"world_size": p["world_size"], "batches": [[10, 20][r % 2] for r in range(p["world_size"])],
            "status": res.status, "summary": res.summary, "seconds": c.r(res.duration_s)}
     if res.ok:
@@ -187,12 +189,12 @@ def run_uneven_batches(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def _fault_run(p: Dict[str, Any], fix: str) -> Dict[str, Any]:
     pg = fix == "pg_timeout"
-    res = lab.launch(rank_fns.ddp_collective_fault, p["world_size"],
-                     kwargs=dict(seed=p["seed"], d_in=8, rows=32, batch=8, fault=p["fault"],
-                                 fix="none" if pg else fix, sleep_s=p["sleep_s"]),
-                     echo=False, backend="gloo", timeout_s=p["pg_timeout_s"] if pg else 60,
-                     hang_timeout_s=max(p["hang_timeout_s"], p["pg_timeout_s"] + 5) if pg else p["hang_timeout_s"],
-                     time_limit_s=60)
+    res = c.launch(rank_fns.ddp_collective_fault, p["world_size"], p,
+                   kwargs=dict(seed=p["seed"], d_in=8, rows=32, batch=8, fault=p["fault"],
+                               fix="none" if pg else fix, sleep_s=p["sleep_s"]),
+                   echo=False, timeout_s=p["pg_timeout_s"] if pg else 60,
+                   hang_timeout_s=max(p["hang_timeout_s"], p["pg_timeout_s"] + 5) if pg else p["hang_timeout_s"],
+                   time_limit_s=60)
     return {"fix": fix, "status": res.status, "summary": res.summary, "seconds": c.r(res.duration_s),
             "ranks": _ranks(res)}
 
@@ -209,7 +211,7 @@ def run_collective_fault(p: Dict[str, Any]) -> Dict[str, Any]:
 # -- verdicts ------------------------------------------------------------------------------------
 
 def v_oom_hang(e: Dict[str, Any]) -> tuple:
-    text = (f"batch {e['batch_size']} on {e['devices']} emulated devices needs {e['need_mib_per_device']} MiB each vs "
+    text = (f"batch {e['batch_size']} on {e['devices']} devices needs {e['need_mib_per_device']} MiB each vs "
             f"an emulated budget of {e['budget_mib']} MiB; outcome after {e['seconds_to_outcome']} s")
     if not e["oom"]:
         return "does-not-hold", text + f": it fit (up to {e['max_batch_that_fits']} rows fit) — no error, no hang"
@@ -237,8 +239,8 @@ def v_slow_link(e: Dict[str, Any]) -> tuple:
     table = "; ".join(f"rank {r['rank']}: comm {r['baseline']['comm_ms']} -> {r['delayed']['comm_ms']} ms, share "
                       f"{fmt(100 * r['baseline']['comm_share'])}% -> {fmt(100 * r['delayed']['comm_share'])}%"
                       for r in per)
-    text = (f"gloo, {e['comm_delay_ms']} ms injected per allreduce: {table}; step time x{fmt(growth)}; finished in "
-            f"{e['seconds']} s")
+    text = (f"{e.get('backend', 'gloo')}, {e['comm_delay_ms']} ms injected per allreduce: {table}; step time "
+            f"x{fmt(growth)}; finished in {e['seconds']} s")
     if growth >= 1.3:
         return "partly", text + " — significantly delayed, but every step completed: slow, not hung"
     return "does-not-hold", text + " — the steps were barely delayed"
@@ -286,7 +288,7 @@ def v_deadlock(e: Dict[str, Any]) -> tuple:
 EXPERIMENTS = (
     Experiment("oom", "Oversized batch vs an EMULATED device memory budget", ("DataParallel xN",), run_oom,
                ("need_mib_per_device",), "bar: needed vs budget per device"),
-    Experiment("slow-link", "DDP over gloo: no delay vs injected comm delay, per rank", ("baseline", "delayed"),
+    Experiment("slow-link", "DDP: no delay vs injected comm delay, per rank", ("baseline", "delayed"),
                run_slow_link, ("comm_ms", "step_ms"), "stacked bar: comm share per rank, both phases"),
     Experiment("uneven-batches", "DDP with different batch sizes per rank (10 vs 20 rows)", ("DDP xN",),
                run_uneven_batches, ("status",), "table: per-rank checksums"),

@@ -13,13 +13,15 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 import mgpulab as lab
 
 from . import common as c
-from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
 from .rank_fns import PythonHeavy
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
 
 PARAMETERS = (
-    Parameter("devices", "int", 2, "emulated devices (GPUs on a CUDA host) / DDP ranks", 1, 8),
+    Parameter("devices", "int", 2, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
+              "or emulated CPU devices", 1, 8),
+    PLACEMENT,
     Parameter("samples", "int", 2000, "dataset rows (article: 10000)", 10, 20000),
     Parameter("batch_size", "int", 250, "DataLoader batch size (article: 1000)", 1, 5000),
     Parameter("epochs", "int", 1, "epochs over the dataset (article: 10)", 1, 10),
@@ -58,14 +60,15 @@ def _overhead_model(p: Dict[str, Any]) -> nn.Module:
 
 COMPLETE_CELL = """import torch, torch.nn as nn, mgpulab as lab
 from torch.utils.data import DataLoader, TensorDataset
-devices, dev = {{devices}}, lab.devices.device(0)
+devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
 torch.manual_seed({{seed}})
 data, labels = torch.randn({{samples}}, 10), torch.randn({{samples}}, 1)
 loader = DataLoader(TensorDataset(data, labels), batch_size={{batch_size}})
 for label in ("1 device", f"DataParallel x{devices}"):  # same seed, same data
     torch.manual_seed({{seed}} + 1)
     net = nn.Linear(10, 1).to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)))
+    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
+                                                              placement={{placement}})
     opt = torch.optim.SGD(model.parameters(), lr={{lr}})
     rows_in = rows_out = 0
     for epoch in range({{epochs}}):
@@ -81,7 +84,7 @@ for label in ("1 device", f"DataParallel x{devices}"):  # same seed, same data
 
 OVERHEAD_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import rank_fns
-devices, dev = {{devices}}, lab.devices.device(0)
+devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
 class PythonHeavy(nn.Module):
     def __init__(self, d, depth):
         super().__init__(); self.layers = nn.ModuleList(nn.Linear(d, d) for _ in range(depth))
@@ -92,7 +95,7 @@ class PythonHeavy(nn.Module):
 torch.manual_seed({{seed}})
 model = PythonHeavy(8, {{depth}}).to(dev)
 x = torch.randn({{batch_size}}, 8).to(dev)
-dp = lab.DataParallel(model, device_ids=list(range(devices)))
+dp = lab.DataParallel(model, device_ids=list(range(devices)), placement={{placement}})
 with torch.no_grad():
     for label, m in (("1 device", model), (f"DataParallel x{devices}", dp)):
         m(x)  # warm-up
@@ -103,8 +106,7 @@ with torch.no_grad():
         print(label, round((time.perf_counter() - t0) * 1000, 3), "ms/forward (last)")
 print("replica intervals (s):", dp.last_phases.intervals, "threads:", dp.last_phases.threads)
 if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) per rank
-    result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}",
-                        backend=lab.devices.ddp_backend(devices),
+    result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement={{placement}},
                         kwargs=dict(seed={{seed}}, batch={{batch_size}}, d=8, depth={{depth}}, repeats={{repeats}},
                                     emit=True), timeout_s=60, time_limit_s=120)
     if result.ok:
@@ -113,14 +115,14 @@ if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) pe
 
 DATA_CELL = """import time, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
 from torch.utils.data import DataLoader, Dataset
-devices, dev = {{devices}}, lab.devices.device(0)
+devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
 class Slow(Dataset):
     def __init__(self, n): self.x, self.y = torch.randn(n, 10), torch.randn(n, 1)
     def __len__(self): return len(self.x)
     def __getitem__(self, i):
         time.sleep({{sample_cost_ms}} / 1000); return self.x[i], self.y[i]
 for workers in sorted({0, {{num_workers}}}):
-    model = lab.DataParallel(nn.Linear(10, 1).to(dev), device_ids=list(range(devices)))
+    model = lab.DataParallel(nn.Linear(10, 1).to(dev), device_ids=list(range(devices)), placement={{placement}})
     opt = torch.optim.SGD(model.parameters(), lr={{lr}})
     timer = lab.StepTimer(model, run_id=f"num_workers={workers}")  # frames per step and device
     for step, (x, y) in enumerate(timer.data(DataLoader(Slow(400), batch_size=50, num_workers=workers))):
@@ -162,17 +164,19 @@ def run_completeness(p: Dict[str, Any]) -> Dict[str, Any]:
     torch.manual_seed(p["seed"])
     data, labels = torch.randn(p["samples"], 10), torch.randn(p["samples"], 1)
     loader = DataLoader(TensorDataset(data, labels), batch_size=p["batch_size"])
+    dev = c.device(p)
     torch.manual_seed(p["seed"] + 1)
-    single = nn.Linear(10, 1)
-    base = nn.Linear(10, 1)
+    single = nn.Linear(10, 1).to(dev)
+    base = nn.Linear(10, 1).to(dev)
     base.load_state_dict(single.state_dict())
-    wrapped = c.dp(base, p["devices"])
+    wrapped = c.dp(base, p["devices"], p)
     o1 = torch.optim.SGD(single.parameters(), lr=p["lr"])
     o2 = torch.optim.SGD(wrapped.parameters(), lr=p["lr"])
     rows_in = rows_out = nonfinite = 0
     max_loss_diff, losses_single, losses_dp = 0.0, [], []
     for _ in range(p["epochs"]):
         for inputs, targets in loader:
+            inputs, targets = inputs.to(dev), targets.to(dev)
             out1, out2 = single(inputs), wrapped(inputs)
             rows_in += len(inputs)
             rows_out += int(out2.shape[0]) if out2.dim() else 0
@@ -195,12 +199,13 @@ def run_completeness(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
     n = p["devices"]
-    model = _overhead_model(p)
-    x = torch.randn(p["batch_size"], 8)
+    dev = c.device(p)
+    model = _overhead_model(p).to(dev)
+    x = torch.randn(p["batch_size"], 8).to(dev)
     with torch.no_grad():
-        single = c.median_ms(lambda: model(x), p["repeats"])
-        wrapped = c.dp(model, n)
-        dp_ms = c.median_ms(lambda: wrapped(x), p["repeats"])
+        single = c.median_ms(lambda: model(x), p["repeats"], on=dev)
+        wrapped = c.dp(model, n, p)
+        dp_ms = c.median_ms(lambda: wrapped(x), p["repeats"], on=dev)
         ph = wrapped.last_phases
     out: Dict[str, Any] = {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"],
                            "single_ms": c.r(single), "dp_ms": c.r(dp_ms), "dp_ratio": c.r(dp_ms / single),
@@ -208,9 +213,9 @@ def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
                            "host_cores": lab.devices.host_cores()}
     if n > 1 and p["forward_kind"] == "python":
         from . import rank_fns
-        res = lab.launch(rank_fns.ddp_forward_overhead, n,
-                         kwargs=dict(seed=p["seed"], batch=p["batch_size"], d=8, depth=p["depth"],
-                                     repeats=p["repeats"]), echo=False, backend="gloo", timeout_s=20, time_limit_s=90)
+        res = c.launch(rank_fns.ddp_forward_overhead, n, p,
+                       kwargs=dict(seed=p["seed"], batch=p["batch_size"], d=8, depth=p["depth"],
+                                   repeats=p["repeats"]), echo=False, timeout_s=20, time_limit_s=90)
         if res.ok:
             ddp = max(rr["max_forward_ms"] for rr in res.results)
             out.update(ddp_ms=c.r(ddp), ddp_ratio=c.r(ddp / single),
@@ -223,12 +228,14 @@ def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
 def _data_run(p: Dict[str, Any], workers: int) -> Dict[str, Any]:
     x, y = c.data(p["seed"], 400, 10)
     loader = DataLoader(SlowDataset(x, y, p["sample_cost_ms"]), batch_size=50, num_workers=workers)
+    dev = c.device(p)
     torch.manual_seed(p["seed"] + 1)
-    model = c.dp(nn.Linear(10, 1), p["devices"])
+    model = c.dp(nn.Linear(10, 1), p["devices"], p)
     opt = torch.optim.SGD(model.parameters(), lr=p["lr"])
     timer = lab.StepTimer(model, emit=False)
     rows = 0
     for step, (xb, yb) in enumerate(timer.data(loader)):
+        xb, yb = xb.to(dev), yb.to(dev)
         with timer.phase("forward"):
             out = model(xb)
             loss = F.mse_loss(out, yb)

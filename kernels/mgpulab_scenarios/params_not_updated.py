@@ -11,12 +11,14 @@ from torch import nn
 import mgpulab as lab
 
 from . import common as c
-from .core import Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
 
 SOURCE = "001_7181883389e4f40f.txt"
 
 PARAMETERS = (
-    Parameter("devices", "int", 2, "emulated devices (GPUs on a CUDA host)", 1, 8),
+    Parameter("devices", "int", 2, "DataParallel devices: GPUs (shared when fewer than this), or emulated CPU "
+              "devices", 1, 8),
+    PLACEMENT,
     Parameter("batch_size", "int", 64, "rows per batch (article: 64)", 1, 1024),
     Parameter("input_size", "int", 10, "LinearModel input size (article: 10)", 1, 256),
     Parameter("output_size", "int", 5, "LinearModel output size (article: 5)", 1, 256),
@@ -55,7 +57,7 @@ class StatefulModel(LinearModel):
 
 def _model(p: Dict[str, Any], cls: type = LinearModel) -> nn.Module:
     torch.manual_seed(p["seed"] + 1)
-    return cls(p["input_size"], p["output_size"])
+    return cls(p["input_size"], p["output_size"]).to(c.device(p))
 
 
 def _resolve(module: nn.Module, name: str) -> Any:
@@ -66,7 +68,7 @@ def _resolve(module: nn.Module, name: str) -> Any:
 
 
 TRAIN_CELL = """import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-devices, target, dev = {{devices}}, {{manual_target}}, lab.devices.device(0)
+devices, target, dev = {{devices}}, {{manual_target}}, lab.devices.device(0, {{placement}})
 g = torch.Generator().manual_seed({{seed}})
 inputs = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
 targets = torch.randn({{batch_size}}, {{output_size}}, generator=g).to(dev)
@@ -74,7 +76,7 @@ for variant in ("1 device", "optimizer.step", "manual"):  # same seed, same data
     torch.manual_seed({{seed}} + 1)
     net = nn.Sequential(nn.Linear({{input_size}}, {{output_size}})).to(dev)
     model = net if variant == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                                keep_replicas=True)
+                                                                placement={{placement}}, keep_replicas=True)
     opt = torch.optim.SGD(model.parameters(), lr={{lr}})
     for step in range({{steps}}):
         loss = F.mse_loss(model(inputs), targets)
@@ -101,7 +103,7 @@ for variant in ("1 device", "optimizer.step", "manual"):  # same seed, same data
 """
 
 STATE_CELL = """import torch, torch.nn as nn, mgpulab as lab
-devices, dev = {{devices}}, lab.devices.device(0)
+devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
 class Stateful(nn.Module):
     def __init__(self):
         super().__init__(); self.linear = nn.Linear({{input_size}}, {{output_size}})
@@ -111,7 +113,8 @@ class Stateful(nn.Module):
         return self.linear(x)
 for label in ("1 device", f"DataParallel x{devices}"):
     net = Stateful().to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)), keep_replicas=True)
+    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
+                                                              placement={{placement}}, keep_replicas=True)
     for step in range({{steps}}):
         model(torch.randn({{batch_size}}, {{input_size}}).to(dev))
         lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
@@ -141,9 +144,9 @@ STEPS = (
 # -- experiments -----------------------------------------------------------------------------
 
 def _train(p: Dict[str, Any], how: str) -> Dict[str, Any]:
-    x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"])
+    x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
     base = _model(p)
-    model = base if how == "single" else c.dp(base, p["devices"], keep_replicas=True)
+    model = base if how == "single" else c.dp(base, p["devices"], p, keep_replicas=True)
     opt = torch.optim.SGD(model.parameters(), lr=p["lr"])
     names = [n for n, _ in base.named_parameters()]
     losses, norms, applied = [], [c.param_norm(base)], 0
@@ -186,10 +189,10 @@ def run_variants(p: Dict[str, Any]) -> Dict[str, Any]:
         out[how] = res
     out["optimizer_vs_single_max_param_diff"] = c.max_abs_diff(params["optimizer"], params["single"])
     # one backward: is the original's gradient the full-batch gradient?
-    x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"])
+    x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
     single, base = _model(p), _model(p)
     F.mse_loss(single(x), y).backward()
-    F.mse_loss(c.dp(base, p["devices"])(x), y).backward()
+    F.mse_loss(c.dp(base, p["devices"], p)(x), y).backward()
     out["dp_grad_vs_single_max_diff"] = c.max_abs_diff(c.grads(single), c.grads(base))
     out["grad_scale"] = max(float(g.abs().max()) for g in c.grads(single))
     return out
@@ -197,8 +200,8 @@ def run_variants(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def run_overwrite(p: Dict[str, Any]) -> Dict[str, Any]:
     base = _model(p)
-    model = c.dp(base, p["devices"], keep_replicas=True)
-    x, _ = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"])
+    model = c.dp(base, p["devices"], p, keep_replicas=True)
+    x, _ = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
     with torch.no_grad():
         model(x)
     before = base.linear.weight.detach().clone()
@@ -216,10 +219,10 @@ def run_overwrite(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_in_forward(p: Dict[str, Any]) -> Dict[str, Any]:
-    x, _ = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"])
+    x, _ = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
     single = _model(p, StatefulModel)
     base = _model(p, StatefulModel)
-    model = c.dp(base, p["devices"], keep_replicas=True)
+    model = c.dp(base, p["devices"], p, keep_replicas=True)
     with torch.no_grad():
         for _ in range(p["steps"]):
             single(x)

@@ -75,7 +75,7 @@ def test_questions_and_fields_follow_the_values():
     assert rendered["template"]["question"]["choices"][0] == "about 2x"
     assert "devices, steps = 2, 3 + 1" in rendered["source"]
     assert [f["name"] for f in rendered["template"]["fields"]] == [
-        "batch_size", "devices", "hidden", "d_in", "lr", "seed", "timing_repeats", "compare_ddp"]
+        "batch_size", "devices", "placement", "hidden", "d_in", "lr", "seed", "timing_repeats", "compare_ddp"]
 
 
 def test_the_verdicts_cell_is_templated_with_every_parameter():
@@ -88,7 +88,7 @@ def test_the_verdicts_cell_is_templated_with_every_parameter():
     assert rendered["source"] == (
         "import mgpulab_scenarios\n"
         "mgpulab_scenarios.show_verdicts(mgpulab_scenarios.run('params-not-updated', {'devices': 2, "
-        "'batch_size': 64, 'input_size': 10, 'output_size': 5, 'steps': 2, 'lr': 0.05, "
+        "'placement': 'auto', 'batch_size': 64, 'input_size': 10, 'output_size': 5, 'steps': 2, 'lr': 0.05, "
         "'manual_target': 'replicas', 'seed': 0}))\n")
     assert sc.render("params-not-updated/verdicts", params) == rendered["source"]
     for scenario_id in sc.IDS:
@@ -110,12 +110,21 @@ def test_unknown_templates_are_refused():
 
 def test_device_defaults_and_maxima_follow_this_host(monkeypatch):
     from mgpulab_scenarios import core
-    monkeypatch.setattr(core, "device_limit", lambda: 2)  # a 2-GPU host
+    monkeypatch.setattr(core, "this_host", lambda: core.Host(gpus=0, cores=2))  # a 2-core host, no GPU
     fields = {f["name"]: f for f in sc.render_template("dp-basics/split")["template"]["fields"]}
-    assert fields["devices"]["max"] == 2 and fields["devices"]["default"] == 2
-    assert sc.validate("dp-basics")["devices"] == 2  # the default is valid there
-    with pytest.raises(ParameterError, match="exceeds the devices available here"):
-        sc.validate("dp-basics", {"devices": 4})
+    assert fields["devices"]["max"] == 4 and fields["devices"]["default"] == 4
+    assert fields["placement"]["choices"] == ["auto", "cpu"] and fields["placement"]["default"] == "auto"
+    assert sc.validate("dp-basics")["devices"] == 4  # the default is valid there
+    with pytest.raises(ParameterError, match=r"exceeds the devices available here: .*the largest value that works "
+                                             r"here is 4; allowed range \[1, 4\]"):
+        sc.validate("dp-basics", {"devices": 8})
+    monkeypatch.setattr(core, "this_host", lambda: core.Host(gpus=1, cores=2))  # one GPU: devices share it
+    fields = {f["name"]: f for f in sc.render_template("dp-basics/split")["template"]["fields"]}
+    assert fields["devices"]["max"] == 8 and fields["devices"]["default"] == 4
+    assert sc.validate("dp-basics", {"devices": 8})["devices"] == 8
+    assert sc.validate("hangs")["world_size"] == 2  # the default that a 1-GPU host refused before
+    with pytest.raises(ParameterError, match="emulates at most 4 CPU devices"):
+        sc.validate("dp-basics", {"devices": 8, "placement": "cpu"})  # the CPU emulation has its own bound
 
 
 def test_cli_notebook_uses_the_same_cells():

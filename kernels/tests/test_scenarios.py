@@ -206,9 +206,12 @@ def test_emulated_oom_verdict_flips_with_the_budget():
 
 
 def test_skipped_collective_is_detected_as_a_hang_and_the_clean_run_is_not():
-    clean = sc.run("hangs", {"fault": "none", "hang_timeout_s": 2.0}, experiments=["collective-fault"])
+    # CPU ranks on any host: the stack and timeout wording below are gloo's (an NCCL all_reduce returns
+    # at once and the rank waits in the next sync instead; its timeout error reads differently)
+    clean = sc.run("hangs", {"fault": "none", "hang_timeout_s": 2.0, "placement": "cpu"},
+                   experiments=["collective-fault"])
     hung = sc.run("hangs", {"fault": "skip_collective", "fix": "pg_timeout", "hang_timeout_s": 2.0,
-                            "pg_timeout_s": 2.0}, experiments=["collective-fault"])
+                            "pg_timeout_s": 2.0, "placement": "cpu"}, experiments=["collective-fault"])
     assert _verdict(clean, "deadlock") == "does-not-hold"
     assert _verdict(hung, "deadlock") == "holds"
     ev = hung["experiments"][0]["evidence"]

@@ -1,4 +1,4 @@
-"""Where runs go: the pure GPU/emulation decisions (no GPU here, so the decisions, not CUDA)."""
+"""Where runs go: the device plan (pure, any GPU count) and how this host applies it."""
 from __future__ import annotations
 
 import pytest
@@ -7,66 +7,108 @@ from torch import nn
 
 import mgpulab as lab
 from mgpulab import devices
-from mgpulab.devices import (device_limit_for, index_kind, plan_data_parallel, plan_ddp,
-                             rank_device_kind)
+from mgpulab.plan import PlanError, cpu_device_limit, largest, plan
+
+H100 = "NVIDIA H100 80GB HBM3"
 
 
-@pytest.mark.parametrize("cuda, requested, emulate, expected", [
-    (0, 4, None, ("cpu-emulated", 4, None)),
-    (0, None, None, ("cpu-emulated", 2, None)),          # the default emulated count
-    (4, 4, None, ("cuda", 4, None)),
-    (4, 2, None, ("cuda", 2, None)),
-    (4, None, None, ("cuda", 4, None)),                   # all GPUs
-    (2, 4, None, ("cpu-emulated", 4, "emulated because 4 devices were requested and this host has 2 GPUs")),
-    (1, 2, None, ("cpu-emulated", 2, "emulated because 2 devices were requested and this host has 1 GPU")),
-    (4, 2, True, ("cpu-emulated", 2, "emulation requested on a host with GPUs")),
-    (0, 3, True, ("cpu-emulated", 3, None)),
-    (8, 8, False, ("cuda", 8, None)),
+def names(gpus):
+    return [H100] * gpus
+
+
+@pytest.mark.parametrize("gpus, count, placement, kind, devs", [
+    (0, 4, "auto", "cpu-emulated", ("cpu",) * 4),
+    (4, 4, "auto", "cuda", ("cuda:0", "cuda:1", "cuda:2", "cuda:3")),
+    (4, 2, "auto", "cuda", ("cuda:0", "cuda:1")),
+    (2, 4, "auto", "cuda-shared", ("cuda:0", "cuda:1", "cuda:0", "cuda:1")),  # round-robin over the GPUs
+    (1, 2, "auto", "cuda-shared", ("cuda:0", "cuda:0")),
+    (4, 2, "cpu", "cpu-emulated", ("cpu", "cpu")),
+    (8, 8, "cuda", "cuda", tuple(f"cuda:{i}" for i in range(8))),
 ])
-def test_data_parallel_uses_real_gpus_only_when_there_are_enough(cuda, requested, emulate, expected):
-    assert plan_data_parallel(cuda, requested, emulate, default_count=2) == expected
+def test_data_parallel_plan_uses_one_gpu_per_device_or_shares_them_or_the_cpu(gpus, count, placement, kind, devs):
+    p = plan(count, "DataParallel", gpus, placement=placement, gpu_names=names(gpus), cores=16)
+    assert (p.kind, p.devices, p.count, p.backend) == (kind, devs, count, None)
+    assert p.streams == (kind == "cuda-shared")
+    assert p.emulated == (kind != "cuda")
 
 
-def test_data_parallel_plan_refuses_no_devices():
-    with pytest.raises(ValueError):
-        plan_data_parallel(4, 0)
+def test_labels_say_what_runs_and_why():
+    shared = plan(4, "DataParallel", 1, gpu_names=[H100], cores=16)
+    assert shared.label.startswith(f"4 virtual devices on 1× {H100} (streams), emulated DataParallel")
+    assert "4 devices requested, this host has 1 GPU" in shared.label
+    assert plan(2, "DataParallel", 4, gpu_names=names(4)).label == f"2× {H100}, CUDA, DataParallel"
+    assert plan(2, "DataParallel", 0, cores=2).label == "2× cpu, emulated DataParallel (threads in one process, 2 cores)"
+    chosen = plan(2, "DataParallel", 4, placement="cpu", cores=2)
+    assert chosen.label.endswith("placement 'cpu': CPU emulation chosen on a host with 4 GPUs")
+    ranks = plan(4, "DDP", 1, gpu_names=[H100])
+    assert ranks.label.startswith(f"4 ranks sharing 1× {H100} (up to 4 per GPU), DDP over gloo")
+    assert "NCCL refuses two ranks on one GPU" in ranks.label
+    assert plan(2, "DDP", 0, cores=2).label == "2× cpu, DDP over gloo (one process per rank, 2 cores)"
 
 
-@pytest.mark.parametrize("cuda, nprocs, backend, expected", [
-    (0, 2, None, ("gloo", False, None)),
-    (2, 2, None, ("nccl", True, None)),
-    (4, 2, None, ("nccl", True, None)),
-    (2, 4, None, ("gloo", False, "CPU ranks because 4 ranks were requested and this host has 2 GPUs")),
-    (4, 4, "gloo", ("gloo", False, None)),                # an explicit gloo stays on CPU
-    (4, 4, "nccl", ("nccl", True, None)),
+@pytest.mark.parametrize("gpus, count, backend, backend_map, expected", [
+    (0, 2, None, False, ("gloo", "gloo", "cpu-emulated", ("cpu", "cpu"))),
+    (2, 2, None, False, ("nccl", "nccl", "cuda", ("cuda:0", "cuda:1"))),
+    (2, 2, None, True, ("nccl", "cpu:gloo,cuda:nccl", "cuda", ("cuda:0", "cuda:1"))),  # CPU tensors get gloo
+    (4, 2, None, False, ("nccl", "nccl", "cuda", ("cuda:0", "cuda:1"))),
+    (2, 4, None, True, ("gloo", "gloo", "cuda-shared", ("cuda:0", "cuda:1", "cuda:0", "cuda:1"))),
+    (1, 2, None, False, ("gloo", "gloo", "cuda-shared", ("cuda:0", "cuda:0"))),
+    (4, 4, "gloo", False, ("gloo", "gloo", "cuda", tuple(f"cuda:{i}" for i in range(4)))),  # gloo carries CUDA tensors
+    (4, 4, "nccl", True, ("nccl", "nccl", "cuda", tuple(f"cuda:{i}" for i in range(4)))),
 ])
-def test_ddp_uses_nccl_with_one_gpu_per_rank_and_gloo_on_cpu(cuda, nprocs, backend, expected):
-    assert plan_ddp(cuda, nprocs, backend) == expected
+def test_ddp_backend_follows_where_the_ranks_tensors_live(gpus, count, backend, backend_map, expected):
+    p = plan(count, "DDP", gpus, backend=backend, gpu_names=names(gpus), backend_map=backend_map)
+    assert (p.backend, p.init_backend, p.kind, p.devices) == expected
 
 
-@pytest.mark.parametrize("cuda, nprocs, backend", [(1, 2, "nccl"), (0, 1, "nccl"), (2, 2, "mpi"), (2, 0, None)])
-def test_ddp_plan_refuses_what_cannot_run(cuda, nprocs, backend):
-    with pytest.raises(ValueError):
-        plan_ddp(cuda, nprocs, backend)
+def test_cpu_ranks_on_a_gpu_host_get_gloo():
+    p = plan(2, "DDP", 4, placement="cpu")
+    assert (p.backend, p.devices, p.kind) == ("gloo", ("cpu", "cpu"), "cpu-emulated")
+    assert "placement 'cpu': CPU ranks chosen on a host with 4 GPUs" in p.label
 
 
-def test_device_limits_come_from_the_gpu_count():
-    assert device_limit_for(0) == 4
-    assert device_limit_for(2) == 2
-    assert device_limit_for(8) == 8
-    assert device_limit_for(0, emulated_max=6) == 6
+@pytest.mark.parametrize("gpus, count, backend, placement, largest_value, words", [
+    (1, 2, "nccl", "auto", 1, "the largest world size that works with NCCL here is 1"),
+    (0, 1, "nccl", "auto", 0, "needs GPUs and this host has none"),
+    (4, 2, "nccl", "cpu", 0, "placement 'cpu' keeps them on the CPU"),
+    (0, 2, None, "cuda", 0, "placement 'cuda' needs a GPU"),
+])
+def test_what_no_configuration_serves_is_refused_naming_what_works(gpus, count, backend, placement, largest_value,
+                                                                     words):
+    with pytest.raises(PlanError, match=words) as refused:
+        plan(count, "DDP", gpus, backend=backend, placement=placement)
+    assert refused.value.largest == largest_value
 
 
-def test_tensor_placement_decisions():
-    assert index_kind(0, 0) == "cpu"
-    assert index_kind(2, 1) == "cuda"
-    assert index_kind(2, 2) == "cpu"  # an emulated device past the GPUs
-    with pytest.raises(ValueError):
-        index_kind(2, -1)
-    assert rank_device_kind("nccl", 4, 3) == "cuda"
-    assert rank_device_kind("gloo", 4, 0) == "cpu"
-    assert rank_device_kind(None, 4, 0) == "cpu"  # no process group
-    assert rank_device_kind("nccl", 2, 2) == "cpu"
+def test_the_labs_own_bounds_name_the_largest_value():
+    with pytest.raises(PlanError, match="the largest value that works here is 4") as refused:
+        plan(8, "DataParallel", 0, cores=2, limits=True)
+    assert refused.value.largest == 4
+    assert plan(8, "DataParallel", 0, cores=2).count == 8  # the toolkit itself does not impose them
+    assert largest("DDP", 1, cores=2) == 8 and largest("DDP", 0, cores=16) == 8 and cpu_device_limit(2) == 4
+    assert largest("DDP", 2, backend="nccl") == 2
+
+
+@pytest.mark.parametrize("count, engine, gpus, options, error", [
+    (0, "DataParallel", 4, {}, ValueError),
+    (2, "DDP", 2, {"backend": "mpi"}, ValueError),
+    (2, "DataParallel", 2, {"backend": "gloo"}, ValueError),  # a backend is DDP's
+    (2, "DataParallel", 2, {"placement": "gpu"}, ValueError),
+    (2, "DataParallel", -1, {}, ValueError),
+    (True, "DataParallel", 2, {}, TypeError),
+    (2, "FSDP", 2, {}, ValueError),
+])
+def test_bad_requests_are_refused(count, engine, gpus, options, error):
+    with pytest.raises(error):
+        plan(count, engine, gpus, **options)
+
+
+def test_device_ids_beyond_the_gpus_are_virtual_devices():
+    assert plan(None, "DataParallel", 4, device_ids=[0, 2]).devices == ("cuda:0", "cuda:2")
+    shared = plan(None, "DataParallel", 2, device_ids=[0, 3])
+    assert shared.kind == "cuda-shared" and shared.devices == ("cuda:0", "cuda:1")
+    assert plan(None, "DataParallel", 0, default_count=3).count == 3
+    assert plan(None, "DataParallel", 4).count == 4  # all GPUs
 
 
 @pytest.mark.skipif(devices.cuda_device_count() > 0, reason="checks the CPU path")
@@ -78,16 +120,22 @@ def test_this_host_runs_the_cpu_path():
     model = nn.Linear(2, 2)
     assert lab.devices.device_of(model) == torch.device("cpu")
     assert lab.devices.device_of(lab.DataParallel(model, device_ids=[0, 1])) == torch.device("cpu")
+    assert lab.device_mode(2, "DDP")["label"].startswith("2× cpu, DDP over gloo")
+    with pytest.raises(PlanError, match="placement 'cuda' needs a GPU"):
+        lab.devices.device(0, "cuda")
 
 
-def test_too_few_gpus_falls_back_to_emulation_and_says_so(monkeypatch):
+def test_one_plan_for_what_is_said_and_what_is_done(monkeypatch):
+    """A 2-GPU host seen through the same plan: device_mode, device() and DataParallel agree."""
     monkeypatch.setattr(devices, "cuda_device_count", lambda: 2)
-    model = lab.DataParallel(nn.Linear(3, 1), device_ids=[0, 1, 2, 3])
-    assert isinstance(model, lab.EmulatedDataParallel)
-    assert model.device_mode.label.startswith("4× cpu, emulated DataParallel")
-    assert "4 devices were requested and this host has 2 GPUs" in model.device_mode.label
-    assert model(torch.randn(8, 3)).shape == (8, 1)
-    ddp = devices.detect(4, "DDP")
-    assert ddp.kind == "cpu-emulated" and ddp.backend == "gloo" and "this host has 2 GPUs" in ddp.label
-    with pytest.raises(ValueError, match="need 4 GPUs"):
-        devices.detect(4, "DDP", backend="nccl")
+    monkeypatch.setattr(devices, "gpu_names", lambda: (H100, H100))
+    said = lab.device_mode(4, "DataParallel")
+    assert said["kind"] == "cuda-shared" and said["devices"] == ["cuda:0", "cuda:1", "cuda:0", "cuda:1"]
+    assert [lab.devices.device(i) for i in range(4)] == [torch.device(d) for d in said["devices"]]
+    ddp = lab.device_mode(4, "DDP")
+    assert ddp["backend"] == "gloo" and "4 ranks sharing" in ddp["label"]
+    with pytest.raises(PlanError, match="largest world size that works with NCCL here is 2"):
+        lab.device_mode(4, "DDP", backend="nccl")
+    cpu = lab.DataParallel(nn.Linear(3, 1), device_ids=[0, 1, 2, 3], placement="cpu")
+    assert isinstance(cpu, lab.EmulatedDataParallel) and cpu.device_mode.kind == "cpu-emulated"
+    assert cpu(torch.randn(8, 3)).shape == (8, 1)

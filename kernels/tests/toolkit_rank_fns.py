@@ -117,3 +117,32 @@ def dump_own_stack() -> str:
     dist.all_reduce(t)
     sys.stdout.write("still running\n")
     return "done"
+
+
+def train_linear_placed(steps: int, lr: float, seed: int, batch: int, dim: int) -> dict:
+    """``train_linear`` with the model and data on the device the launch's plan gave this rank."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    x, y = make_data(seed, batch, dim)
+    per = batch // world
+    xs, ys = x[rank * per:(rank + 1) * per].to(device), y[rank * per:(rank + 1) * per].to(device)
+    module = initial_linear(seed, dim).to(device)
+    model = (DistributedDataParallel(module, device_ids=[device.index]) if device.type == "cuda"
+             else DistributedDataParallel(module))
+    timer = lab.StepTimer(model)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        with timer.phase("forward"):
+            loss = F.mse_loss(model(xs), ys)
+        with timer.phase("backward"):
+            loss.backward()
+        with timer.phase("optimizer"):
+            opt.step()
+            opt.zero_grad()
+        timer.step(step, samples=len(xs), loss=loss)
+        losses.append(loss)  # read after the loop: no sync per step
+    timer.close()
+    return {"weight": model.module.weight.detach().cpu().tolist(), "bias": model.module.bias.detach().cpu().tolist(),
+            "losses": [float(v) for v in losses], "records": list(timer.records), "device": str(device),
+            "backend": str(dist.get_backend())}
