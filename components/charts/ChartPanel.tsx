@@ -41,9 +41,19 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
   return (
     <div className="cell-charts" data-testid="cell-charts" data-execution-id={primaryId}>
       {aggregates?.device ? (
-        <p className={aggregates.device.emulated ? "chart-device chart-device-emulated" : "chart-device"} data-testid="chart-device-mode">
-          {aggregates.device.text}
-        </p>
+        <div className={aggregates.device.emulated ? "chart-device chart-device-emulated" : "chart-device"} data-testid="chart-device-mode">
+          <p>{aggregates.device.text}</p>
+          {aggregates.device.variants.length > 0 ? (
+            <ul className="chart-device-plans">
+              {aggregates.device.variants.map((variant) => (
+                <li key={variant.tag} data-testid="chart-device-plan" data-tag={variant.tag}>
+                  {variant.tag === "" ? "" : <strong>{variant.tag}: </strong>}
+                  {variant.label}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
       ) : null}
       <div className="chart-grid">
         {lines.length > 0 ? <LossChart lines={lines} version={version} budget={budget} /> : null}
@@ -57,7 +67,16 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
             title="Peak memory per device (MiB)"
             unit="MiB"
             chart={aggregates.memory}
-            note="Largest memory_peak_mib logged (memory_mib where no peak was logged). On CPU this is the process's RSS; emulated devices count their tensors' bytes."
+            note={aggregates.memoryNote}
+          />
+        ) : null}
+        {aggregates?.utilization ? (
+          <DeviceBarsChart
+            testId="chart-utilization"
+            title="GPU utilisation (%)"
+            unit="%"
+            chart={aggregates.utilization}
+            note={`NVML utilization.gpu per GPU (any process): the share of each sample period in which a kernel ran, mean over the run; ${WARMUP_RULE}.`}
           />
         ) : null}
         {aggregates?.speedup ? <SpeedupChart chart={aggregates.speedup} /> : null}

@@ -41,6 +41,15 @@ export function memoryChart(index: RunIndex): DeviceBarsChart | null {
   });
 }
 
+/** GPU utilisation per GPU (NVML utilization.gpu, logged by the toolkit's GPU monitor with rank = CUDA device): the mean over the run. */
+export function utilizationChart(index: RunIndex): DeviceBarsChart | null {
+  return deviceBars(index, "gpu_util_pct_mean", (tag, rank) => {
+    const series = index.get(tag, rank, "gpu_util_pct");
+    const value = stepMean(series);
+    return value === null || !series ? null : { value, points: meanCount(series) };
+  });
+}
+
 type Measure = (tag: string, rank: number) => { value: number; points: number } | null;
 
 function deviceBars(index: RunIndex, valueName: string, measure: Measure): DeviceBarsChart | null {

@@ -3,6 +3,7 @@
  * before anything uses them (the server half is written separately).
  */
 import { z } from "zod";
+import { devicePlanSchema } from "../../server/protocol/kernel-messages";
 import { EXECUTIONS_PATH, executionMetricsPath, type ExecutionMetrics, type ExecutionSummary } from "../../server/protocol/metrics-model";
 
 export type FetchResult<T> = { ok: true; data: T } | { ok: false; status: number | null; error: string };
@@ -25,6 +26,7 @@ const executionSummary = z.object({
   status: z.string(),
   startedAt: z.string().nullable(),
   deviceMode: z.string(),
+  devicePlans: z.record(z.string(), devicePlanSchema),
   templateId: z.string().nullable(),
   parameters: z.record(z.string(), parameterValue).nullable(),
   pointCount: z.number(),

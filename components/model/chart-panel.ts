@@ -5,8 +5,9 @@
  * are recomputed on a slower clock than the loss lines (see ChartPanel).
  * Null parts are charts the run has no data for.
  */
+import type { DevicePlan } from "../../server/protocol/kernel-messages";
 import type { ExecutionSummary } from "../../server/protocol/metrics-model";
-import { memoryChart, samplesChart, type DeviceBarsChart } from "./chart-devices";
+import { memoryChart, samplesChart, utilizationChart, type DeviceBarsChart } from "./chart-devices";
 import { RunIndex } from "./chart-run-index";
 import { speedupChart, type SpeedupChart } from "./chart-speedup";
 import { stragglers, type Straggler } from "./chart-stragglers";
@@ -14,10 +15,16 @@ import { timingChart, type TimingChart } from "./chart-timing";
 import type { MetricStore } from "./metric-store";
 
 export interface DeviceNotice {
-  /** True when the devices are emulated on the CPU (no real accelerator was used). */
+  /** True when some devices were not real GPUs of their own (CPU emulation, or virtual devices sharing a GPU). */
   emulated: boolean;
   text: string;
+  /** What each variant ran on, as the toolkit planned it (empty for runs from before plans were recorded). */
+  variants: Array<{ tag: string; label: string }>;
 }
+
+/** The default memory note, for runs without recorded plans. */
+export const MEMORY_NOTE_FALLBACK =
+  "Largest memory_peak_mib logged (memory_mib where no peak was logged). On CPU this is the process's RSS; emulated devices count their tensors' bytes.";
 
 export interface PanelAggregates {
   summary: ExecutionSummary | null;
@@ -25,6 +32,10 @@ export interface PanelAggregates {
   timing: TimingChart | null;
   samples: DeviceBarsChart | null;
   memory: DeviceBarsChart | null;
+  /** What the memory bars measure, per variant when they differ. */
+  memoryNote: string;
+  /** Mean NVML GPU utilisation per GPU; null without a GPU monitor. */
+  utilization: DeviceBarsChart | null;
   speedup: SpeedupChart | null;
   /** Null when no variant has two ranks to compare. */
   stragglers: Straggler[] | null;
@@ -39,22 +50,54 @@ export function panelAggregates(store: MetricStore, primaryId: string): PanelAgg
   const multiRank = index.variants.some((tag) => index.ranks(tag).length > 1);
   return {
     summary: run.summary,
-    device: run.summary ? deviceNotice(run.summary.deviceMode) : null,
+    device: deviceNotice(run.summary?.deviceMode ?? "", run.plans),
     timing: timing.bars.length > 0 ? timing : null,
     samples: samplesChart(index),
     memory: memoryChart(index),
+    memoryNote: memoryNote(run.plans),
+    utilization: utilizationChart(index),
     speedup: speedupChart(index),
     stragglers: multiRank ? stragglers(index) : null,
   };
 }
 
-export function deviceNotice(deviceMode: string): DeviceNotice | null {
-  if (deviceMode.trim() === "") return null;
-  const emulated = /\bcpu\b|emulat/i.test(deviceMode);
+/**
+ * How the panel describes the devices. With the plans the toolkit recorded,
+ * each variant is named with the plan that ran (and why, when it is not one
+ * real GPU per device); runs from before plans fall back to the kernel's
+ * description.
+ */
+export function deviceNotice(deviceMode: string, plans: Readonly<Record<string, DevicePlan>> = {}): DeviceNotice | null {
+  const tagged = Object.entries(plans).sort(([a], [b]) => a.localeCompare(b));
+  if (tagged.length === 0) {
+    if (deviceMode.trim() === "") return null;
+    const emulated = /\bcpu\b|emulat/i.test(deviceMode);
+    return {
+      emulated,
+      text: emulated
+        ? `Devices are CPU-emulated: ${deviceMode}. No GPU was used; times and memory are the CPU's, not a GPU's.`
+        : `Devices: ${deviceMode}`,
+      variants: [],
+    };
+  }
+  const kinds = new Set(tagged.map(([, plan]) => plan.kind));
+  const sentences: string[] = [];
+  if (kinds.has("cpu-emulated")) sentences.push("Devices are CPU-emulated where a variant says so: no GPU was used there; its times and memory are the CPU's, not a GPU's.");
+  if (kinds.has("cuda-shared")) sentences.push("Virtual devices share a GPU where a variant says so: they are not separate GPUs, so their times and speed-ups are not those of as many GPUs.");
+  if (sentences.length === 0) sentences.push("Devices: real GPUs, one per device.");
   return {
-    emulated,
-    text: emulated
-      ? `Devices are CPU-emulated: ${deviceMode}. No GPU was used; times and memory are the CPU's, not a GPU's.`
-      : `Devices: ${deviceMode}`,
+    emulated: kinds.has("cpu-emulated") || kinds.has("cuda-shared"),
+    text: sentences.join(" "),
+    variants: tagged.map(([tag, plan]) => ({ tag, label: plan.label })),
   };
+}
+
+/** What the memory bars measure: the plans' memory sources, one sentence, or one per variant when they differ. */
+export function memoryNote(plans: Readonly<Record<string, DevicePlan>>): string {
+  const tagged = Object.entries(plans).sort(([a], [b]) => a.localeCompare(b));
+  if (tagged.length === 0) return MEMORY_NOTE_FALLBACK;
+  const sources = new Set(tagged.map(([, plan]) => plan.memorySource));
+  const lead = "Largest memory_peak_mib logged (memory_mib where no peak was logged)";
+  if (sources.size === 1) return `${lead}: ${[...sources][0]}.`;
+  return `${lead}; these measure different things: ${tagged.map(([tag, plan]) => `${tag === "" ? "untagged" : tag}: ${plan.memorySource}`).join("; ")}.`;
 }

@@ -29,9 +29,13 @@ export class MetricSync {
       if (!this.disposed && executionId === this.executionId) this.store.append(executionId, points);
     });
     const stopResync = feed.subscribeResync?.(() => void this.resync());
+    const stopPlans = feed.subscribePlans?.((executionId, tag, plan) => {
+      if (!this.disposed && executionId === this.executionId) this.store.setPlan(executionId, tag, plan);
+    });
     return () => {
       stopPoints();
       stopResync?.();
+      stopPlans?.();
     };
   }
 

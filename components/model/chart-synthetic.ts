@@ -15,6 +15,7 @@ export function syntheticSummary(executionId: string, overrides: Partial<Executi
     status: "ok",
     startedAt: "2026-01-01T12:00:00.000Z",
     deviceMode: "4× cpu (emulated, no CUDA)",
+    devicePlans: {},
     templateId: null,
     parameters: null,
     pointCount: 0,

@@ -6,6 +6,7 @@
  * (tag, rank, step, name). A version counter and `subscribe` make it a
  * `useSyncExternalStore` source.
  */
+import type { DevicePlan } from "../../server/protocol/kernel-messages";
 import type { ExecutionMetrics, ExecutionSummary, MetricPointMessage, MetricSeriesKey } from "../../server/protocol/metrics-model";
 import { SeriesBuffer } from "./chart-series-buffer";
 
@@ -17,6 +18,8 @@ export interface MetricFeed {
    * points sent meanwhile are lost to the feed, so the charts refetch.
    */
   subscribeResync?(listener: () => void): () => void;
+  /** The devices a variant of an execution ran on, as soon as the kernel says (before the run is stored). */
+  subscribePlans?(listener: (executionId: string, tag: string, plan: DevicePlan) => void): () => void;
 }
 
 /** One execution as the charts read it. */
@@ -24,6 +27,8 @@ export interface RunView {
   executionId: string;
   /** Null until the stored metrics (which carry the summary) have been loaded. */
   summary: ExecutionSummary | null;
+  /** What each variant (metric tag) ran on: from the stored summary and live as the kernel reports it. */
+  plans: Readonly<Record<string, DevicePlan>>;
   /** In first-seen order. */
   series: readonly SeriesBuffer[];
 }
@@ -56,6 +61,7 @@ export class MetricStore {
   load(metrics: ExecutionMetrics): void {
     const run = this.ensure(metrics.execution.executionId);
     run.summary = metrics.execution;
+    run.plans = { ...run.plans, ...metrics.execution.devicePlans };
     for (const s of metrics.series) this.series(run, s).addMany(s.steps, s.values);
     this.changed();
   }
@@ -75,6 +81,14 @@ export class MetricStore {
     return added;
   }
 
+  /** The devices the variant `tag` of an execution ran on (live, ahead of the stored summary). */
+  setPlan(executionId: string, tag: string, plan: DevicePlan): void {
+    const run = this.ensure(executionId);
+    if (run.plans[tag]?.label === plan.label && run.plans[tag]?.memorySource === plan.memorySource) return;
+    run.plans = { ...run.plans, [tag]: plan };
+    this.changed();
+  }
+
   /** Drops every execution not in `keep` (a cell re-run, a run unticked in the compare picker). */
   retain(keep: ReadonlySet<string>): void {
     let dropped = false;
@@ -89,7 +103,7 @@ export class MetricStore {
   private ensure(executionId: string): RunData {
     let run = this.runs.get(executionId);
     if (!run) {
-      run = { executionId, summary: null, series: [], byKey: new Map() };
+      run = { executionId, summary: null, plans: {}, series: [], byKey: new Map() };
       this.runs.set(executionId, run);
     }
     return run;

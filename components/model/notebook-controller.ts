@@ -14,6 +14,7 @@
  * notification for them is batched to one per animation frame; the user's
  * own actions notify at once.
  */
+import type { DevicePlan } from "../../server/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/protocol/notebook-model";
 import type { LabAck } from "../../server/protocol/socket-api";
@@ -57,6 +58,8 @@ export interface CellMetricFeed {
   subscribe(listener: (executionId: string, points: MetricPointMessage[]) => void): () => void;
   /** A reconnect served a snapshot: live points sent meanwhile never arrive, so charts reload. */
   subscribeResync(listener: () => void): () => void;
+  /** The devices each variant of the cell's run ran on, as the kernel reports them. */
+  subscribePlans(listener: (executionId: string, tag: string, plan: DevicePlan) => void): () => void;
 }
 
 export interface ControllerOptions {
@@ -87,6 +90,7 @@ export class NotebookController {
   private readonly schedule: (run: () => void) => void;
   private readonly confirm: (question: string) => boolean;
   private readonly pointListeners = new Map<string, Set<(executionId: string, points: MetricPointMessage[]) => void>>();
+  private readonly planListeners = new Map<string, Set<(executionId: string, tag: string, plan: DevicePlan) => void>>();
   private readonly feeds = new Map<string, CellMetricFeed>();
   private readonly resyncListeners = new Set<() => void>();
   private snapshots = 0;
@@ -110,6 +114,10 @@ export class NotebookController {
         event: (event) => {
           if (event.type === "cell-metric-points") {
             for (const listener of this.pointListeners.get(event.cellId) ?? []) listener(event.executionId, event.points);
+            return;
+          }
+          if (event.type === "cell-device-plan") {
+            for (const listener of this.planListeners.get(event.cellId) ?? []) listener(event.executionId, event.tag, event.plan);
             return;
           }
           if (this.serverDoc === null) return;
@@ -341,6 +349,12 @@ export class NotebookController {
         subscribeResync: (listener) => {
           this.resyncListeners.add(listener);
           return () => this.resyncListeners.delete(listener);
+        },
+        subscribePlans: (listener) => {
+          let listeners = this.planListeners.get(cellId);
+          if (!listeners) this.planListeners.set(cellId, (listeners = new Set()));
+          listeners.add(listener);
+          return () => listeners.delete(listener);
         },
       };
       this.feeds.set(cellId, feed);

@@ -74,6 +74,7 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
     case "prediction-committed":
       return { ...doc, predictions: { ...doc.predictions, [event.prediction.questionId]: event.prediction } };
     case "cell-metric-points":
+    case "cell-device-plan":
       // Chart data lives outside the document (a metric store fed by the controller): the cells need not re-render.
       return doc;
     case "cell-outputs-cleared":

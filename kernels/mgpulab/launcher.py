@@ -260,6 +260,7 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
             run_id=run_id if run_id is not None else metrics.current_run_id(), master_port=free_port(),
             num_threads=num_threads or max(1, devices.host_cores() // nprocs), cuda=mode.cuda,
             devices=tuple(mode.devices), init_backend=mode.init_backend)
+        metrics.publish_plan(mode, run_id=spec.run_id)  # the charts name the plan these ranks run
         if echo:
             write_out(f"[launch] {nprocs} rank{'s' if nprocs > 1 else ''} · {mode.label} · {name}"
                       f"{'' if name == TORCHRUN else f' ({note})'}\n")

@@ -130,6 +130,28 @@ def log(step: int, loss: Any = None, *, rank: Optional[int] = None, run_id: Opti
     return message
 
 
+_published_plans: set = set()
+
+
+def publish_plan(plan: Any, *, run_id: Optional[str] = None) -> Optional[dict]:
+    """Tell the lab which devices the run tagged ``run_id`` ran on: a ``device_plan``
+    message with ``plan`` (a :class:`mgpulab.plan.DevicePlan`), sent once per tag
+    and plan per process. The charts and the stored run show its label and what
+    its memory values measure, so what the lab says is the plan that ran."""
+    run = run_id if run_id is not None else _run_id
+    as_dict = plan.to_dict()
+    key = (run, as_dict["label"], as_dict["memorySource"])
+    if key in _published_plans:
+        return None
+    _published_plans.add(key)
+    message: dict = {"type": "device_plan"}
+    if run is not None:
+        message["runId"] = run
+    message["plan"] = as_dict
+    protocol.emit(message)
+    return message
+
+
 def flush_deferred(block: bool = True) -> None:
     """Send every frame still waiting for a CUDA copy (``lab.log``, step timers).
 

@@ -187,6 +187,21 @@ class StepTimer:
             _deferred.register(self)
         if model is not None and _is_ddp(model):
             self.attach_ddp(model)
+        if emit:
+            self._publish_plan(model)
+
+    def _publish_plan(self, model: Any) -> None:
+        """Name the devices this run's metrics come from (once per run tag): a DataParallel
+        model's plan, else one device. DDP ranks are named by ``lab.launch`` itself."""
+        from . import metrics, plan as _plan
+        if _env.world_size() > 1:
+            return
+        planned = getattr(model, "device_mode", None)
+        if not isinstance(planned, _plan.DevicePlan):
+            from . import devices
+            placement = "cuda" if self.cuda else "cpu"
+            planned = devices.detect(1, "single", placement=placement)
+        metrics.publish_plan(planned, run_id=self.run_id)
 
     # -- phases ---------------------------------------------------------------------------
 

@@ -194,7 +194,8 @@ def test_step_timer_gives_every_data_parallel_device_its_phases():
     import mgpulab as lab
     from mgpulab_kernel import protocol
     sent = []
-    protocol.set_sink(sent.append)
+    # Metric frames only (the timer also names its devices once, in a device_plan message).
+    protocol.set_sink(lambda message: sent.append(message) if message["type"] == "metric" else None)
     try:
         model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2])
         opt = torch.optim.SGD(model.parameters(), lr=0.1)

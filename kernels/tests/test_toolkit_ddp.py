@@ -98,7 +98,10 @@ def test_metric_frames_from_four_ranks_sharing_one_pipe_arrive_intact():
     assert run.returncode == 0, run.stderr.decode()[-3000:]
     stream = run.stdout
     frame = re.compile(rb"\x1b\]mgl;" + nonce.encode() + rb";([^\x07]*)\x07")
-    messages = [json.loads(body) for body in frame.findall(stream)]
+    frames = [json.loads(body) for body in frame.findall(stream)]
+    plans = [message for message in frames if message["type"] == "device_plan"]
+    assert [plan["plan"]["engine"] for plan in plans] == ["DDP"], "the launch names its plan once"
+    messages = [message for message in frames if message["type"] == "metric"]
     assert len(messages) == 4 * count
     for rank in range(4):
         mine = [m for m in messages if m["rank"] == rank]

@@ -14,9 +14,18 @@ from mgpulab_kernel import protocol
 
 
 @pytest.fixture
-def sent():
+def sent_all():
     messages = []
     protocol.set_sink(messages.append)
+    yield messages
+    protocol.set_sink(None)
+
+
+@pytest.fixture
+def sent():
+    """The metric messages sent (a step timer also names its devices once: see sent_all)."""
+    messages = []
+    protocol.set_sink(lambda message: messages.append(message) if message.get("type") == "metric" else None)
     yield messages
     protocol.set_sink(None)
 
@@ -146,3 +155,19 @@ def test_heartbeat_frames_are_rate_limited(sent):
     finally:
         heartbeat.configure()
     assert sent == [{"type": "metric", "rank": 0, "step": 5, "values": {"heartbeat": 1.0}}]
+
+
+def test_a_step_timer_names_its_run_s_devices_once_with_the_plan_that_ran(sent_all):
+    model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1])
+    timer = lab.StepTimer(model, run_id="DataParallel x2 (plan test)")
+    lab.StepTimer(model, run_id="DataParallel x2 (plan test)")
+    lab.StepTimer(nn.Linear(4, 2), run_id="1 device (plan test)")
+    plans = [message for message in sent_all if message["type"] == "device_plan"]
+    assert [message["runId"] for message in plans] == ["DataParallel x2 (plan test)", "1 device (plan test)"]
+    assert plans[0]["plan"] == model.device_mode.to_dict(), "the plan the model runs, not a second opinion"
+    assert plans[0]["plan"]["engine"] == "DataParallel" and plans[0]["plan"]["count"] == 2
+    assert plans[1]["plan"]["engine"] == "single" and plans[1]["plan"]["count"] == 1
+    assert timer.run_id == "DataParallel x2 (plan test)"
+    fixtures = json.load(open(__file__.replace("tests/test_toolkit_metrics.py", "protocol/fixtures.json"), encoding="utf-8"))
+    fixture = next(message for message in fixtures["kernelMessages"] if message["type"] == "device_plan")
+    assert set(plans[0]["plan"]) == set(fixture["plan"]), "the same fields as the protocol's fixture"

@@ -35,10 +35,13 @@ export function renderExecutionChartsSvg(metrics: ExecutionMetrics): string | nu
 
   const parts: string[] = [];
   let y = 0;
-  const notice = deviceNotice(metrics.execution.deviceMode);
+  const notice = deviceNotice(metrics.execution.deviceMode, metrics.execution.devicePlans);
   if (notice) {
-    parts.push(text(8, 16, notice.text, { fill: notice.emulated ? "#8a5a00" : "#444444" }));
-    y += 24;
+    for (const line of [notice.text, ...notice.variants.map((variant) => (variant.tag === "" ? variant.label : `${variant.tag}: ${variant.label}`))]) {
+      parts.push(text(8, y + 16, line, { fill: notice.emulated ? "#8a5a00" : "#444444" }));
+      y += 20;
+    }
+    y += 4;
   }
   if (lines.length > 0) y = section(parts, y, "Loss vs step", (box) => lossPlot(lines, box), 36, lossLegend(lines));
   if (timing.bars.length > 0) {

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PrismaClient } from "../persistence";
 import { MetricRepository } from "../persistence";
+import { parseDevicePlans } from "../persistence/run-repository";
 import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../protocol/metrics-model";
 import type { ParameterValue } from "../protocol/notebook-model";
 import { renderExecutionChartsSvg } from "../charts/static-chart";
@@ -63,6 +64,7 @@ export async function executionSummaries(prisma: PrismaClient, ids: readonly str
       startedAt: true,
       templateId: true,
       parameters: true,
+      devicePlans: true,
       run: { select: { deviceMode: true, notebook: { select: { id: true, title: true } } } },
     },
   });
@@ -79,6 +81,7 @@ export async function executionSummaries(prisma: PrismaClient, ids: readonly str
         status: row.status,
         startedAt: row.startedAt?.toISOString() ?? null,
         deviceMode: row.run.deviceMode,
+        devicePlans: parseDevicePlans(row.devicePlans),
         templateId: row.templateId,
         parameters: scalarRecord(row.parameters),
         pointCount: counts.get(row.id) ?? 0,

@@ -43,6 +43,8 @@ export interface KernelSessionOptions {
   hangAfterMs?: number;
   /** Metric points, whichever cell they come from. */
   onMetric?: (message: KernelMessageOf<"metric">) => void;
+  /** The devices a run (metric tag) ran on, as the toolkit planned them. */
+  onDevicePlan?: (message: KernelMessageOf<"device_plan">) => void;
   onLog?: (level: "info" | "warning" | "error", message: string) => void;
 }
 
@@ -230,6 +232,9 @@ export class KernelSession {
         return;
       case "kernel_log":
         this.options.onLog?.(message.level, message.message);
+        return;
+      case "device_plan":
+        this.options.onDevicePlan?.(message);
         return;
       case "status":
         if (message.state === "busy" && this.running?.id === message.id) {

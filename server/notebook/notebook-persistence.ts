@@ -7,6 +7,7 @@
  */
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
+import type { DevicePlan } from "../protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
 import { WriteQueue } from "./write-queue";
@@ -18,6 +19,8 @@ export interface ExecutionRecord {
   tailChanged(current: () => LiveTail | null): void;
   /** The lab heard from the execution (a metric, say); output counts by itself. */
   heard(): void;
+  /** The devices the variant `tag` of this execution ran on. */
+  devicePlan(tag: string, plan: DevicePlan): void;
   finished(result: { status: ExecutionStatus; durationMs: number; executionCount: number | null; outputs: CellOutput[] }): void;
 }
 
@@ -159,6 +162,9 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
         heardAt = new Date();
         later();
       },
+      devicePlan: (tag, plan) => {
+        this.queue.fire("a device plan", async () => this.repos.runs.recordDevicePlan(await executionId, tag, plan));
+      },
       finished: ({ status, durationMs, executionCount, outputs: shown }) => {
         write();
         this.batches.delete(write);
@@ -235,7 +241,7 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
   clearOutputs: () => undefined,
-  executionStarted: () => ({ output: () => undefined, tailChanged: () => undefined, heard: () => undefined, finished: () => undefined }),
+  executionStarted: () => ({ output: () => undefined, tailChanged: () => undefined, heard: () => undefined, devicePlan: () => undefined, finished: () => undefined }),
   metrics: () => undefined,
   kernelEnded: () => undefined,
   commit: async () => undefined,

@@ -84,6 +84,7 @@ export class NotebookRuntime {
       hangAfterMs: options.hangAfterMs,
       onLog: options.log,
       onMetric: (message) => this.recordMetric(message),
+      onDevicePlan: (message) => this.recordDevicePlan(message),
     });
     this.kernel.onStatus((status) => {
       this.doc.kernel = status;
@@ -348,6 +349,15 @@ export class NotebookRuntime {
     }
     this.persistence.metrics([{ ...point, tag, executionId: cell?.executionId ?? "" }]);
     this.liveRecord?.heard();
+  }
+
+  /** What a variant of the running cell ran on: stored with the execution, and told to the charts live. */
+  private recordDevicePlan(message: KernelMessageOf<"device_plan">): void {
+    const cell = this.metricsCell;
+    if (!cell || !cell.executionId || !this.doc.cells.includes(cell)) return;
+    const tag = message.runId ?? "";
+    this.liveRecord?.devicePlan(tag, message.plan);
+    this.coalescer.emit({ type: "cell-device-plan", cellId: cell.id, executionId: cell.executionId, tag, plan: message.plan });
   }
 
   private recorderOf(cell: Cell): OutputRecorder {

@@ -9,10 +9,12 @@
  * and on server start, interruptRunningRuns() closes what the last process left open,
  * ending each cut-off execution at the last thing the lab heard from it.
  */
+import { z } from "zod";
 import type { CellOutput } from "../protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { InvalidDataError, NotFoundError } from "./errors";
+import { devicePlanSchema, type DevicePlan } from "../protocol/kernel-messages";
 import {
   cellOutputSchema,
   liveTailSchema,
@@ -271,6 +273,17 @@ export class RunRepository {
     });
   }
 
+  /** Records the devices the variant `tag` of an execution ran on (one plan per tag; a later one replaces it). */
+  async recordDevicePlan(executionId: string, tag: string, plan: DevicePlan): Promise<void> {
+    if (!devicePlanSchema.safeParse(plan).success) throw new InvalidDataError(`the device plan of execution ${executionId} is malformed`);
+    await this.prisma.$transaction(async (tx) => {
+      const row = await tx.cellExecution.findUnique({ where: { id: executionId }, select: { devicePlans: true } });
+      if (!row) throw new NotFoundError("execution", executionId);
+      const plans = { ...parseDevicePlans(row.devicePlans), [tag]: plan };
+      await tx.cellExecution.update({ where: { id: executionId }, data: { devicePlans: plans }, select: { id: true } });
+    });
+  }
+
   /** Output records after `afterSeq` in sequence order, at most `limit` (ask again from the last seq for more). */
   async outputsSince(scope: ReplayScope, afterSeq: number, limit = DEFAULT_REPLAY_LIMIT): Promise<SequencedOutput[]> {
     const where: Prisma.CellOutputWhereInput = "runId" in scope ? { runId: scope.runId, seq: { gt: afterSeq } } : { notebookId: scope.notebookId, seq: { gt: afterSeq } };
@@ -410,4 +423,12 @@ function toSequencedOutput(row: Prisma.CellOutputGetPayload<{ select: typeof out
   const parsed = cellOutputSchema.safeParse(row.payload);
   if (!parsed.success) throw new InvalidDataError(`output ${row.seq} of run ${row.runId}: stored payload is not a CellOutput`);
   return { seq: row.seq, runId: row.runId, executionId: row.executionId, cellId: row.cellId, output: parsed.data };
+}
+
+const devicePlansSchema = z.record(z.string(), devicePlanSchema);
+
+/** A stored {tag: plan} map; anything malformed reads as no plans (the charts then say nothing rather than something wrong). */
+export function parseDevicePlans(stored: Prisma.JsonValue | null): Record<string, DevicePlan> {
+  const parsed = devicePlansSchema.safeParse(stored ?? {});
+  return parsed.success ? parsed.data : {};
 }

@@ -29,6 +29,27 @@ export const DUMP_STACKS_BYTE = "\x1c";
 
 const mimeBundle = z.record(z.string(), z.string());
 
+const shortText = z.string().max(1_000);
+/** mgpulab.plan.DevicePlan.to_dict(): the kind of run, its devices, and an honest label with the reason. */
+export const devicePlanSchema = z.object({
+  kind: z.enum(["cuda", "cuda-shared", "cpu-emulated"]),
+  engine: z.enum(["single", "DataParallel", "DDP"]),
+  count: z.number().int().positive().max(4096),
+  placement: z.enum(["auto", "cuda", "cpu"]),
+  gpus: z.number().int().nonnegative().max(4096),
+  gpusUsed: z.number().int().nonnegative().max(4096),
+  backend: z.enum(["gloo", "nccl"]).nullable(),
+  hostCores: z.number().int().positive().max(1_000_000),
+  devices: z.array(shortText).max(4096),
+  names: z.array(shortText).max(4096),
+  streams: z.boolean(),
+  /** What the run's memory values measure (allocator peaks, tracked tensor bytes, process RSS). */
+  memorySource: shortText,
+  label: shortText,
+  reason: shortText.nullable(),
+});
+export type DevicePlan = z.infer<typeof devicePlanSchema>;
+
 export const kernelMessageSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("hello"),
@@ -75,6 +96,12 @@ export const kernelMessageSchema = z.discriminatedUnion("type", [
     processes: z.array(z.object({ label: z.string(), pid: z.number().int(), alive: z.boolean(), stack: z.string() })),
   }),
   z.object({ type: z.literal("kernel_log"), level: z.enum(["info", "warning", "error"]), message: z.string() }),
+  /**
+   * The devices a run (its metric tag `runId`) used, as the toolkit's one
+   * planning function decided (mgpulab/plan.py): what the charts and stored
+   * run say ran, and why.
+   */
+  z.object({ type: z.literal("device_plan"), runId: z.string().max(MAX_METRIC_TAG_CHARS).optional(), plan: devicePlanSchema }),
 ]);
 
 export type KernelMessage = z.infer<typeof kernelMessageSchema>;

@@ -4,6 +4,7 @@
  * e.g. "DataParallel x4"; "" when untagged) and by rank or device index.
  * Pure types and the two HTTP paths, shared by server and browser.
  */
+import type { DevicePlan } from "./kernel-messages";
 import type { ParameterValue } from "./notebook-model";
 
 export interface MetricSeriesKey {
@@ -34,6 +35,8 @@ export interface ExecutionSummary {
   startedAt: string | null;
   /** The kernel run's honest device description ("2× cpu (no CUDA)"). */
   deviceMode: string;
+  /** What each variant (metric tag; "" untagged) ran on, as the toolkit planned it; empty before any plan arrived. */
+  devicePlans: Record<string, DevicePlan>;
   /** The template and parameter values the cell had when it ran, when it was a templated cell. */
   templateId: string | null;
   parameters: Record<string, ParameterValue> | null;

@@ -5,6 +5,7 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
+import type { DevicePlan } from "./kernel-messages";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
 
@@ -195,6 +196,8 @@ export type NotebookEvent =
   | { type: "cell-metrics"; cellId: string; liveMetrics: LiveMetrics }
   /** The metric messages themselves, batched, for live charts. */
   | { type: "cell-metric-points"; cellId: string; executionId: string; points: MetricPointMessage[] }
+  /** The devices one variant (metric tag, "" untagged) of an execution ran on: the charts name them. */
+  | { type: "cell-device-plan"; cellId: string; executionId: string; tag: string; plan: DevicePlan }
   | { type: "kernel-status"; status: KernelStatus }
   | { type: "notebook-renamed"; title: string }
   | { type: "notebook-deleted" }

@@ -202,4 +202,36 @@ describe("metrics of a cell execution", () => {
     assert.ok(svg.includes("1 device") && svg.includes("DDP x2"), "the legend names the variants");
     assert.doesNotMatch(svg, /<script/i);
   });
+
+  it("name the devices each variant ran on, live and in the stored run, with the plan the toolkit used", LIMIT, async () => {
+    const id = await harness.createNotebook("device plans");
+    const opened = await client.send({ op: "open", notebookId: id });
+    assert.ok(opened.ok && opened.notebook);
+    const cellId = opened.notebook.cells[0]!.id;
+    const code = [
+      "import torch, mgpulab as lab",
+      "model = lab.DataParallel(torch.nn.Linear(4, 2), device_ids=[0, 1])",
+      "timer = lab.StepTimer(model, run_id='DataParallel x2')",
+      "for step, x in enumerate(timer.data([torch.randn(8, 4)] * 3)):",
+      "    with timer.phase('forward'):",
+      "        loss = model(x).pow(2).mean()",
+      "    timer.step(step, loss=loss)",
+      "print(model.device_mode.label)",
+    ].join("\n");
+    const from = client.events.length; // cell ids repeat across notebooks: only this run's events count
+    const ours = (e: NotebookEvent) => client.events.indexOf(e) >= from;
+    await client.run(id, { [cellId]: code });
+    const live = await client.waitFor((e) => e.type === "cell-device-plan" && e.cellId === cellId && ours(e));
+    await client.waitFor((e) => e.type === "cell-finished" && e.cellId === cellId && ours(e));
+    assert.ok(live.type === "cell-device-plan");
+    assert.equal(live.tag, "DataParallel x2");
+    assert.equal(live.plan.engine, "DataParallel");
+    assert.equal(live.plan.count, 2);
+    const printed = client.events.slice(from).flatMap((e) => (e.type === "cell-stream" && e.cellId === cellId ? [e.text] : [])).join("");
+    assert.equal(printed.trim(), live.plan.label, "the label charts show is the plan the model ran");
+
+    await (await harness.lab.hub.get(id))!.dispose();
+    const metrics = (await (await fetch(`${harness.url}/api/executions/${live.executionId}/metrics`)).json()) as ExecutionMetrics;
+    assert.deepEqual(metrics.execution.devicePlans, { "DataParallel x2": live.plan });
+  });
 });

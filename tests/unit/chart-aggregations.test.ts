@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { differingParameters, runLegend } from "../../components/model/chart-compare";
-import { memoryChart, samplesChart } from "../../components/model/chart-devices";
+import { memoryChart, samplesChart, utilizationChart } from "../../components/model/chart-devices";
 import { lossLines } from "../../components/model/chart-loss";
-import { deviceNotice, panelAggregates } from "../../components/model/chart-panel";
+import { deviceNotice, MEMORY_NOTE_FALLBACK, memoryNote, panelAggregates } from "../../components/model/chart-panel";
 import { RunIndex } from "../../components/model/chart-run-index";
 import { speedupChart } from "../../components/model/chart-speedup";
 import { STRAGGLER_RULE, stragglers } from "../../components/model/chart-stragglers";
@@ -12,7 +12,16 @@ import { syntheticSummary } from "../../components/model/chart-synthetic";
 import { timingChart } from "../../components/model/chart-timing";
 import { deviceCount, orderVariants, variantFamily } from "../../components/model/chart-variants";
 import { MetricStore } from "../../components/model/metric-store";
+import type { DevicePlan } from "../../server/protocol/kernel-messages";
 import type { ExecutionSummary, MetricSeriesData } from "../../server/protocol/metrics-model";
+
+/** A plan as mgpulab.plan.DevicePlan.to_dict() sends it. */
+function plan(kind: DevicePlan["kind"], label: string, memorySource: string): DevicePlan {
+  return {
+    kind, engine: "DataParallel", count: 4, placement: "auto", gpus: kind === "cpu-emulated" ? 0 : 1, gpusUsed: kind === "cpu-emulated" ? 0 : 1,
+    backend: null, hostCores: 16, devices: [], names: [], streams: kind === "cuda-shared", memorySource, label, reason: null,
+  };
+}
 
 /** A series whose first (warm-up) step is 1000 ms, then the given values. */
 function s(tag: string, rank: number, name: string, values: Array<number | null>, warmup: number | null = 1_000): MetricSeriesData {
@@ -215,3 +224,42 @@ describe("panelAggregates", () => {
     assert.equal(deviceNotice("2× NVIDIA A100")?.emulated, false);
   });
 });
+
+describe("device plans in the panel", () => {
+  const shared = plan("cuda-shared", "4 virtual devices on 1× H100 (streams), emulated DataParallel; 4 devices requested, this host has 1 GPU", "tracked tensor bytes per virtual device");
+  const real = plan("cuda", "1× H100, CUDA", "torch.cuda.max_memory_allocated per device");
+
+  it("names each variant with the plan that ran, and says when devices were not GPUs of their own", () => {
+    const notice = deviceNotice("1× CUDA GPU", { "DataParallel x4": shared, "1 device": real })!;
+    assert.equal(notice.emulated, true);
+    assert.match(notice.text, /Virtual devices share a GPU/);
+    assert.deepEqual(notice.variants, [
+      { tag: "1 device", label: "1× H100, CUDA" },
+      { tag: "DataParallel x4", label: shared.label },
+    ]);
+    const allReal = deviceNotice("1× CUDA GPU", { "1 device": real })!;
+    assert.equal(allReal.emulated, false);
+    assert.equal(allReal.text, "Devices: real GPUs, one per device.");
+    assert.match(deviceNotice("", { x: plan("cpu-emulated", "2× cpu", "process RSS per rank") })!.text, /CPU-emulated/);
+  });
+
+  it("says what the memory bars measure, per variant when the variants measure different things", () => {
+    assert.equal(memoryNote({}), MEMORY_NOTE_FALLBACK);
+    assert.match(memoryNote({ a: real, b: real }), /: torch\.cuda\.max_memory_allocated per device\.$/);
+    const mixed = memoryNote({ "DataParallel x4": shared, "1 device": real });
+    assert.match(mixed, /different things: 1 device: torch\.cuda\.max_memory_allocated per device; DataParallel x4: tracked tensor bytes per virtual device\./);
+  });
+
+  it("takes live plans ahead of the stored summary, and charts GPU utilisation per GPU", () => {
+    const { store } = indexOf([s("", 0, "gpu_util_pct", [40, 60]), s("", 1, "gpu_util_pct", [10, 30]), s("", 0, "loss", [1, 2])]);
+    store.setPlan("e1", "DataParallel x4", shared);
+    const model = panelAggregates(store, "e1")!;
+    assert.deepEqual(model.device?.variants.map((variant) => variant.tag), ["DataParallel x4"]);
+    assert.deepEqual(utilizationChart(new RunIndex(store.run("e1")))?.rows[0]?.values, [50, 20], "the mean per GPU, warm-up excluded");
+    assert.deepEqual(model.utilization?.ranks, [0, 1]);
+    const before = store.getVersion();
+    store.setPlan("e1", "DataParallel x4", shared);
+    assert.equal(store.getVersion(), before, "the same plan again changes nothing");
+  });
+});
+

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "CellExecution" ADD COLUMN "devicePlans" JSONB;
