@@ -139,9 +139,16 @@ export class KernelSession {
     await this.ensureStarted();
   }
 
-  async shutdown(): Promise<void> {
+  /** `reason` is shown to the notebook's viewers (null: they asked for it themselves). */
+  async shutdown(reason: string | null = null): Promise<void> {
     await this.stopChannel("aborted");
-    this.setStatus({ state: "shutdown" });
+    // A cell run while the old process was exiting has started a new kernel: that one's status stands.
+    if (this.channel === null && this.starting === null) this.setStatus({ state: "shutdown", reason });
+  }
+
+  /** Cells running or waiting in the queue. */
+  get pendingExecutions(): number {
+    return this.queue.length + (this.running ? 1 : 0);
   }
 
   /** Round trip through the kernel's reader thread and main loop. */

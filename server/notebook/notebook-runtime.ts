@@ -13,6 +13,7 @@ import type { KernelHost } from "../kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
 import { EventJournal } from "./event-journal";
+import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
@@ -29,6 +30,8 @@ export interface NotebookRuntimeOptions {
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
   hangAfterMs?: number;
   log?: (level: "info" | "warning" | "error", message: string) => void;
+  /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
+  claimKernel?: () => () => void;
 }
 
 /** set-source refused: the cell changed since the edit's base (another tab). */
@@ -69,7 +72,8 @@ export class NotebookRuntime {
     this.kernel.onStatus((status) => {
       this.doc.kernel = status;
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
-      if (status.state === "restarting" || status.state === "shutdown") this.persistence.kernelEnded("finished", null);
+      if (status.state === "restarting") this.persistence.kernelEnded("finished", null);
+      if (status.state === "shutdown") this.persistence.kernelEnded("finished", status.reason);
       this.coalescer.emit({ type: "kernel-status", status });
     });
   }
@@ -83,6 +87,17 @@ export class NotebookRuntime {
   }
 
   async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
+    // Checked and held from before anything changes until the kernel counts as live itself, so concurrent starts cannot pass the cap.
+    const starts = (command.op === "execute" || command.op === "restart") && startsKernel(command.op, this.kernel.status.state);
+    const release = starts ? this.options.claimKernel?.() : undefined;
+    try {
+      await this.apply(command, by);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async apply(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
     switch (command.op) {
       case "insert-cell": {
         const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));
