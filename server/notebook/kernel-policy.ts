@@ -8,7 +8,7 @@
  * prints nothing for minutes), and neither is an open tab that does nothing
  * (its user expects the kernel's variables to be there).
  */
-import type { RunningKernelState } from "../protocol/kernels-model";
+import { describePeriod, type RunningKernelState } from "../protocol/kernels-model";
 import type { KernelStatus } from "../protocol/notebook-model";
 
 export type KernelState = KernelStatus["state"];
@@ -93,12 +93,6 @@ export function idleShutdownReason(idleLimitMs: number): string {
 /** What they read when someone ended it from the Running kernels view. */
 export const RUNNING_KERNELS_SHUTDOWN_REASON = "shut down from Running kernels; run a cell to start a new kernel";
 
-/** 3_600_000 → "60 min", 90_000 → "1.5 min", 2_000 → "2 s": the configured period as a person would say it. */
-export function describePeriod(ms: number): string {
-  if (ms >= 60_000) return `${Number((ms / 60_000).toFixed(1))} min`;
-  return `${Number((ms / 1000).toFixed(1))} s`;
-}
-
 /** Would this command start a kernel process (and so need a place under the cap)? */
 export function startsKernel(op: "execute" | "restart", state: KernelState): boolean {
   if (isLive(state)) return false;
@@ -111,7 +105,7 @@ export type Admission = { ok: true } | { ok: false; reason: string };
 /** One more kernel, with `live` kernels running (or starting) of which `idle` run nothing. Never makes room by ending one. */
 export function admitKernel(live: number, idle: number, max: number): Admission {
   if (live < max) return { ok: true };
-  return { ok: false, reason: `this lab runs at most ${max} kernels; shut one down in Running kernels (${idle} idle)` };
+  return { ok: false, reason: `this lab runs at most ${max} ${max === 1 ? "kernel" : "kernels"}; shut one down in Running kernels (${idle} idle)` };
 }
 
 function assertNever(value: never): never {

@@ -1,6 +1,7 @@
 /**
  * The Running kernels view as both ends see it: every live kernel of this
- * server, answered to `list-kernels`. Pure types.
+ * server, answered to `list-kernels`. Pure types, and the one way both ends
+ * say a period.
  */
 import type { KernelStatus } from "./notebook-model";
 
@@ -35,4 +36,10 @@ export interface RunningKernels {
   idleShutdownMs: number | null;
   /** How `memory` is measured, in words the page shows. */
   memoryMethod: string;
+}
+
+/** 3_600_000 → "60 min", 90_000 → "1.5 min", 2_000 → "2 s": the configured idle period as a person would say it. */
+export function describePeriod(ms: number): string {
+  if (ms >= 60_000) return `${Number((ms / 60_000).toFixed(1))} min`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }

@@ -5,7 +5,6 @@ import { sweepIntervalMs } from "../../server/notebook/kernel-culler";
 import {
   admitKernel,
   cullDecision,
-  describePeriod,
   idleShutdownReason,
   isLive,
   kernelUse,
@@ -16,6 +15,7 @@ import {
   type KernelUse,
 } from "../../server/notebook/kernel-policy";
 import { parseStat } from "../../server/kernel/process-memory";
+import { describePeriod } from "../../server/protocol/kernels-model";
 
 const MIN = 60_000;
 const base: KernelFacts = { state: "idle", executions: 0, viewers: 0, lastActivityAt: 1_000, lastViewerLeftAt: null };
@@ -73,6 +73,7 @@ describe("admitKernel", () => {
     [16, 3, 16, "this lab runs at most 16 kernels; shut one down in Running kernels (3 idle)"],
     [16, 0, 16, "this lab runs at most 16 kernels; shut one down in Running kernels (0 idle)"],
     [2, 2, 2, "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)"],
+    [1, 0, 1, "this lab runs at most 1 kernel; shut one down in Running kernels (0 idle)"],
     [20, 1, 16, "this lab runs at most 16 kernels; shut one down in Running kernels (1 idle)"],
   ];
   for (const [live, idle, max, refusal] of cases) {
