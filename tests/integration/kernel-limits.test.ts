@@ -16,6 +16,7 @@ import type { RunningKernels } from "../../server/protocol/kernels-model";
 import type { KernelStatus } from "../../server/protocol/notebook-model";
 import type { LabAck } from "../../server/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { TestKernel } from "../helpers/test-kernel";
 
 const LIMIT = { timeout: 90_000 };
 
@@ -307,3 +308,25 @@ describe("Running kernels commands", () => {
   });
 });
 
+
+describe("a shutdown racing a new run", () => {
+  it("leaves the status of a kernel started while the old one exited standing (so it is counted and listed)", LIMIT, async () => {
+    const kernel = await TestKernel.start();
+    try {
+      const oldPid = kernel.session.pid;
+      const states: string[] = [];
+      kernel.session.onStatus((status) => states.push(status.state));
+      const stopping = kernel.session.shutdown("shut down after 1 s idle; run a cell to start a new kernel");
+      const cell = kernel.submit("import os\nos.getpid()");
+      await stopping;
+      const result = await cell.done;
+      assert.equal(result.status, "ok");
+      assert.notEqual(result.result, String(oldPid));
+      assert.equal(kernel.session.status.state, "idle");
+      assert.equal(states.includes("shutdown"), false, `no shutdown reported over the new kernel: ${states.join(" → ")}`);
+      assert.equal(result.result, String(kernel.session.pid));
+    } finally {
+      await kernel.close();
+    }
+  });
+});
