@@ -141,6 +141,12 @@ export class KernelSession {
 
   /** `reason` is shown to the notebook's viewers (null: they asked for it themselves). */
   async shutdown(reason: string | null = null): Promise<void> {
+    const startingNow = this.starting;
+    if (startingNow) {
+      // A process being started has no channel to stop yet: let it come up, then end it (else it would outlive the shutdown).
+      this.abortQueued();
+      await startingNow;
+    }
     await this.stopChannel("aborted");
     // A cell run while the old process was exiting has started a new kernel: that one's status stands.
     if (this.channel === null && this.starting === null) this.setStatus({ state: "shutdown", reason });

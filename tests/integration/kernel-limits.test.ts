@@ -11,12 +11,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { localHost } from "../../server/kernel/kernel-host";
+import { KernelSession } from "../../server/kernel/kernel-session";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../../server/notebook/kernel-policy";
 import type { RunningKernels } from "../../server/protocol/kernels-model";
 import type { KernelStatus } from "../../server/protocol/notebook-model";
 import type { LabAck } from "../../server/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
-import { TestKernel } from "../helpers/test-kernel";
+import { RunningCell, TestKernel } from "../helpers/test-kernel";
 
 const LIMIT = { timeout: 90_000 };
 
@@ -309,7 +311,24 @@ describe("Running kernels commands", () => {
 });
 
 
-describe("a shutdown racing a new run", () => {
+describe("shutdowns racing starts", () => {
+  it("ends a kernel shut down while it was starting, leaving no process", LIMIT, async () => {
+    const session = new KernelSession({ host: localHost() });
+    const pids: number[] = [];
+    session.onStatus((status) => {
+      if ("info" in status) pids.push(status.info.pid);
+    });
+    const cell = new RunningCell();
+    session.execute("1", cell.sink());
+    assert.equal(session.status.state, "starting");
+    await session.shutdown(RUNNING_KERNELS_SHUTDOWN_REASON);
+    assert.deepEqual(session.status, { state: "shutdown", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
+    assert.equal(session.pid, null);
+    assert.equal((await cell.done).status, "aborted");
+    assert.deepEqual(pids.filter(alive), [], "the process that was starting is gone");
+  });
+
+
   it("leaves the status of a kernel started while the old one exited standing (so it is counted and listed)", LIMIT, async () => {
     const kernel = await TestKernel.start();
     try {
