@@ -52,6 +52,11 @@ export default function KernelStatusBadge({ status, live, onRestart }: Props) {
           )}
         </>
       )}
+      {status.state === "shutdown" && status.reason !== null && (
+        <span className="kernel-note" data-testid="kernel-shutdown-reason">
+          {status.reason}
+        </span>
+      )}
       {(status.state === "dead" || status.state === "shutdown") && (
         <button type="button" className="button button-primary" data-testid="kernel-restart" disabled={!live} onClick={onRestart}>
           {status.state === "dead" ? "Restart kernel" : "Start kernel"}

@@ -137,6 +137,9 @@ export default function Notebook({ notebookId }: Props) {
           <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download>
             Export .ipynb
           </a>
+          <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
+            Running kernels
+          </Link>
           <div className="notebook-header-status">
             <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
             {doc !== null && (

@@ -4,6 +4,7 @@
  * NotebookListController; this renders its state.
  */
 import "./browser-setup";
+import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import DeletedNotebooks from "./DeletedNotebooks";
 import ImportButton from "./ImportButton";
@@ -38,6 +39,9 @@ export default function NotebookList() {
       <div className="home-actions">
         <NewNotebookForm list={list} />
         <ImportButton list={list} />
+        <Link href="/kernels" className="button" data-testid="running-kernels-link" title="Every running kernel, its memory, and shutting them down">
+          Running kernels
+        </Link>
       </div>
       {state.error !== null && (
         <div className="list-error" data-testid="list-error" role="alert">

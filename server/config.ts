@@ -1,5 +1,6 @@
 /** Server settings from the environment and argv, checked once at start. */
 import { z } from "zod";
+import type { KernelLimits } from "./notebook/kernel-registry";
 
 const originSchema = z.string().refine((value) => {
   try {
@@ -23,6 +24,10 @@ const configSchema = z.object({
    * the names of HOST:PORT itself. Only pages from the lab's origins may drive it.
    */
   allowedOrigins: z.array(originSchema).default([]),
+  /** At most this many kernels run at once; one more is refused with a message, none is ended to make room. */
+  maxKernels: z.coerce.number().int().min(1).max(1000).default(16),
+  /** A kernel with nothing running or queued and nobody viewing its notebook this long is shut down; 0: never. */
+  kernelIdleMinutes: z.coerce.number().min(0).max(7 * 24 * 60).default(60),
 });
 
 export type ServerConfig = z.infer<typeof configSchema>;
@@ -36,9 +41,16 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     dataDir: env.MGPULAB_DATA_DIR || undefined,
     hangSeconds: env.MGPULAB_HANG_SECONDS || undefined,
     allowedOrigins: env.MGPULAB_ALLOWED_ORIGINS ? env.MGPULAB_ALLOWED_ORIGINS.split(",").map((origin) => origin.trim()).filter(Boolean) : undefined,
+    maxKernels: env.MGPULAB_MAX_KERNELS || undefined,
+    kernelIdleMinutes: env.MGPULAB_KERNEL_IDLE_MINUTES || undefined,
   });
   if (!parsed.success) {
     throw new Error(`bad server settings: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
   }
   return parsed.data;
+}
+
+/** The kernel registry's limits from the settings (idle shutdown off at 0 minutes). */
+export function kernelLimitsOf(config: Pick<ServerConfig, "maxKernels" | "kernelIdleMinutes">): KernelLimits {
+  return { maxKernels: config.maxKernels, idleShutdownMs: config.kernelIdleMinutes > 0 ? config.kernelIdleMinutes * 60_000 : null };
 }

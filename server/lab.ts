@@ -1,11 +1,13 @@
 /**
  * The lab's services, opened once: the database (migrated, runs cut off by a
- * previous stop marked interrupted), the notebook catalog and the hub of
- * open notebooks. Shared by the server entry point and the tests.
+ * previous stop marked interrupted), the notebook catalog, the hub of
+ * open notebooks and the idle shutdown of their kernels. Shared by the
+ * server entry point and the tests.
  */
 import type { KernelHost } from "./kernel/kernel-host";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
 import { DatabaseCatalog } from "./notebook/database-catalog";
+import { KernelCuller } from "./notebook/kernel-culler";
 import { NotebookHub, type NotebookHubOptions } from "./notebook/notebook-hub";
 import { ScenarioCatalog } from "./scenarios/scenario-catalog";
 
@@ -33,6 +35,8 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message));
   const scenarios = new ScenarioCatalog();
   const hub = new NotebookHub({ ...options, catalog, templates: scenarios });
+  const culler = new KernelCuller(hub.kernels, { log: options.log });
+  culler.start();
   return {
     db,
     catalog,
@@ -40,6 +44,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     scenarios,
     interruptedRuns: interrupted.length,
     close: async () => {
+      culler.stop();
       await hub.shutdownAll();
       scenarios.close();
       await db.close();

@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
-import { readConfig } from "./config";
+import { kernelLimitsOf, readConfig } from "./config";
 import { executionChartSvg, handleExecutionRoutes } from "./http/execution-routes";
 import { handleNotebookFiles } from "./http/notebook-files";
 import { refuse } from "./http/json-reply";
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     host: () => host,
     hangAfterMs: config.hangSeconds * 1000,
+    kernelLimits: kernelLimitsOf(config),
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: (level, message) => log[level === "warning" ? "warn" : level](message),
   });

@@ -102,8 +102,8 @@ export class KernelSession {
   /** Starts the kernel if it is not running; resolves when it is ready (or failed: see status). */
   ensureStarted(): Promise<void> {
     if (this.channel?.alive && this.info) return Promise.resolve();
-    const stopping = this.stopping ?? Promise.resolve();
-    this.starting ??= stopping.then(() => this.start()).finally(() => {
+    const stopping = this.stopping;
+    this.starting ??= (stopping ? stopping.then(() => this.start()) : this.start()).finally(() => {
       this.starting = null;
     });
     return this.starting;
@@ -145,12 +145,25 @@ export class KernelSession {
   }
 
   /**
-   * Stops the kernel. A cell still running ends as `runningStatus` ("aborted"
-   * when the user shuts down; "interrupted" when the lab server stops).
+   * Stops the kernel. `reason` is shown to the notebook's viewers (null: they
+   * asked for it themselves). A cell still running ends as `runningStatus`
+   * ("aborted" when the user shuts down; "interrupted" when the lab server stops).
    */
-  async shutdown({ runningStatus = "aborted" }: { runningStatus?: ExecutionStatus } = {}): Promise<void> {
+  async shutdown(reason: string | null = null, { runningStatus = "aborted" }: { runningStatus?: ExecutionStatus } = {}): Promise<void> {
+    const startingNow = this.starting;
+    if (startingNow) {
+      // A process being started has no channel to stop yet: let it come up, then end it (else it would outlive the shutdown).
+      this.abortQueued();
+      await startingNow;
+    }
     await this.stopChannel(runningStatus);
-    this.setStatus({ state: "shutdown" });
+    // A cell run while the old process was exiting has started a new kernel: that one's status stands.
+    if (this.channel === null && this.starting === null) this.setStatus({ state: "shutdown", reason });
+  }
+
+  /** Cells running or waiting in the queue. */
+  get pendingExecutions(): number {
+    return this.queue.length + (this.running ? 1 : 0);
   }
 
   /** Round trip through the kernel's reader thread and main loop. */

@@ -1,11 +1,13 @@
 /**
  * All open notebooks of this server process, loaded from the catalog on
- * first open and kept with their kernels until the server stops.
+ * first open and kept until the server stops. Their kernels are counted,
+ * capped and shut down when unused by the kernel registry.
  */
 import type { CellTemplate, NotebookDocument, NotebookListItem } from "../protocol/notebook-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import type { KernelHost } from "../kernel/kernel-host";
 import type { NotebookPersistence } from "./notebook-persistence";
+import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";
 import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
 
 /** Where notebooks come from and where their changes go. */
@@ -26,12 +28,17 @@ export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "output
   catalog: NotebookCatalog;
   host: () => KernelHost;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
+  /** The cap on live kernels and the idle shutdown period (DEFAULT_KERNEL_LIMITS when unset). */
+  kernelLimits?: KernelLimits;
 }
 
 export class NotebookHub {
   private readonly runtimes = new Map<string, Promise<NotebookRuntime>>();
+  readonly kernels: KernelRegistry;
 
-  constructor(private readonly options: NotebookHubOptions) {}
+  constructor(private readonly options: NotebookHubOptions) {
+    this.kernels = new KernelRegistry(options.kernelLimits ?? DEFAULT_KERNEL_LIMITS);
+  }
 
   get catalog(): NotebookCatalog {
     return this.options.catalog;
@@ -67,6 +74,16 @@ export class NotebookHub {
     return this.catalog.summary(notebookId);
   }
 
+  /** A socket joined the notebook's room: its kernel is in use while anyone views it. */
+  viewerJoined(notebookId: string, socketId: string): void {
+    this.kernels.viewerJoined(notebookId, socketId);
+  }
+
+  /** A socket left the room (closed the tab, lost the connection). */
+  viewerLeft(notebookId: string, socketId: string): void {
+    this.kernels.viewerLeft(notebookId, socketId);
+  }
+
   async shutdownAll(): Promise<void> {
     const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
     await Promise.all(runtimes.map((runtime) => runtime?.dispose()));
@@ -75,7 +92,7 @@ export class NotebookHub {
 
   private async load(notebookId: string): Promise<NotebookRuntime> {
     const { doc, persistence } = await this.options.catalog.load(notebookId);
-    return new NotebookRuntime(doc, {
+    const runtime = new NotebookRuntime(doc, {
       host: this.options.host,
       persistence,
       outputBudget: this.options.outputBudget,
@@ -85,6 +102,9 @@ export class NotebookHub {
       templates: this.options.templates,
       log: this.options.log,
       broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),
+      claimKernel: () => this.kernels.claim(notebookId),
     });
+    this.kernels.track(notebookId, runtime);
+    return runtime;
   }
 }

@@ -18,6 +18,7 @@ import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangRepor
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
 import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
+import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
@@ -39,6 +40,8 @@ export interface NotebookRuntimeOptions {
    */
   durableBroadcast?: boolean;
   log?: (level: "info" | "warning" | "error", message: string) => void;
+  /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
+  claimKernel?: () => () => void;
 }
 
 /** set-source refused: the cell changed since the edit's base (another tab). */
@@ -90,7 +93,8 @@ export class NotebookRuntime {
       this.doc.kernel = status;
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
       else if (status.state === "shutdown" && this.stopping) this.persistence.kernelEnded("interrupted", this.stopping.reason);
-      else if (status.state === "restarting" || status.state === "shutdown") this.persistence.kernelEnded("finished", null);
+      else if (status.state === "restarting") this.persistence.kernelEnded("finished", null);
+      else if (status.state === "shutdown") this.persistence.kernelEnded("finished", status.reason);
       this.coalescer.emit({ type: "kernel-status", status });
     });
   }
@@ -110,6 +114,17 @@ export class NotebookRuntime {
   }
 
   async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
+    // Checked and held from before anything changes until the kernel counts as live itself, so concurrent starts cannot pass the cap.
+    const starts = (command.op === "execute" || command.op === "restart") && startsKernel(command.op, this.kernel.status.state);
+    const release = starts ? this.options.claimKernel?.() : undefined;
+    try {
+      await this.apply(command, by);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async apply(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
     switch (command.op) {
       case "insert-cell": {
         const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));
@@ -195,7 +210,7 @@ export class NotebookRuntime {
    */
   async dispose(reason = "lab server stopped"): Promise<void> {
     this.stopping = { reason };
-    await this.kernel.shutdown({ runningStatus: "interrupted" });
+    await this.kernel.shutdown(reason, { runningStatus: "interrupted" });
     this.coalescer.flush();
     await this.gate.durable();
     this.coalescer.dispose();

@@ -120,7 +120,8 @@ export type KernelStatus =
   | { state: "interrupting"; info: KernelInfo }
   | { state: "restarting" }
   | { state: "dead"; reason: string; lastOutput: string }
-  | { state: "shutdown" };
+  /** `reason` says why when the lab ended it (idle shutdown, Running kernels), null when the notebook's own user did. */
+  | { state: "shutdown"; reason: string | null };
 
 export interface NotebookDocument {
   id: string;

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { DevicePlan } from "./kernel-messages";
+import type { RunningKernels } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
 
@@ -162,11 +163,16 @@ export const labCommandSchema = z.discriminatedUnion("op", [
     scenarioId: id,
     params: parameterValues.optional(),
   }),
+  /** The Running kernels view: every live kernel of this server, with its processes' memory. */
+  z.object({ op: z.literal("list-kernels") }),
+  /** Ends a notebook's kernel (the notebook stays as it is); answered with the new list. */
+  z.object({ op: z.literal("shutdown-kernel"), notebookId: id }),
+  z.object({ op: z.literal("shutdown-all-kernels") }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[] }
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels }
   | { ok: false; error: string };
 
 /** HTTP routes for files (bodies too large for a socket message). */

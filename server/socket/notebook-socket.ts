@@ -14,6 +14,7 @@ import {
   type LabCommand,
   type ServerToClientEvents,
 } from "../protocol/socket-api";
+import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
 import { CommandError } from "../notebook/notebook-ops";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { Logger } from "../logger";
@@ -52,6 +53,7 @@ export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logge
     if (!reply.expected) log.error({ err: error }, `${what} failed`);
     return reply;
   };
+  watchViewers(io, hub);
   io.on("connection", (socket: LabSocket) => {
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
@@ -109,9 +111,40 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
       return { ok: true, notebook: await hub.catalog.createWithCells(summary.title, cells) };
     }
+    case "list-kernels":
+      return { ok: true, kernels: await hub.kernels.list() };
+    case "shutdown-kernel":
+      await hub.kernels.shutdown(command.notebookId, RUNNING_KERNELS_SHUTDOWN_REASON);
+      return { ok: true, kernels: await hub.kernels.list() };
+    case "shutdown-all-kernels":
+      await hub.kernels.shutdownAll(RUNNING_KERNELS_SHUTDOWN_REASON);
+      return { ok: true, kernels: await hub.kernels.list() };
     default:
       return assertNever(command);
   }
+}
+
+/**
+ * A notebook's viewers are the sockets in its room, counted where socket.io
+ * adds and removes them: joining on open, and leaving on any disconnect
+ * (closed tab, lost network, ping timeout), which `disconnect` handlers
+ * alone would not all see in order.
+ */
+function watchViewers(io: LabServer, hub: NotebookHub): void {
+  const rooms = io.of("/").adapter;
+  rooms.on("join-room", (room: unknown, socketId: unknown) => {
+    const notebookId = notebookOfRoom(room);
+    if (notebookId !== null && typeof socketId === "string") hub.viewerJoined(notebookId, socketId);
+  });
+  rooms.on("leave-room", (room: unknown, socketId: unknown) => {
+    const notebookId = notebookOfRoom(room);
+    if (notebookId !== null && typeof socketId === "string") hub.viewerLeft(notebookId, socketId);
+  });
+}
+
+function notebookOfRoom(room: unknown): string | null {
+  const prefix = roomOf("");
+  return typeof room === "string" && room.startsWith(prefix) ? room.slice(prefix.length) : null;
 }
 
 function assertNever(value: never): never {

@@ -12,6 +12,7 @@ import path from "node:path";
 import { handleExecutionRoutes } from "../../server/http/execution-routes";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
+import type { KernelLimits } from "../../server/notebook/kernel-registry";
 import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
 import { sourceHash } from "../../server/protocol/source-hash";
@@ -30,7 +31,7 @@ export class SocketHarness {
   ) {}
 
   /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
-  static async start(options: { dataDir?: string; hangAfterMs?: number } = {}): Promise<SocketHarness> {
+  static async start(options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits } = {}): Promise<SocketHarness> {
     const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
     let routes: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
     // The chart routes (as server/main.ts mounts them), so tests read metrics the way the browser does.
@@ -48,6 +49,7 @@ export class SocketHarness {
       dataDir,
       host: () => localHost(),
       hangAfterMs: options.hangAfterMs,
+      kernelLimits: options.kernelLimits,
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
     attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);

@@ -65,6 +65,10 @@ class MemoryLab implements LabTransport {
         return { ok: true, scenarios: [] };
       case "create-from-scenario":
         return { ok: true, notebook: this.add(command.scenarioId, 10, now) };
+      case "list-kernels":
+      case "shutdown-kernel":
+      case "shutdown-all-kernels":
+        return { ok: false, error: "this memory lab runs no kernels" };
     }
   }
 

@@ -1,0 +1,176 @@
+/**
+ * The Running kernels view: every live kernel of the lab, refreshed while
+ * the page is open, with shutdown of one or all. Components read the state
+ * through `subscribe`/`getState`; what each row says is computed here by
+ * pure functions, so the page only renders.
+ */
+import { describePeriod, type RunningKernel, type RunningKernels } from "../../server/protocol/kernels-model";
+import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
+import { formatBytes, formatDuration, formatRelativeTime } from "./format";
+import type { LabTransport } from "./lab-client";
+import { assertNever } from "./notebook-state";
+
+export interface RunningKernelsState {
+  status: "loading" | "ready" | "error";
+  listing: RunningKernels | null;
+  /** The last thing that went wrong, shown until dismissed or the next good answer. */
+  error: string | null;
+  /** Notebook ids whose kernel is being shut down (their buttons are disabled). */
+  stopping: readonly string[];
+}
+
+export interface RunningKernelsOptions {
+  /** How often the list is refreshed while the page is open (ms). */
+  pollMs?: number;
+  /** Asked before "Shut down all"; false keeps them. */
+  confirm?: (question: string) => boolean;
+}
+
+export class RunningKernelsController {
+  private state: RunningKernelsState = { status: "loading", listing: null, error: null, stopping: [] };
+  private readonly listeners = new Set<() => void>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  /** Answers to older requests are dropped once a newer one was sent (a shutdown's answer beats a slower refresh). */
+  private seq = 0;
+  private readonly pollMs: number;
+  private readonly confirm: (question: string) => boolean;
+
+  constructor(private readonly transport: LabTransport, options: RunningKernelsOptions = {}) {
+    this.pollMs = options.pollMs ?? 3_000;
+    this.confirm = options.confirm ?? (() => true);
+  }
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): RunningKernelsState => this.state;
+
+  start(): void {
+    this.transport.onConnect(() => void this.refresh());
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.pollMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.transport.close();
+  }
+
+  async refresh(): Promise<void> {
+    await this.request({ op: "list-kernels" }, "Loading the kernels");
+  }
+
+  async shutdown(notebookId: string): Promise<boolean> {
+    this.update({ stopping: [...this.state.stopping, notebookId] });
+    const ok = await this.request({ op: "shutdown-kernel", notebookId }, "Shutting the kernel down");
+    this.update({ stopping: this.state.stopping.filter((id) => id !== notebookId) });
+    return ok;
+  }
+
+  /** Asks first (their variables are lost); false when the user kept them or the server refused. */
+  async shutdownAll(): Promise<boolean> {
+    const kernels = this.state.listing?.kernels ?? [];
+    if (kernels.length === 0 || !this.confirm(shutdownAllQuestion(kernels))) return false;
+    const ids = kernels.map((kernel) => kernel.notebookId);
+    this.update({ stopping: [...this.state.stopping, ...ids] });
+    const ok = await this.request({ op: "shutdown-all-kernels" }, "Shutting the kernels down");
+    this.update({ stopping: this.state.stopping.filter((id) => !ids.includes(id)) });
+    return ok;
+  }
+
+  dismissError(): void {
+    if (this.state.error !== null) this.update({ error: null });
+  }
+
+  private async request(command: Extract<LabCommand, { op: "list-kernels" | "shutdown-kernel" | "shutdown-all-kernels" }>, what: string): Promise<boolean> {
+    const seq = ++this.seq;
+    const ack: LabAck = await this.transport.send(command);
+    if (!ack.ok || ack.kernels === undefined) {
+      const reason = ack.ok ? "the server sent no kernel list" : ack.error;
+      this.update({ status: this.state.listing === null ? "error" : "ready", error: `${what} failed: ${reason}` });
+      return false;
+    }
+    if (seq === this.seq) this.update({ status: "ready", listing: ack.kernels, error: command.op === "list-kernels" ? null : this.state.error });
+    return true;
+  }
+
+  private update(patch: Partial<RunningKernelsState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/** One row of the table, in words. */
+export interface KernelRow {
+  notebookId: string;
+  title: string;
+  href: string;
+  state: RunningKernel["state"];
+  stateLabel: string;
+  started: string;
+  lastActivity: string;
+  viewers: string;
+  memory: string;
+  idleShutdown: string;
+}
+
+export function kernelRow(kernel: RunningKernel, now: number): KernelRow {
+  return {
+    notebookId: kernel.notebookId,
+    title: kernel.title,
+    href: `/notebooks/${encodeURIComponent(kernel.notebookId)}`,
+    state: kernel.state,
+    stateLabel: stateLabel(kernel),
+    started: formatRelativeTime(kernel.startedAt, now),
+    lastActivity: formatRelativeTime(kernel.lastActivityAt, now),
+    viewers: kernel.viewers === 0 ? "nobody" : `${kernel.viewers} ${kernel.viewers === 1 ? "tab" : "tabs"}`,
+    memory: memoryLabel(kernel.memory),
+    idleShutdown: idleShutdownLabel(kernel, now),
+  };
+}
+
+function stateLabel(kernel: RunningKernel): string {
+  switch (kernel.state) {
+    case "starting":
+      return "starting…";
+    case "idle":
+      return "idle";
+    case "busy":
+      return kernel.executions > 1 ? `busy (${kernel.executions - 1} queued)` : "busy";
+    case "interrupting":
+      return "interrupting…";
+    case "restarting":
+      return "restarting…";
+    default:
+      return assertNever(kernel.state);
+  }
+}
+
+function memoryLabel(memory: RunningKernel["memory"]): string {
+  if (memory === null) return "not measured";
+  return `${formatBytes(memory.rssBytes)}${memory.processes > 1 ? ` in ${memory.processes} processes` : ""}`;
+}
+
+function idleShutdownLabel(kernel: RunningKernel, now: number): string {
+  if (kernel.idleShutdownAt === null) return kernel.viewers > 0 || kernel.executions > 0 ? "in use" : "—";
+  const left = Date.parse(kernel.idleShutdownAt) - now;
+  return left <= 0 ? "due now" : `in ${formatDuration(left)} if unused`;
+}
+
+/** "2 of at most 16 kernels · 1.2 GB · unused kernels shut down after 60 min". */
+export function summaryLine(listing: RunningKernels): string {
+  const count = listing.kernels.length;
+  const measured = listing.kernels.map((kernel) => kernel.memory?.rssBytes ?? 0).reduce((sum, bytes) => sum + bytes, 0);
+  const idle = listing.idleShutdownMs === null ? "idle shutdown is off" : `unused kernels shut down after ${describePeriod(listing.idleShutdownMs)}`;
+  return `${count} of at most ${listing.maxKernels} ${listing.maxKernels === 1 ? "kernel" : "kernels"} · ${formatBytes(measured)} · ${idle}`;
+}
+
+export function shutdownAllQuestion(kernels: readonly RunningKernel[]): string {
+  const busy = kernels.filter((kernel) => kernel.executions > 0).length;
+  const viewed = kernels.filter((kernel) => kernel.viewers > 0).length;
+  const notes = [busy > 0 ? `${busy} running a cell` : null, viewed > 0 ? `${viewed} open in a tab` : null].filter((note) => note !== null);
+  return `Shut down all ${kernels.length} ${kernels.length === 1 ? "kernel" : "kernels"}${notes.length > 0 ? ` (${notes.join(", ")})` : ""}? Their variables are lost; the notebooks stay as they are.`;
+}

@@ -1,0 +1,171 @@
+/**
+ * Every open notebook's kernel seen together: when each started and last
+ * did something, who is viewing each notebook, the cap on how many run at
+ * once, and shutting them down. The hub registers each runtime it opens and
+ * reports viewers joining and leaving; the Running kernels view and the idle
+ * culler read from here. Decisions are kernel-policy.ts's.
+ */
+import type { KernelSession } from "../kernel/kernel-session";
+import { MEMORY_METHOD, ProcessTable } from "../kernel/process-memory";
+import type { RunningKernel, RunningKernels } from "../protocol/kernels-model";
+import { admitKernel, cullDecision, isLive, kernelUse, type KernelFacts } from "./kernel-policy";
+import { CommandError } from "./notebook-ops";
+
+/** What the registry needs of an open notebook (a NotebookRuntime). */
+export interface KernelOwner {
+  readonly doc: { readonly title: string };
+  readonly kernel: Pick<KernelSession, "status" | "pid" | "pendingExecutions" | "onStatus" | "shutdown">;
+}
+
+export interface KernelLimits {
+  /** At most this many kernels live at once; one more is refused, none is ended to make room. */
+  maxKernels: number;
+  /** Unused kernels (nothing running or queued, nobody viewing) are shut down after this long; null: never. */
+  idleShutdownMs: number | null;
+}
+
+export const DEFAULT_KERNEL_LIMITS: KernelLimits = { maxKernels: 16, idleShutdownMs: 60 * 60_000 };
+
+interface Tracked {
+  owner: KernelOwner;
+  /** When the current kernel process was started (ms since the epoch). */
+  startedAt: number;
+  lastActivityAt: number;
+  /** Commands between "may start a kernel" and the kernel reporting "starting": they hold a place under the cap. */
+  claims: number;
+  stopping: Promise<void> | null;
+}
+
+export class KernelRegistry {
+  private readonly tracked = new Map<string, Tracked>();
+  /** Socket ids in each notebook's room. */
+  private readonly viewers = new Map<string, Set<string>>();
+  private readonly lastViewerLeftAt = new Map<string, number>();
+
+  constructor(readonly limits: KernelLimits, private readonly clock: () => number = Date.now) {}
+
+  track(notebookId: string, owner: KernelOwner): void {
+    const now = this.clock();
+    const tracked: Tracked = { owner, startedAt: now, lastActivityAt: now, claims: 0, stopping: null };
+    this.tracked.set(notebookId, tracked);
+    owner.kernel.onStatus((status) => {
+      const at = this.clock();
+      if (status.state === "starting" || status.state === "restarting") tracked.startedAt = at;
+      tracked.lastActivityAt = at;
+    });
+  }
+
+  viewerJoined(notebookId: string, socketId: string): void {
+    let sockets = this.viewers.get(notebookId);
+    if (!sockets) this.viewers.set(notebookId, (sockets = new Set()));
+    sockets.add(socketId);
+  }
+
+  viewerLeft(notebookId: string, socketId: string): void {
+    const sockets = this.viewers.get(notebookId);
+    if (!sockets?.delete(socketId)) return;
+    if (sockets.size === 0) this.viewers.delete(notebookId);
+    this.lastViewerLeftAt.set(notebookId, this.clock());
+  }
+
+  viewerCount(notebookId: string): number {
+    return this.viewers.get(notebookId)?.size ?? 0;
+  }
+
+  /**
+   * A place under the cap for a kernel this notebook is about to start, held
+   * until the returned release (by then the kernel counts as live itself).
+   * Throws, with what to do, at the cap.
+   */
+  claim(notebookId: string): () => void {
+    const tracked = this.tracked.get(notebookId);
+    if (!tracked) throw new Error(`notebook ${notebookId} is not open`);
+    let live = 0;
+    let idle = 0;
+    for (const [id, other] of this.tracked) {
+      if (id === notebookId) continue;
+      const state = other.owner.kernel.status.state;
+      if (isLive(state) || other.claims > 0) live += 1;
+      if (state === "idle" && other.owner.kernel.pendingExecutions === 0) idle += 1;
+    }
+    const admission = admitKernel(live, idle, this.limits.maxKernels);
+    if (!admission.ok) throw new CommandError(admission.reason);
+    tracked.claims += 1;
+    let released = false;
+    return () => {
+      if (!released) tracked.claims -= 1;
+      released = true;
+    };
+  }
+
+  /** Notebooks with a kernel process not already being shut down, with what idle shutdown needs to know of each. */
+  *live(): Iterable<[string, KernelFacts]> {
+    for (const [notebookId, tracked] of this.tracked) {
+      if (tracked.stopping) continue;
+      const facts = this.factsOf(notebookId, tracked);
+      if (isLive(facts.state)) yield [notebookId, facts];
+    }
+  }
+
+  /** Ends a notebook's kernel; a second call while it ends waits for the same shutdown. False when none was running. */
+  async shutdown(notebookId: string, reason: string): Promise<boolean> {
+    const tracked = this.tracked.get(notebookId);
+    if (!tracked) return false;
+    if (tracked.stopping) {
+      await tracked.stopping;
+      return true;
+    }
+    if (!isLive(tracked.owner.kernel.status.state)) return false;
+    tracked.stopping = tracked.owner.kernel.shutdown(reason).finally(() => {
+      tracked.stopping = null;
+    });
+    await tracked.stopping;
+    return true;
+  }
+
+  async shutdownAll(reason: string): Promise<number> {
+    const ended = await Promise.all([...this.live()].map(([notebookId]) => this.shutdown(notebookId, reason)));
+    return ended.filter(Boolean).length;
+  }
+
+  /** What the Running kernels view shows; memory from one scan of /proc. */
+  async list(): Promise<RunningKernels> {
+    const now = this.clock();
+    const table = await ProcessTable.read();
+    const rows = await Promise.all([...this.tracked].map(([notebookId, tracked]) => this.describe(notebookId, tracked, now, table)));
+    const kernels = rows.filter((row): row is RunningKernel => row !== null);
+    kernels.sort((a, b) => a.title.localeCompare(b.title) || a.notebookId.localeCompare(b.notebookId));
+    return { kernels, maxKernels: this.limits.maxKernels, idleShutdownMs: this.limits.idleShutdownMs, memoryMethod: MEMORY_METHOD };
+  }
+
+  private async describe(notebookId: string, tracked: Tracked, now: number, table: ProcessTable | null): Promise<RunningKernel | null> {
+    const facts = this.factsOf(notebookId, tracked);
+    const state = facts.state;
+    if (!isLive(state)) return null;
+    const pid = tracked.owner.kernel.pid;
+    const memory = pid === null || table === null ? null : await table.memoryOf(pid);
+    const decision = cullDecision(kernelUse(facts), now, this.limits.idleShutdownMs);
+    return {
+      notebookId,
+      title: tracked.owner.doc.title,
+      state,
+      pid,
+      startedAt: new Date(tracked.startedAt).toISOString(),
+      lastActivityAt: new Date(tracked.lastActivityAt).toISOString(),
+      viewers: facts.viewers,
+      executions: facts.executions,
+      memory: memory === null ? null : { rssBytes: memory.rssBytes, processes: memory.pids.length },
+      idleShutdownAt: decision.action === "keep" && decision.shutdownAt !== null ? new Date(decision.shutdownAt).toISOString() : null,
+    };
+  }
+
+  private factsOf(notebookId: string, tracked: Tracked): KernelFacts {
+    return {
+      state: tracked.owner.kernel.status.state,
+      executions: tracked.owner.kernel.pendingExecutions,
+      viewers: this.viewerCount(notebookId),
+      lastActivityAt: tracked.lastActivityAt,
+      lastViewerLeftAt: this.lastViewerLeftAt.get(notebookId) ?? null,
+    };
+  }
+}

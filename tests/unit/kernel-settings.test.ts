@@ -1,0 +1,30 @@
+/** The kernel settings from the environment: defaults, idle shutdown off at 0, and a clear refusal of bad values. */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { kernelLimitsOf, readConfig } from "../../server/config";
+
+/** An environment with only these variables set. */
+const only = (vars: Record<string, string>): NodeJS.ProcessEnv => ({ NODE_ENV: "test", ...vars });
+
+describe("kernel settings", () => {
+  const cases: Array<[string, Record<string, string>, { maxKernels: number; idleShutdownMs: number | null }]> = [
+    ["defaults", {}, { maxKernels: 16, idleShutdownMs: 60 * 60_000 }],
+    ["a smaller cap and a shorter period", { MGPULAB_MAX_KERNELS: "4", MGPULAB_KERNEL_IDLE_MINUTES: "15" }, { maxKernels: 4, idleShutdownMs: 15 * 60_000 }],
+    ["a fractional period", { MGPULAB_KERNEL_IDLE_MINUTES: "0.5" }, { maxKernels: 16, idleShutdownMs: 30_000 }],
+    ["idle shutdown off", { MGPULAB_KERNEL_IDLE_MINUTES: "0" }, { maxKernels: 16, idleShutdownMs: null }],
+  ];
+  for (const [name, env, limits] of cases) {
+    it(name, () => assert.deepEqual(kernelLimitsOf(readConfig([], only(env))), limits));
+  }
+
+  const bad: Array<[Record<string, string>, RegExp]> = [
+    [{ MGPULAB_MAX_KERNELS: "0" }, /bad server settings: maxKernels: /],
+    [{ MGPULAB_MAX_KERNELS: "2.5" }, /maxKernels: /],
+    [{ MGPULAB_MAX_KERNELS: "many" }, /maxKernels: /],
+    [{ MGPULAB_KERNEL_IDLE_MINUTES: "-1" }, /kernelIdleMinutes: /],
+    [{ MGPULAB_KERNEL_IDLE_MINUTES: "soon" }, /kernelIdleMinutes: /],
+  ];
+  for (const [env, message] of bad) {
+    it(`refuses ${JSON.stringify(env)}`, () => assert.throws(() => readConfig([], only(env)), message));
+  }
+});
