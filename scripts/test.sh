@@ -44,6 +44,8 @@ step() { # step NAME COUNTER COMMAND...
 
 step "typecheck" none npx tsc --noEmit -p tsconfig.json
 step "lint" none npm run --silent lint
+# the Python half of the kernel protocol is generated from the TypeScript one: fails when stale
+step "generated kernel protocol" none npm run --silent protocol:check
 step "unit tests" count_node npm run --silent test:unit
 step "python tests" count_pytest npm run --silent test:python
 # integration tests start the real server too, so the web build comes first

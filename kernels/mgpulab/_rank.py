@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Callable, List, Optional, Tuple
 
+from mgpulab_wire import frames
+
 from . import _channel, _env, devices, heartbeat, metrics
 
 
@@ -116,8 +118,7 @@ def run_rank(rank: int, spec: RankSpec) -> int:
     frames_fd = _redirect_output(spec, rank)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     if spec.nonce is not None:
-        from mgpulab_kernel import protocol
-        protocol.configure(spec.nonce, fd=frames_fd)
+        frames.configure(spec.nonce, fd=frames_fd)
     metrics.set_run_id(spec.run_id)
     _channel.attach(ctl)
     ctl.send(("hello", os.getpid()))

@@ -67,7 +67,9 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optiona
 
 import torch
 
-from . import _deferred, _env, devices, heartbeat, metrics
+from mgpulab_wire import frames
+
+from . import _deferred, _env, _run_tag, devices, heartbeat, metrics
 
 MIB = float(1 << 20)
 PHASES = ("data", "forward", "backward", "comm", "optimizer")
@@ -158,7 +160,8 @@ class StepTimer:
                  run_id: Optional[str] = None, emit: bool = True, device: Any = None,
                  comm_delay_ms: float = 0.0, keep: int = 100_000) -> None:
         self.rank = _env.rank() if rank is None else rank
-        self.run_id = run_id
+        # Refused now, in the cell: a step's frame may be built only when the cell ends.
+        self.run_id = None if run_id is None else _run_tag.check_run_id(run_id)
         self.emit = emit
         self.device = torch.device(device) if device is not None else _model_device(model)
         self.cuda = self.device.type == "cuda"
@@ -334,8 +337,7 @@ class StepTimer:
             for message in pending.build(pending):
                 self.records.append(message)
                 if self.emit:
-                    from mgpulab_kernel import protocol
-                    protocol.emit(message)
+                    frames.emit(message)
             if pending.pooled:  # phase and comm events come first; DataParallel's own follow
                 self._pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
                 pending.pooled = 0
@@ -394,8 +396,7 @@ class StepTimer:
                 message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]})
                 self.records.append(message)
                 if self.emit:
-                    from mgpulab_kernel import protocol
-                    protocol.emit(message)
+                    frames.emit(message)
 
     def _memory(self, phases: Any, now: Optional[float]) -> Optional[Memory]:
         """Per device (allocated MiB, peak MiB); None on a CUDA step between samples."""
