@@ -15,6 +15,7 @@ import time
 from typing import Any, Dict, Iterator, List
 
 from . import IDS, ParameterError, UnknownScenario, get, run
+from .report import format_text
 
 
 @contextlib.contextmanager
@@ -44,20 +45,6 @@ def _parse_params(scenario_id: str, items: List[str]) -> Dict[str, Any]:
                                  f"(known: {', '.join(sorted(names))})")
         out[name] = scenario.parameter(name).parse(text)
     return scenario.validate(out)
-
-
-def format_text(doc: dict) -> str:
-    lines = [f"== {doc['scenario']}: {doc['title']}  [{doc['source']}]", f"   devices: {doc['deviceMode']}"]
-    for exp in doc["experiments"]:
-        status = f"error: {exp['error']}" if exp["error"] else "ok"
-        lines.append(f"   experiment {exp['id']} ({exp['seconds']} s): {status}")
-    for claim in doc["claims"]:
-        lines.append("")
-        lines.append(f"  > \"{claim['quote']}\"")
-        lines.append(f"    verdict: {str(claim['verdict']).upper()}")
-        lines.append(f"    because: {claim['explanation']}")
-        lines.append("    evidence: " + json.dumps(claim["evidence"], sort_keys=True)[:600])
-    return "\n".join(lines)
 
 
 def main(argv: List[str] = None) -> int:
