@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
@@ -26,99 +26,13 @@ PARAMETERS = (
               "also time DDP x devices in the sweep (rank processes: gloo on CPU, NCCL on GPUs)"),
 )
 
-SPLIT_CELL = """import torch, mgpulab as lab
-from torch import nn
-batch_size, devices = {{batch_size}}, {{devices}}
-model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
-                      placement={{placement}})
-print(dp.device_mode.label)
-out = dp(torch.randn(batch_size, {{d_in}}))
-print("samples per device:", dp.last_phases.samples)
-print("gathered output:", tuple(out.shape), "on device", dp.output_device)
-print("tracked bytes per device:", dp.last_phases.memory_bytes)
-for i, rows in enumerate(dp.last_phases.samples):  # one bar per device
-    lab.log(0, rank=i, run_id=f"DataParallel x{devices}", samples=rows,
-            memory_mib=dp.last_phases.memory_bytes[i] / 2 ** 20)
-"""
+SPLIT_CELL = load_template("dp_basics_split")
 
-EQUIV_CELL = """import copy, torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-torch.manual_seed({{seed}} + 1)
-single = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-wrapped = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(devices)), placement={{placement}})
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
-for m in (single, wrapped):
-    F.mse_loss(m(x), y).backward()
-diff = max((a.grad - b.grad).abs().max().item() for a, b in zip(single.parameters(), wrapped.parameters()))
-print("max |grad(1 device) - grad(DataParallel)|:", diff)
-# same start, same data: train both and compare the loss curves
-for label, m in (("1 device", single), (f"DataParallel x{devices}", wrapped)):
-    opt = torch.optim.SGD(m.parameters(), lr={{lr}})
-    for step in range({{steps}}):
-        opt.zero_grad()
-        loss = F.mse_loss(m(x), y)
-        loss.backward()
-        opt.step()
-        lab.log(step, loss=loss, run_id=label)
-    print(f"{label}: loss {loss.item():.6f} at step {step}")
-"""
+EQUIV_CELL = load_template("dp_basics_equivalence")
 
-REPLICATE_CELL = """import torch, mgpulab as lab
-from torch import nn
-devices = {{devices}}
-model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
-                      placement={{placement}}, keep_replicas=True)
-kept = []  # keep replicas alive so their ids stay unique
-for i in range(3):
-    dp(torch.randn({{batch_size}}, {{d_in}}))
-    kept.extend(dp.last_replicas)
-    lab.log(i, replicate_ms=dp.last_phases.replicate_ms, run_id=f"DataParallel x{devices}")
-    print(f"forward {i}: replicate {dp.last_phases.replicate_ms:.3f} ms")
-print("distinct replica objects over 3 forwards:", len({id(r) for r in kept}))
-"""
+REPLICATE_CELL = load_template("dp_basics_replication")
 
-SCALING_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-from mgpulab_scenarios import rank_fns
-devices, steps = {{devices}}, {{timing_repeats}} + 1  # the first step is a warm-up
-dev = lab.devices.device(0, {{placement}})
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
-step_ms = {}
-for n in range(1, devices + 1):
-    label = "1 device" if n == 1 else f"DataParallel x{n}"
-    torch.manual_seed({{seed}} + 1)
-    model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
-    opt = torch.optim.SGD(m.parameters(), lr={{lr}})
-    timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
-    for step, (xb, yb) in enumerate(timer.data([(x, y)] * steps)):
-        with timer.phase("forward"):
-            loss = F.mse_loss(m(xb), yb)
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples=len(xb), loss=loss)
-    timer.close()
-    step_ms[label] = timer.mean("step_ms", skip=1)
-if {{compare_ddp}} and devices > 1:  # the same batch on DDP ranks (processes), one shard each
-    label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{d_in}}, hidden={{hidden}},
-                                    steps=steps, lr={{lr}}, emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
-    step_ms[label] = max(r["step_ms"] for r in result.results) if result.ok else None
-base = step_ms["1 device"]
-for label, ms in step_ms.items():
-    print(f"{label:>16}: " + (f"{ms:.3f} ms/step, speed-up x{base / ms:.2f}" if ms else "no result"))
-"""
+SCALING_CELL = load_template("dp_basics_scaling")
 
 STEPS = (
     Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*: "

@@ -10,7 +10,7 @@ from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SEQ_LENGTHS = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
@@ -80,94 +80,11 @@ def large_model(seed: int, input_size: int, hidden_size: int) -> nn.Module:
                          nn.Linear(hidden_size, input_size))
 
 
-PADDED_CELL = """import torch, mgpulab as lab
-from torch import nn
-from torch.nn.utils.rnn import pad_sequence
-lengths = [10, 20, 30, 40, 5, 15, 25, 35]
-trim = {{trim_padding}}
-class SeqModel(nn.Module):
-    def __init__(self):
-        super().__init__(); self.linear = nn.Linear(10, 20)
-    def forward(self, x, lengths):
-        out = self.linear(x)
-        return out[:, :int(lengths.max())] if trim else out
-torch.manual_seed({{seed}})
-model = lab.DataParallel(SeqModel().to(lab.devices.device(0, {{placement}})), device_ids=list(range({{devices}})),
-                         placement={{placement}})
-bs = {{seq_batch_size}}
-for i in range(0, len(lengths), bs):
-    seqs = [torch.randn(n, 10) for n in lengths[i:i + bs]]
-    x, l = pad_sequence(seqs, batch_first=True), torch.tensor(lengths[i:i + bs])
-    try:
-        out = model(x, lengths=l)
-        print("batch", i // bs, "ok", tuple(out.shape), "chunks", model.last_phases.samples)
-    except Exception as err:
-        print("batch", i // bs, "FAILED:", str(err).splitlines()[0])
-"""
+PADDED_CELL = load_template("dp_not_starting_padded")
 
-LARGE_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-from mgpulab_scenarios import rank_fns
-devices, steps, dev = {{devices}}, {{num_steps}}, lab.devices.device(0, {{placement}})
-def large_model(i, h):
-    return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
-                         nn.Linear(h, h), nn.ReLU(), nn.Linear(h, i))
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-step_ms = {}
-for n in sorted({1, devices}):
-    label = "1 device" if n == 1 else f"DataParallel x{n}"
-    torch.manual_seed({{seed}} + 1)
-    model = large_model({{input_size}}, {{hidden_size}}).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
-    opt = torch.optim.Adam(m.parameters())
-    timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
-    for step in range(steps):
-        with timer.phase("forward"):
-            loss = F.mse_loss(m(x), y)
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples={{batch_size}}, loss=loss)
-    timer.close()
-    step_ms[label] = timer.mean("step_ms", skip=1)
-    if n > 1:
-        print("  last forward:", m.last_phases.to_dict())
-if devices > 1:  # the same model and batch on DDP ranks, one shard each
-    label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{input_size}}, d_out={{input_size}},
-                                    hidden={{hidden_size}}, layers=4, steps=steps, lr=0.001, optimizer="adam",
-                                    emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=60)
-    step_ms[label] = max(r["step_ms"] for r in result.results) if result.ok else None
-for label, ms in step_ms.items():
-    print(f"{label:>16}: " + (f"{ms:.2f} ms/step" if ms else "no result"))
-"""
+LARGE_CELL = load_template("dp_not_starting_large_model")
 
-CUSTOM_CELL = """import torch, mgpulab as lab
-from torch import nn
-kind = {{weight_kind}}
-class CustomLayer(nn.Module):
-    def __init__(self, i, h):
-        super().__init__()
-        w = torch.randn(i, h, device=lab.devices.device(0, {{placement}}))  # a plain tensor stays there
-        if kind == "parameter": self.weight = nn.Parameter(w)
-        elif kind == "buffer": self.register_buffer("weight", w)
-        else: self.weight = w
-    def forward(self, x):
-        return torch.matmul(x, self.weight)
-model = lab.DataParallel(nn.Sequential(CustomLayer(100, 50), nn.Linear(50, 50)).to(lab.devices.device(0, {{placement}})),
-                         device_ids=list(range({{devices}})), placement={{placement}}, keep_replicas=True)
-try:
-    model(torch.randn(32, 100)).sum().backward()
-    print("ran on", model.last_phases.samples, "rows per device")
-    print(lab.replica_state(model).render())
-except Exception as err:
-    print("FAILED:", err)
-"""
+CUSTOM_CELL = load_template("dp_not_starting_custom_layer")
 
 STEPS = (
     Step("padded", "**Variable-length, padded batches (Example 1).** `pad_sequence` pads every batch to its "

@@ -11,7 +11,7 @@ import mgpulab as lab
 
 from . import common as c
 from . import rank_fns
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
 
 SOURCE = "003_5eac2459042e419e.txt"
 
@@ -39,68 +39,15 @@ PARAMETERS = (
     Parameter("seed", "int", 0, "seed for data and weights", 0, 2 ** 31 - 1),
 )
 
-OOM_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
-from mgpulab_scenarios.common import check_budget, EmulatedOOM
-model = lab.DataParallel(nn.Linear(100, 10).to(lab.devices.device(0, {{placement}})),
-                         device_ids=list(range({{world_size}})), placement={{placement}})
-batch_size = {{oom_batch_size}}
-rows = [len(c) for c in torch.empty(batch_size).chunk({{world_size}})]
-t0 = time.perf_counter()
-try:
-    check_budget(model.module, rows, budget_mib={{device_memory_mib}})  # emulated device memory
-    output = model(torch.randn(batch_size, 100))
-    print("fits:", tuple(output.shape))
-except EmulatedOOM as err:
-    print(f"after {time.perf_counter() - t0:.4f} s:", err)
-"""
+OOM_CELL = load_template("hangs_oom")
 
-FAULT_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-label = {"none": "equal steps", "uneven_steps": "uneven steps", "skip_collective": "skipped collective",
-         "slow_rank": "slow rank"}[{{fault}}]
-result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=label,  # per-rank loss, tagged
-                    kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}}, fix="none",
-                                sleep_s={{sleep_s}}, emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60, placement={{placement}})
-print(result.status, "-", result.summary)
-for r in result.ranks:
-    print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}")
-"""
+FAULT_CELL = load_template("hangs_fault")
 
-FIX_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-fix, world_size = {{fix}}, {{world_size}}
-result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fix}",
-                    kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}},
-                                fix="none" if fix == "pg_timeout" else fix, sleep_s={{sleep_s}}, emit=True),
-                    timeout_s={{pg_timeout_s}} if fix == "pg_timeout" else 60,
-                    hang_timeout_s=max({{hang_timeout_s}}, {{pg_timeout_s}} + 5) if fix == "pg_timeout" else {{hang_timeout_s}},
-                    time_limit_s=60, placement={{placement}})
-print(result.status, "-", result.summary)
-print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])
-"""
+FIX_CELL = load_template("hangs_fix")
 
-SLOW_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
-                    kwargs=dict(seed={{seed}}, batch=64, d_in=16, hidden=64, steps={{steps}},
-                                comm_delay_ms={{comm_delay_ms}}, emit=True),
-                    hang_timeout_s=30, placement={{placement}})
-for r in result.results:
-    print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
-"""
+SLOW_CELL = load_template("hangs_slow_link")
 
-UNEVEN_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-result = lab.launch(rank_fns.ddp_uneven_batches, world_size, run_id=f"DDP x{world_size}",
-                    kwargs=dict(seed={{seed}}, d_in=100, steps=3, batches=[10, 20], emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, placement={{placement}})
-print(result.status, result.summary)
-print([(r["rank"], r["rows"], r["diverged"]) for r in result.results if r])
-"""
+UNEVEN_CELL = load_template("hangs_uneven_batches")
 
 STEPS = (
     Step("oom", "**Batch too large (Example 1).** On a GPU an oversized batch raises `CUDA out of memory`; on CPU "

@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 import mgpulab as lab
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
 from .rank_fns import PythonHeavy
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
@@ -58,84 +58,11 @@ def _overhead_model(p: Dict[str, Any]) -> nn.Module:
     return nn.Sequential(nn.Linear(8, 1024), nn.Tanh(), nn.Linear(1024, 8))
 
 
-COMPLETE_CELL = """import torch, torch.nn as nn, mgpulab as lab
-from torch.utils.data import DataLoader, TensorDataset
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-torch.manual_seed({{seed}})
-data, labels = torch.randn({{samples}}, 10), torch.randn({{samples}}, 1)
-loader = DataLoader(TensorDataset(data, labels), batch_size={{batch_size}})
-for label in ("1 device", f"DataParallel x{devices}"):  # same seed, same data
-    torch.manual_seed({{seed}} + 1)
-    net = nn.Linear(10, 1).to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                              placement={{placement}})
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    rows_in = rows_out = 0
-    for epoch in range({{epochs}}):
-        for i, (inputs, targets) in enumerate(loader):
-            inputs, targets = inputs.to(dev), targets.to(dev)
-            outputs = model(inputs)
-            rows_in += len(inputs); rows_out += int(torch.isfinite(outputs).all(dim=1).sum())
-            loss = nn.MSELoss()(outputs, targets)
-            opt.zero_grad(); loss.backward(); opt.step()
-            lab.log(epoch * len(loader) + i, loss=loss, samples=len(inputs), run_id=label)
-    print(f"{label}: complete outputs {rows_out}/{rows_in} = {100 * rows_out / rows_in:.1f}%, final loss {loss.item():.6f}")
-"""
+COMPLETE_CELL = load_template("incomplete_results_gil_completeness")
 
-OVERHEAD_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
-from mgpulab_scenarios import rank_fns
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class PythonHeavy(nn.Module):
-    def __init__(self, d, depth):
-        super().__init__(); self.layers = nn.ModuleList(nn.Linear(d, d) for _ in range(depth))
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return x
-torch.manual_seed({{seed}})
-model = PythonHeavy(8, {{depth}}).to(dev)
-x = torch.randn({{batch_size}}, 8).to(dev)
-dp = lab.DataParallel(model, device_ids=list(range(devices)), placement={{placement}})
-with torch.no_grad():
-    for label, m in (("1 device", model), (f"DataParallel x{devices}", dp)):
-        m(x)  # warm-up
-        for i in range({{repeats}}):
-            t0 = time.perf_counter(); m(x)
-            if dev.type == "cuda": torch.cuda.synchronize()
-            lab.log(i, forward_ms=(time.perf_counter() - t0) * 1000, run_id=label)
-        print(label, round((time.perf_counter() - t0) * 1000, 3), "ms/forward (last)")
-print("replica intervals (s):", dp.last_phases.intervals, "threads:", dp.last_phases.threads)
-if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) per rank
-    result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d=8, depth={{depth}}, repeats={{repeats}},
-                                    emit=True), timeout_s=60, time_limit_s=120)
-    if result.ok:
-        print(f"DDP x{devices}:", [round(r["forward_ms"], 3) for r in result.results], "ms/forward per rank")
-"""
+OVERHEAD_CELL = load_template("incomplete_results_gil_python_overhead")
 
-DATA_CELL = """import time, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-from torch.utils.data import DataLoader, Dataset
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class Slow(Dataset):
-    def __init__(self, n): self.x, self.y = torch.randn(n, 10), torch.randn(n, 1)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i):
-        time.sleep({{sample_cost_ms}} / 1000); return self.x[i], self.y[i]
-for workers in sorted({0, {{num_workers}}}):
-    model = lab.DataParallel(nn.Linear(10, 1).to(dev), device_ids=list(range(devices)), placement={{placement}})
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    timer = lab.StepTimer(model, run_id=f"num_workers={workers}")  # frames per step and device
-    for step, (x, y) in enumerate(timer.data(DataLoader(Slow(400), batch_size=50, num_workers=workers))):
-        with timer.phase("forward"):
-            loss = F.mse_loss(model(x), y.to(dev))
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples=len(x), loss=loss)
-    timer.close()
-    print("num_workers", workers, "data wait share:", round(timer.mean("data_ms") / timer.mean("step_ms"), 3))
-"""
+DATA_CELL = load_template("incomplete_results_gil_data_wait")
 
 STEPS = (
     Step("completeness", "**Are DataParallel's results incomplete?** Run the article's Example 1 on one device and "

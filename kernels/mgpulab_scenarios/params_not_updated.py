@@ -11,7 +11,7 @@ from torch import nn
 import mgpulab as lab
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
 
 SOURCE = "001_7181883389e4f40f.txt"
 
@@ -67,60 +67,9 @@ def _resolve(module: nn.Module, name: str) -> Any:
     return obj
 
 
-TRAIN_CELL = """import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-devices, target, dev = {{devices}}, {{manual_target}}, lab.devices.device(0, {{placement}})
-g = torch.Generator().manual_seed({{seed}})
-inputs = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-targets = torch.randn({{batch_size}}, {{output_size}}, generator=g).to(dev)
-for variant in ("1 device", "optimizer.step", "manual"):  # same seed, same data
-    torch.manual_seed({{seed}} + 1)
-    net = nn.Sequential(nn.Linear({{input_size}}, {{output_size}})).to(dev)
-    model = net if variant == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                                placement={{placement}}, keep_replicas=True)
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    for step in range({{steps}}):
-        loss = F.mse_loss(model(inputs), targets)
-        model.zero_grad(); loss.backward()
-        if variant != "manual":
-            opt.step()
-        else:
-            with torch.no_grad():
-                if target == "module_children":   # the article's "bad example"
-                    for child in model.module.children():
-                        for param in child.parameters():
-                            if param.grad is not None:
-                                param.data -= {{lr}} * param.grad.data
-                else:                               # really touching the replicas
-                    for replica in model.last_replicas:
-                        for name, _ in model.module.named_parameters():
-                            t = replica
-                            for part in name.split("."): t = getattr(t, part)
-                            if t.grad is not None:
-                                t.data -= {{lr}} * t.grad.data
-        norm = torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters()))
-        lab.log(step, loss=loss, param_norm=norm, run_id=variant)
-    print(f"{variant:>14}: loss {loss.item():.5f}, parameter norm {norm.item():.5f} after {step + 1} steps")
-"""
+TRAIN_CELL = load_template("params_not_updated_train")
 
-STATE_CELL = """import torch, torch.nn as nn, mgpulab as lab
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class Stateful(nn.Module):
-    def __init__(self):
-        super().__init__(); self.linear = nn.Linear({{input_size}}, {{output_size}})
-        self.calls = 0; self.register_buffer("rows_seen", torch.zeros(()))
-    def forward(self, x):
-        self.calls = self.calls + 1; self.rows_seen.add_(x.shape[0])
-        return self.linear(x)
-for label in ("1 device", f"DataParallel x{devices}"):
-    net = Stateful().to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                              placement={{placement}}, keep_replicas=True)
-    for step in range({{steps}}):
-        model(torch.randn({{batch_size}}, {{input_size}}).to(dev))
-        lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
-    print(f"{label}: calls {net.calls}, rows_seen {net.rows_seen.item():.0f}")
-print(lab.replica_state(model).render())
-"""
+STATE_CELL = load_template("params_not_updated_in_forward")
 
 STEPS = (
     Step("variants", "**optimizer.step vs manual updates.** Train the article's LinearModel with DataParallel "
