@@ -119,7 +119,9 @@ class Supervisor:
             self._show_stack(rank, text)
         self.io.flush_idle(now)
 
-    def _handle(self, rank: int, message: Any) -> None:
+    def _handle(self, rank: Optional[int], message: Any) -> None:
+        if rank is None:
+            return  # from a connection that never said which rank it is (a corrupt handshake)
         outcome = self.outcomes.get(rank)
         if outcome is None:
             return

@@ -68,6 +68,7 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optiona
 import torch
 
 from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
 
 from . import _deferred, _env, _run_tag, devices, heartbeat, metrics
 
@@ -103,7 +104,7 @@ class _Pending:
     __slots__ = ("step", "host", "events", "build", "capture", "memory", "pooled")
 
     def __init__(self, step: int, host: Dict[str, float], events: List[Tuple[str, Any, Any]],
-                 build: Callable[["_Pending"], List[dict]], capture: Optional[_deferred.Capture],
+                 build: Callable[["_Pending"], List[wire.MetricMessage]], capture: Optional[_deferred.Capture],
                  memory: Optional[Memory], pooled: int) -> None:
         self.step, self.host, self.events, self.build = step, host, events, build
         self.capture, self.memory, self.pooled = capture, memory, pooled
@@ -171,8 +172,9 @@ class StepTimer:
             from . import gpu_monitor
             gpu_monitor.ensure_started()  # every GPU's utilisation and memory, once a second, from one rank
         self.comm_delay_ms = comm_delay_ms
-        self.records: Deque[dict] = deque(maxlen=keep)
-        self._dp = model if hasattr(model, "last_phases") else None
+        self.records: Deque[wire.MetricMessage] = deque(maxlen=keep)
+        # duck-typed: any DataParallel wrapper that records last_phases (lab.DataParallel's both do)
+        self._dp: Any = model if hasattr(model, "last_phases") else None
         self._lock = threading.Lock()
         self._host: Dict[str, float] = {}
         self._events: List[Tuple[str, Any, Any]] = []
@@ -246,7 +248,8 @@ class StepTimer:
             start_event = self._pool.take()
             start_event.record(torch.cuda.current_stream(self.device))
         started = time.perf_counter()
-        future = allreduce_hook(None, bucket)
+        # None: the default process group (torch's stubs type the argument as a ProcessGroup)
+        future = allreduce_hook(None, bucket)  # type: ignore[arg-type]
         delay = self.comm_delay_ms / 1000.0
 
         def finished(value: Any) -> Any:
@@ -262,7 +265,7 @@ class StepTimer:
 
         if delay <= 0:
             return future.then(lambda fut: finished(fut.value()))
-        delayed = torch.futures.Future(devices=[self.device] if self.cuda else None)
+        delayed: "torch.futures.Future[Any]" = torch.futures.Future(devices=[self.device] if self.cuda else None)
 
         def complete_later(fut: Any) -> Any:
             value = fut.value()
@@ -343,8 +346,8 @@ class StepTimer:
                 pending.pooled = 0
 
     def _builder(self, step: int, samples: Optional[int], extra: Dict[str, Optional[float]],
-                 phases: Any) -> Callable[[_Pending], List[dict]]:
-        def build(pending: _Pending) -> List[dict]:
+                 phases: Any) -> Callable[[_Pending], List[wire.MetricMessage]]:
+        def build(pending: _Pending) -> List[wire.MetricMessage]:
             times = pending.times()
             if pending.capture is not None:
                 extra.update(pending.capture.resolve())
@@ -384,7 +387,7 @@ class StepTimer:
             return out
         return build
 
-    def _message(self, step: int, rank: int, values: Dict[str, Any]) -> dict:
+    def _message(self, step: int, rank: int, values: Dict[str, Any]) -> wire.MetricMessage:
         return metrics.metric_message(step, values, rank=rank, run_id=self.run_id)
 
     def _emit_memory(self, step: int, memory: Memory) -> None:

@@ -18,7 +18,13 @@ import traceback
 from typing import Dict, List, Optional
 
 from mgpulab_wire import processes
+from mgpulab_wire.processes import register_process, unregister_process
 from mgpulab_wire.protocol_generated import StacksMessageProcessesItem
+
+# register_process / unregister_process: the registry lives in mgpulab_wire (the toolkit's
+# launcher registers its ranks there without importing the kernel); code in a cell that
+# starts its own child processes registers them through this module as before.
+__all__ = ["collect", "kernel_stacks", "register_process", "unregister_process"]
 
 _STACK_WAIT_S = 2.0
 

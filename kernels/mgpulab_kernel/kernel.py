@@ -51,8 +51,10 @@ class Kernel:
         global _installed
         _installed = self
         sys.stdout = self._stdout
-        sys.stderr = self._stderr
-        sys.stdin = streams.NoStdin()
+        # typeshed types sys.stderr/stdin as typing.TextIO, which no io.TextIOBase subclass is
+        # statically; at run time a TextIOBase is exactly what Python and libraries expect.
+        sys.stderr = self._stderr  # type: ignore[assignment]
+        sys.stdin = streams.NoStdin()  # type: ignore[assignment]
         self._namespace["display"] = self.display
         signal.signal(signal.SIGINT, self._on_sigint)
         # Crashes (segfaults) print their Python stack on the raw tty before the

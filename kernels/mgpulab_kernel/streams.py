@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Callable, Literal
+from typing import Callable, Literal, Optional
 
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
@@ -82,7 +82,7 @@ class NoStdin(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> str:  # noqa: ARG002
+    def read(self, size: Optional[int] = -1) -> str:  # noqa: ARG002
         raise OSError("stdin is not available in a Multi-GPU Lab kernel; pass values as cell parameters")
 
     def readline(self, size: int = -1) -> str:  # type: ignore[override]  # noqa: ARG002

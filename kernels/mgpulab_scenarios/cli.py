@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import IDS, ParameterError, UnknownScenario, get, run
 from .report import format_text
@@ -47,7 +47,7 @@ def _parse_params(scenario_id: str, items: List[str]) -> Dict[str, Any]:
     return scenario.validate(out)
 
 
-def main(argv: List[str] = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="npm run scenario --", description="Run a Multi-GPU Lab scenario headless.")
     parser.add_argument("scenario", help=f"scenario id, 'all' or 'list' ({', '.join(IDS)})")
     parser.add_argument("--notebook", action="store_true", help="print the scenario as notebook cells (JSON) instead of running it")

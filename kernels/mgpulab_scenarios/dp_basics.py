@@ -1,13 +1,14 @@
 """Scenario 1 — DataParallel basics (seed 004): split, replicate, gather, average, scaling."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import torch
 import torch.nn.functional as F
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
@@ -74,16 +75,18 @@ def run_split(p: Dict[str, Any]) -> Dict[str, Any]:
     x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
     with torch.no_grad():
         out = wrapped(x)
-    ph = wrapped.last_phases
+    ph = c.phases(wrapped)
     out_bytes = out.numel() * out.element_size()
     mem = list(ph.memory_bytes)
+    known = [m for m in mem if m is not None]  # every device that got a chunk has its bytes counted
     return {
         "variant": f"DataParallel x{p['devices']}", "deviceMode": c.mode_label(p["devices"], "DataParallel", p),
         "batch_size": p["batch_size"], "devices": p["devices"], "samples_per_device": list(ph.samples),
         "chunks": len(ph.samples), "rows_scattered": sum(s or 0 for s in ph.samples),
-        "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),
+        # an index for both wrappers here (torch types DataParallel's as int | device)
+        "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),  # type: ignore[arg-type]
         "output_bytes": out_bytes, "memory_bytes_per_device": mem,
-        "device0_extra_bytes": (mem[0] - max(mem[1:])) if len(mem) > 1 else 0,
+        "device0_extra_bytes": (known[0] - max(known[1:])) if len(known) > 1 else 0,
         "phases_ms": {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
                       "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)},
     }
@@ -144,7 +147,7 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
         for _ in range(forwards):
             wrapped(x).sum().backward()
             kept.extend(wrapped.last_replicas)
-            times.append(c.r(wrapped.last_phases.replicate_ms))
+            times.append(c.r(c.phases(wrapped).replicate_ms))
         out[label] = {"hidden_width": hidden, "params": sum(q.numel() for q in model.parameters()),
                       "replicas_per_forward": len(wrapped.last_replicas),
                       "distinct_replica_objects": len({id(m) for m in kept}), "replicate_ms": times}
@@ -153,7 +156,6 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
     from . import rank_fns
-    import mgpulab as lab
     res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"], d_in=p["d_in"],
                                                          hidden=p["hidden"], steps=p["timing_repeats"] + 1,
                                                          lr=p["lr"]),
@@ -167,7 +169,7 @@ def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
 def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
     dev = c.device(p)
     x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for n in range(1, p["devices"] + 1):
         model = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
         m = model if n == 1 else c.dp(model, n, p)
@@ -175,7 +177,7 @@ def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
         ms = c.median_ms(lambda: c.train_step(m, opt, x, y), p["timing_repeats"], on=dev)
         row = {"devices": n, "engine": "single" if n == 1 else "DataParallel", "step_ms": c.r(ms)}
         if n > 1:
-            ph = m.last_phases
+            ph = c.phases(m)
             row["phases_ms"] = {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
                                 "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)}
         rows.append(row)
@@ -195,7 +197,7 @@ def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_splits_evenly(e: Dict[str, Any]) -> tuple:
+def v_splits_evenly(e: Dict[str, Any]) -> Verdict:
     s, b, n = e["samples_per_device"], e["batch_size"], e["devices"]
     if e["rows_scattered"] != b:
         return "does-not-hold", f"only {e['rows_scattered']} of {b} rows were scattered ({s})"
@@ -205,7 +207,7 @@ def v_splits_evenly(e: Dict[str, Any]) -> tuple:
                       f"ceil({b}/{n}) = {-(-b // n)} per device, so the split is even only when {n} divides {b}")
 
 
-def v_gathered(e: Dict[str, Any]) -> tuple:
+def v_gathered(e: Dict[str, Any]) -> Verdict:
     ok_rows = e["gathered_rows"] == e["batch_size"]
     extra = e["device0_extra_bytes"]
     if ok_rows and e["output_device"] == 0 and (e["devices"] == 1 or extra >= e["output_bytes"]):
@@ -215,7 +217,7 @@ def v_gathered(e: Dict[str, Any]) -> tuple:
                              f"{e['output_device']}; device 0 extra bytes {extra}")
 
 
-def v_full_batch(e: Dict[str, Any]) -> tuple:
+def v_full_batch(e: Dict[str, Any]) -> Verdict:
     d, p = e["max_grad_diff"], e["max_param_diff_after_steps"]
     tol = 1e-5 * max(1.0, e["grad_scale"])
     text = (f"max |grad diff| = {fmt(d)}, max |weight diff| after {e['steps']} steps = {fmt(p)}; "
@@ -227,7 +229,7 @@ def v_full_batch(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_averaged(e: Dict[str, Any]) -> tuple:
+def v_averaged(e: Dict[str, Any]) -> Verdict:
     s, m = e["max_grad_diff_vs_sum_of_device_grads"], e["max_grad_diff_vs_mean_of_device_mean_grads"]
     tol = 1e-5 * max(1.0, e["grad_scale"])
     rows = e["chunk_rows"]
@@ -245,7 +247,7 @@ def v_averaged(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", f"neither sum (diff {fmt(s)}) nor average (diff {fmt(m)}) matches"
 
 
-def v_replicated(e: Dict[str, Any]) -> tuple:
+def v_replicated(e: Dict[str, Any]) -> Verdict:
     a = e["hidden"]
     if e["devices"] == 1 or a["replicas_per_forward"] <= 1:
         return "partly", (f"with {e['devices']} device(s) and {a['replicas_per_forward']} chunk(s) DataParallel "
@@ -260,7 +262,7 @@ def v_replicated(e: Dict[str, Any]) -> tuple:
                              f"(replicate ms {times})")
 
 
-def v_not_linear(e: Dict[str, Any]) -> tuple:
+def v_not_linear(e: Dict[str, Any]) -> Verdict:
     n, s = e["devices"], e["speedup_at_max"]
     table = ", ".join(f"{r['devices']}: {r['step_ms']} ms (x{r['speedup']})" for r in e["rows"])
     ddp = e.get("ddp") or {}
@@ -275,7 +277,7 @@ def v_not_linear(e: Dict[str, Any]) -> tuple:
                       f"{e['deviceMode']} — these devices share hardware")
 
 
-def v_myth_linear(e: Dict[str, Any]) -> tuple:
+def v_myth_linear(e: Dict[str, Any]) -> Verdict:
     n = e["devices"]
     worst = min((r["speedup"] / r["devices"] for r in e["rows"]), default=1.0)
     table = ", ".join(f"{r['devices']}: x{r['speedup']}" for r in e["rows"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import torch
 import torch.nn.functional as F
@@ -10,7 +10,8 @@ from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SEQ_LENGTHS = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
@@ -49,6 +50,7 @@ class SeqModel(nn.Module):
 
 
 class CustomLayer(nn.Module):
+    weight: torch.Tensor  # a parameter, a buffer or a plain tensor, by kind
     def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
         super().__init__()
         weight = torch.randn(input_size, hidden_size).to(device)  # a plain tensor stays where it is made
@@ -128,7 +130,7 @@ def run_padded(p: Dict[str, Any]) -> Dict[str, Any]:
         row: Dict[str, Any] = {"batch": i // bs, "shape": list(x.shape), "lengths": SEQ_LENGTHS[i:i + bs]}
         try:
             out = wrapped(x, lengths=lengths)
-            row.update(ok=True, chunks=list(wrapped.last_phases.samples),
+            row.update(ok=True, chunks=list(c.phases(wrapped).samples),
                        max_diff_vs_single=float((out - ref).abs().max()) if out.shape == ref.shape else None,
                        out_shape=list(out.shape))
         except Exception as err:
@@ -148,7 +150,7 @@ def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
     g = torch.Generator().manual_seed(p["seed"])
     x = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
     y = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for step in range(p["num_steps"]):  # on a GPU each phase is waited for, so its time is the GPU's too
         c.sync(dev)
         t0 = time.perf_counter()
@@ -163,10 +165,10 @@ def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
         opt.zero_grad()
         c.sync(dev)
         t3 = time.perf_counter()
-        row = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
+        row: Dict[str, Any] = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
                "step": (t3 - t0) * 1e3}
         if n > 1:
-            ph = m.last_phases
+            ph = c.phases(m)
             row.update(scatter=ph.scatter_ms, replicate=ph.replicate_ms, parallel_apply=ph.parallel_apply_ms,
                        gather=ph.gather_ms, memory_bytes=list(ph.memory_bytes))
         rows.append(row)
@@ -193,7 +195,7 @@ def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
         out["dp_transfer_ms"] = c.r(transfer)
         out["dp_transfer_share"] = c.r(transfer / dpm["step"])
         parts = {k: dpm[k] for k in ("scatter", "replicate", "parallel_apply", "gather", "backward", "optimizer")}
-        out["dp_largest_phase"] = max(parts, key=parts.get)
+        out["dp_largest_phase"] = max(parts, key=lambda phase: parts[phase])
         out["dp_vs_single"] = c.r(dpm["step"] / single["step"])
         from . import rank_fns
         res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"],
@@ -222,7 +224,7 @@ def run_custom(p: Dict[str, Any]) -> Dict[str, Any]:
             out = wrapped(x)
             out.sum().backward()
             kinds[kind] = {"ok": True, "max_diff_vs_single": float((out - ref).abs().max()),
-                           "samples_per_device": list(wrapped.last_phases.samples)}
+                           "samples_per_device": list(c.phases(wrapped).samples)}
         except Exception as err:
             kinds[kind] = {"ok": False, "error": f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"}
     return {"devices": p["devices"], "selected": p["weight_kind"], "kinds": kinds}
@@ -246,12 +248,12 @@ def run_copied(p: Dict[str, Any]) -> Dict[str, Any]:
         return count
     per_replica = [held(rep) for rep in wrapped.last_replicas] or [total]
     return {"devices": p["devices"], "model_params": total, "params_per_replica": per_replica,
-            "rows_per_replica": list(wrapped.last_phases.samples), "rows": int(x.shape[0])}
+            "rows_per_replica": list(c.phases(wrapped).samples), "rows": int(x.shape[0])}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_padded(e: Dict[str, Any]) -> tuple:
+def v_padded(e: Dict[str, Any]) -> Verdict:
     errs = [b for b in e["batches"] if not b["ok"]]
     if errs:
         return "holds", (f"{len(errs)} of {len(e['batches'])} padded batches failed on {e['devices']} devices "
@@ -265,7 +267,7 @@ def v_padded(e: Dict[str, Any]) -> tuple:
                              f"{chunks}, max diff vs 1 device {fmt(diff)}: padding makes the tensor rectangular")
 
 
-def v_transfer(e: Dict[str, Any]) -> tuple:
+def v_transfer(e: Dict[str, Any]) -> Verdict:
     if "dp_ms" not in e:
         return "partly", f"only {e['devices']} device: no transfers to measure (step {e['single_ms']['step']} ms)"
     d, s, share = e["dp_ms"]["step"], e["single_ms"]["step"], e["dp_transfer_share"]
@@ -279,7 +281,7 @@ def v_transfer(e: Dict[str, Any]) -> tuple:
     return "partly", text + " — slower, but the time goes to the replicas' compute, not to transfers"
 
 
-def v_no_decrease(e: Dict[str, Any]) -> tuple:
+def v_no_decrease(e: Dict[str, Any]) -> Verdict:
     if "dp_ms" not in e:
         return "partly", f"only {e['devices']} device: nothing to compare"
     ratio = e["dp_vs_single"]
@@ -288,7 +290,7 @@ def v_no_decrease(e: Dict[str, Any]) -> tuple:
     return ("holds", text) if ratio >= 0.9 else ("does-not-hold", text)
 
 
-def v_ddp(e: Dict[str, Any]) -> tuple:
+def v_ddp(e: Dict[str, Any]) -> Verdict:
     if "ddp_step_ms" not in e:
         return "partly", f"no DDP timing ({e.get('ddp_status', 'one device only')})"
     d, dd = e["dp_ms"]["step"], e["ddp_step_ms"]
@@ -301,7 +303,7 @@ def v_ddp(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — processes did not help on this host"
 
 
-def v_custom(e: Dict[str, Any]) -> tuple:
+def v_custom(e: Dict[str, Any]) -> Verdict:
     k = e["kinds"]
     sel = k[e["selected"]]
     others = "; ".join(f"{name}: {'ok' if v['ok'] else 'error'}" for name, v in k.items())
@@ -314,7 +316,7 @@ def v_custom(e: Dict[str, Any]) -> tuple:
                              f"({others})")
 
 
-def v_model_parallel(e: Dict[str, Any]) -> tuple:
+def v_model_parallel(e: Dict[str, Any]) -> Verdict:
     full = all(n == e["model_params"] for n in e["params_per_replica"])
     text = (f"each of {len(e['params_per_replica'])} replicas held {e['params_per_replica']} of "
             f"{e['model_params']} parameters while rows were split {e['rows_per_replica']} of {e['rows']}")

@@ -7,11 +7,10 @@ from typing import Any, Dict, Optional
 import torch
 from torch import nn
 
-import mgpulab as lab
-
 from . import common as c
 from . import rank_fns
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "003_5eac2459042e419e.txt"
 
@@ -157,7 +156,7 @@ def run_collective_fault(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_oom_hang(e: Dict[str, Any]) -> tuple:
+def v_oom_hang(e: Dict[str, Any]) -> Verdict:
     text = (f"batch {e['batch_size']} on {e['devices']} devices needs {e['need_mib_per_device']} MiB each vs "
             f"an emulated budget of {e['budget_mib']} MiB; outcome after {e['seconds_to_outcome']} s")
     if not e["oom"]:
@@ -167,7 +166,7 @@ def v_oom_hang(e: Dict[str, Any]) -> tuple:
     return "partly", text + ": an out-of-memory error, raised at once — a crash, not a hang"
 
 
-def v_oom_silent(e: Dict[str, Any]) -> tuple:
+def v_oom_silent(e: Dict[str, Any]) -> Verdict:
     text = f"budget {e['budget_mib']} MiB, need {e['need_mib_per_device']} MiB per device"
     if not e["oom"]:
         return "partly", text + ": memory was not exhausted in this run, so the claim was not exercised"
@@ -176,7 +175,7 @@ def v_oom_silent(e: Dict[str, Any]) -> tuple:
     return "holds", text + f": took {e['seconds_to_outcome']} s"
 
 
-def v_slow_link(e: Dict[str, Any]) -> tuple:
+def v_slow_link(e: Dict[str, Any]) -> Verdict:
     if e["status"] == "hang":
         return "holds", f"the run was stopped as a hang: {e['summary']}"
     if e["status"] != "ok":
@@ -193,7 +192,7 @@ def v_slow_link(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — the steps were barely delayed"
 
 
-def v_uneven(e: Dict[str, Any]) -> tuple:
+def v_uneven(e: Dict[str, Any]) -> Verdict:
     text = f"rows per rank {e['batches']}: status {e['status']} in {e['seconds']} s"
     if e["status"] == "hang":
         return "holds", text + f" — {e['summary']}"
@@ -206,14 +205,14 @@ def v_uneven(e: Dict[str, Any]) -> tuple:
                              "not depend on the batch size")
 
 
-def v_identical(e: Dict[str, Any]) -> tuple:
+def v_identical(e: Dict[str, Any]) -> Verdict:
     verdict, text = v_uneven(e)
     if verdict == "does-not-hold":
         return verdict, text + " — identical batch shapes were not needed; identical numbers of collectives are"
     return verdict, text
 
 
-def v_deadlock(e: Dict[str, Any]) -> tuple:
+def v_deadlock(e: Dict[str, Any]) -> Verdict:
     f = e["faulty"]
     where = "; ".join(f"rank {r['rank']} {r['state']} in {r['where']} (last step {r['last_step']})"
                       for r in f["ranks"])

@@ -1,7 +1,6 @@
 """Scenario 4 — "DataParallel returns incomplete results" / the GIL (seed 002)."""
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Dict
 
@@ -13,7 +12,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 import mgpulab as lab
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt, load_template
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 from .rank_fns import PythonHeavy
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
@@ -133,7 +133,7 @@ def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
         single = c.median_ms(lambda: model(x), p["repeats"], on=dev)
         wrapped = c.dp(model, n, p)
         dp_ms = c.median_ms(lambda: wrapped(x), p["repeats"], on=dev)
-        ph = wrapped.last_phases
+        ph = c.phases(wrapped)
     out: Dict[str, Any] = {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"],
                            "single_ms": c.r(single), "dp_ms": c.r(dp_ms), "dp_ratio": c.r(dp_ms / single),
                            "dp_apply_ms": [c.r(v) for v in ph.apply_ms], "dp_threads": list(ph.threads),
@@ -188,7 +188,7 @@ def run_data_wait(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts --------------------------------------------------------------------------------------
 
-def v_incomplete(e: Dict[str, Any]) -> tuple:
+def v_incomplete(e: Dict[str, Any]) -> Verdict:
     text = (f"{e['rows_out']} of {e['rows_in']} output rows returned ({e['completeness_pct']}%), "
             f"{e['nonfinite_outputs']} non-finite, over {e['steps']} steps on {e['devices']} devices")
     if e["rows_out"] < e["rows_in"] or e["nonfinite_outputs"]:
@@ -196,7 +196,7 @@ def v_incomplete(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — complete"
 
 
-def v_loss(e: Dict[str, Any]) -> tuple:
+def v_loss(e: Dict[str, Any]) -> Verdict:
     d = e["max_loss_diff_vs_single"]
     text = (f"max |loss(DataParallel) - loss(1 device)| over {e['steps']} steps = {fmt(d)}; final loss "
             f"{e['final_loss_dp']} vs {e['final_loss_single']}; weights differ by {fmt(e['max_param_diff_vs_single'])}")
@@ -207,7 +207,7 @@ def v_loss(e: Dict[str, Any]) -> tuple:
     return "holds", text
 
 
-def v_gil(e: Dict[str, Any]) -> tuple:
+def v_gil(e: Dict[str, Any]) -> Verdict:
     n, ratio = e["devices"], e["dp_ratio"]
     text = (f"{e['forward_kind']} forward: 1 device {e['single_ms']} ms, DataParallel x{n} {e['dp_ms']} ms "
             f"(x{ratio}); per-replica apply ms {e['dp_apply_ms']} on threads {e['dp_threads']}")
@@ -222,7 +222,7 @@ def v_gil(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — no serialization visible"
 
 
-def v_ddp_gil(e: Dict[str, Any]) -> tuple:
+def v_ddp_gil(e: Dict[str, Any]) -> Verdict:
     if "ddp_ms" not in e:
         return "partly", (f"no DDP comparison in this run (forward_kind={e['forward_kind']}, devices={e['devices']}"
                           f"{', ' + e['ddp_status'] if 'ddp_status' in e else ''}); DataParallel x{e['dp_ratio']}")
@@ -237,7 +237,7 @@ def v_ddp_gil(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_data(e: Dict[str, Any]) -> tuple:
+def v_data(e: Dict[str, Any]) -> Verdict:
     w0 = e["workers_0"]
     complete = w0["rows_out"] == w0["rows_in"] and e["workers_n"]["rows_out"] == e["workers_n"]["rows_in"]
     text = (f"num_workers=0: data wait {w0['data_ms']} ms of a {w0['step_ms']} ms step ({fmt(100 * w0['data_share'])}%), "
@@ -249,7 +249,7 @@ def v_data(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — loading is not the bottleneck and every result is complete"
 
 
-def v_workers(e: Dict[str, Any]) -> tuple:
+def v_workers(e: Dict[str, Any]) -> Verdict:
     a, b = e["workers_0"], e["workers_n"]
     text = (f"data wait {a['data_ms']} ms ({fmt(100 * a['data_share'])}% of the step) with 0 workers vs "
             f"{b['data_ms']} ms ({fmt(100 * b['data_share'])}%) with {e['num_workers']}; step {a['step_ms']} -> "
