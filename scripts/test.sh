@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 set -e
-ensure_debian_packages python3 python3-torch python3-pytest python3-nbformat chromium
+ensure_debian_packages python3 python3-torch python3-pytest python3-nbformat python3-pyflakes python3-mypy chromium
 ensure_node_modules
 set +e
 
@@ -44,6 +44,10 @@ step() { # step NAME COUNTER COMMAND...
 
 step "typecheck" none npx tsc --noEmit -p tsconfig.json
 step "lint" none npm run --silent lint
+# the Python half of the kernel protocol is generated from the TypeScript one: fails when stale
+step "generated kernel protocol" none npm run --silent protocol:check
+# the kernel-side Python is linted (pyflakes) and type-checked (mypy, kernels/mypy.ini)
+step "python lint and types" none npm run --silent check:python
 step "unit tests" count_node npm run --silent test:unit
 step "python tests" count_pytest npm run --silent test:python
 # integration tests start the real server too, so the web build comes first

@@ -75,7 +75,7 @@ __all__ = sorted([*_EXPORTS, "device_mode", *_SUBMODULES])
 def device_mode(count: Any = None, engine: str = "DataParallel", **options: Any) -> dict:
     """``DeviceMode`` as a plain dict for the server (kind, count, names, label, …)."""
     from .devices import detect
-    return detect(count, engine, **options).to_dict()  # type: ignore[arg-type]
+    return detect(count, engine, **options).to_dict()
 
 
 def __getattr__(name: str) -> Any:

@@ -21,6 +21,8 @@ import weakref
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
+from mgpulab_wire.protocol_generated import MetricMessage
+
 Convert = Callable[[str, Any], Optional[float]]
 
 _flushers: "weakref.WeakSet[Any]" = weakref.WeakSet()
@@ -87,15 +89,15 @@ class Capture:
 class FrameQueue:
     """Messages emitted in order, each once its capture is ready."""
 
-    def __init__(self, emit: Callable[[dict], None]) -> None:
+    def __init__(self, emit: Callable[[MetricMessage], None]) -> None:
         self._emit = emit
-        self._items: Deque[Tuple[dict, Capture]] = deque()
+        self._items: Deque[Tuple[MetricMessage, Capture]] = deque()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def add(self, message: dict, capture: Capture) -> None:
+    def add(self, message: MetricMessage, capture: Capture) -> None:
         with self._lock:
             self._items.append((message, capture))
         register(self)

@@ -18,7 +18,9 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from mgpulab_wire import frames
 
 from . import _channel, _env, devices, heartbeat, metrics
 
@@ -116,8 +118,7 @@ def run_rank(rank: int, spec: RankSpec) -> int:
     frames_fd = _redirect_output(spec, rank)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     if spec.nonce is not None:
-        from mgpulab_kernel import protocol
-        protocol.configure(spec.nonce, fd=frames_fd)
+        frames.configure(spec.nonce, fd=frames_fd)
     metrics.set_run_id(spec.run_id)
     _channel.attach(ctl)
     ctl.send(("hello", os.getpid()))
@@ -215,7 +216,7 @@ def _init_process_group(spec: RankSpec) -> None:
         os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
         if _torch_before(2, 2):
             os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
-    options = {} if spec.timeout_s is None else {"timeout": timedelta(seconds=spec.timeout_s)}
+    options: Dict[str, Any] = {} if spec.timeout_s is None else {"timeout": timedelta(seconds=spec.timeout_s)}
     dist.init_process_group(backend, init_method="env://", **options)
 
 

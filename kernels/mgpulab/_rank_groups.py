@@ -13,8 +13,9 @@ import subprocess
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from mgpulab_wire.processes import pid_alive
+
 from . import _rank
-from mgpulab_kernel.diagnostics import pid_alive
 
 from ._relay import LineLabeller, RankIO
 

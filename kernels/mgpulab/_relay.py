@@ -74,7 +74,7 @@ class _Conn:
         self.decoder: Optional[_channel.Decoder] = None
 
 
-Event = Tuple[int, Any]  # (rank, message) — message is a ctl tuple, or ("eof",)
+Event = Tuple[Optional[int], Any]  # (rank, message) — message is a ctl tuple, or ("eof",); rank None: not known yet
 
 
 class RankIO:
@@ -155,9 +155,10 @@ class RankIO:
             self._drop(sock)
             return
         if conn.kind is None:
-            data = self._handshake(conn, data)
-            if data is None or conn.kind is None:
+            rest = self._handshake(conn, data)
+            if rest is None or conn.kind is None:
                 return
+            data = rest
         if conn.labeller is not None:
             conn.labeller.feed(data)
         elif conn.decoder is not None:
@@ -167,7 +168,7 @@ class RankIO:
                 self._events.append((conn.rank, ("corrupt", f"{type(error).__name__}: {error}")))
                 self._drop(sock)
                 return
-            self._events.extend((conn.rank, message) for message in messages)  # type: ignore[misc]
+            self._events.extend((conn.rank, message) for message in messages)
 
     def _handshake(self, conn: _Conn, data: bytes) -> Optional[bytes]:
         conn.handshake += data

@@ -40,7 +40,7 @@ def _broadcast(tensors: List[torch.Tensor], count: int, detach: bool,
                targets: Optional[Sequence[torch.device]] = None) -> List[List[torch.Tensor]]:
     if not tensors:
         return [[] for _ in range(count)]
-    where = list(targets) if targets is not None else [None] * count
+    where: List[Optional[torch.device]] = list(targets) if targets is not None else [None] * count
     if detach:
         first = list(tensors)
         rest = [[_copy(t.detach(), where[j]) for t in tensors] for j in range(1, count)]
@@ -52,7 +52,8 @@ def _broadcast(tensors: List[torch.Tensor], count: int, detach: bool,
 
 def _check_replicatable(network: nn.Module) -> None:
     try:
-        from torch.nn.parallel.replicate import _replicatable_module
+        # private in torch (absent from its type stubs), present in 1.13 and 2.x
+        from torch.nn.parallel.replicate import _replicatable_module  # type: ignore[attr-defined]
     except ImportError:  # private helper moved: skip the ScriptModule check
         return
     if not _replicatable_module(network):
@@ -72,7 +73,7 @@ def replicate(network: nn.Module, devices: Sequence[int], detach: bool = False,
     count = len(devices)
     home = devices[0]
 
-    params = list(network.parameters())
+    params: List[torch.Tensor] = list(network.parameters())
     param_indices = {p: i for i, p in enumerate(params)}
     param_copies = _broadcast(params, count, detach, targets)
 

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple, Union
 
+from mgpulab_wire import processes
+
 from . import watchdog
 from ._rank_groups import KILL_WAIT_S, SpawnGroup, TorchrunGroup
 from ._relay import RankIO
@@ -117,7 +119,9 @@ class Supervisor:
             self._show_stack(rank, text)
         self.io.flush_idle(now)
 
-    def _handle(self, rank: int, message: Any) -> None:
+    def _handle(self, rank: Optional[int], message: Any) -> None:
+        if rank is None:
+            return  # from a connection that never said which rank it is (a corrupt handshake)
         outcome = self.outcomes.get(rank)
         if outcome is None:
             return
@@ -193,16 +197,12 @@ class Supervisor:
 
     def _register(self, rank: int, pid: int) -> None:
         """Let the kernel's own stack requests (``stacks`` message) include this rank."""
-        diagnostics = _kernel_diagnostics()
-        if diagnostics is not None:
-            diagnostics.register_process(pid, f"rank {rank}", self.stacks.paths[rank])
-            self._registered.append(pid)
+        processes.register_process(pid, f"rank {rank}", self.stacks.paths[rank])
+        self._registered.append(pid)
 
     def _unregister_all(self) -> None:
-        diagnostics = _kernel_diagnostics()
         for pid in self._registered:
-            if diagnostics is not None:
-                diagnostics.unregister_process(pid)
+            processes.unregister_process(pid)
         self._registered = []
 
     def _kill_everything(self) -> None:
@@ -253,15 +253,6 @@ class Supervisor:
             return f"all {len(self.outcomes)} ranks finished in {elapsed}"
         ranks = watchdog.summarise(reports)
         return f"{detail} — {ranks}; stopped after {elapsed}"
-
-
-def _kernel_diagnostics() -> Any:
-    """The kernel's diagnostics module when running inside the lab kernel, else None."""
-    try:
-        from mgpulab_kernel import diagnostics
-    except ImportError:
-        return None
-    return diagnostics if hasattr(diagnostics, "register_process") else None
 
 
 _COLLATERAL = re.compile(r"Connection closed by peer|Connection reset by peer|Broken pipe|"

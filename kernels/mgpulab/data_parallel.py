@@ -51,7 +51,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ContextManager, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import nn
@@ -167,7 +167,7 @@ def parallel_apply(modules: Sequence[nn.Module], inputs: Sequence[Any],
     assert len(modules) == len(kwargs_tup)
     devices = list(devices) if devices is not None else list(range(len(modules)))
     assert len(modules) == len(devices)
-    log = log or _ApplyLog(len(modules), time.perf_counter(), cuda=False)
+    run_log = log or _ApplyLog(len(modules), time.perf_counter(), cuda=False)
     lock = threading.Lock()
     results: dict = {}
     grad_enabled = torch.is_grad_enabled()
@@ -188,7 +188,7 @@ def parallel_apply(modules: Sequence[nn.Module], inputs: Sequence[Any],
                     stack.enter_context(torch.autocast("cuda", enabled=autocast_cuda, dtype=autocast_cuda_dtype))
                 if not isinstance(input, (list, tuple)):
                     input = (input,)
-                output = log.run(i, module, tuple(input), kwargs)
+                output = run_log.run(i, module, tuple(input), kwargs)
             with lock:
                 results[i] = output
         except Exception:
@@ -262,7 +262,8 @@ class _Streams:
         for i, output in enumerate(outputs[1:], start=1):
             for tensor in _tensors(output):
                 if tensor.is_cuda:
-                    tensor.record_stream(torch.cuda.current_stream(tensor.device))
+                    # a CUDA stream is what record_stream takes; 1.13's stubs name a different Stream class
+                    tensor.record_stream(torch.cuda.current_stream(tensor.device))  # type: ignore[arg-type]
 
 
 class EmulatedDataParallel(nn.Module):
@@ -304,27 +305,30 @@ class EmulatedDataParallel(nn.Module):
             if self._cuda:
                 self._check_module_device()
             t0 = time.perf_counter()
-            inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
-            if not inputs and not kwargs:
-                inputs, kwargs = ((),), ({},)
+            # per device: a tuple of positional inputs and a dict of keyword inputs
+            chunks, chunk_kwargs = self.scatter(inputs, kwargs, self.device_ids)
+            if not chunks and not chunk_kwargs:
+                chunks, chunk_kwargs = ((),), ({},)
             t1 = time.perf_counter()
             if len(self.device_ids) == 1:
                 log = _ApplyLog(1, t0, cuda=self._cuda)
-                where = torch.cuda.device(self._targets[0]) if self._cuda else contextlib.nullcontext()
+                where: ContextManager[Any] = contextlib.nullcontext()
+                if self._cuda:
+                    where = torch.cuda.device(self._targets[0])
                 with on_device(self.device_ids[0], self._naming()), where:
-                    output = log.run(0, self.module, tuple(inputs[0]), kwargs[0])
+                    output = log.run(0, self.module, tuple(chunks[0]), chunk_kwargs[0])
                 t2 = time.perf_counter()
-                self._record(t0, t1, t1, t2, t2, log, inputs, kwargs, [output], output, [self.module])
+                self._record(t0, t1, t1, t2, t2, log, chunks, chunk_kwargs, [output], output, [self.module])
                 return output
-            replicas = self.replicate(self.module, self.device_ids[:len(inputs)])
+            replicas = self.replicate(self.module, self.device_ids[:len(chunks)])
             t2 = time.perf_counter()
             log = _ApplyLog(len(replicas), t0, cuda=self._cuda)
-            outputs = parallel_apply(replicas, inputs, kwargs, self.device_ids[:len(replicas)], log,
+            outputs = parallel_apply(replicas, chunks, chunk_kwargs, self.device_ids[:len(replicas)], log,
                                      self._stream_set())
             t3 = time.perf_counter()
             output = self.gather(outputs, self.output_device)
             t4 = time.perf_counter()
-            self._record(t0, t1, t2, t3, t4, log, inputs, kwargs, outputs, output, replicas)
+            self._record(t0, t1, t2, t3, t4, log, chunks, chunk_kwargs, outputs, output, replicas)
             return output
 
     def replicate(self, module: nn.Module, device_ids: Sequence[int]) -> List[nn.Module]:
@@ -406,6 +410,11 @@ def _tracked_memory(module: nn.Module, inputs: tuple, kwargs: tuple, outputs: Li
 
 
 class TimedDataParallel(nn.DataParallel):
+    # torch's DataParallel has these; the stub it ships (1.13) declares only its constructor and forward
+    module: nn.Module
+    scatter: Callable[..., Tuple[Any, Any]]
+    replicate: Callable[..., List[nn.Module]]
+    gather: Callable[..., Any]
     """The real ``torch.nn.DataParallel`` (CUDA), with ``last_phases`` recorded.
 
     ``forward`` is upstream's, step for step, with timestamps between phases;
@@ -424,7 +433,7 @@ class TimedDataParallel(nn.DataParallel):
         self.last_phases: Optional[PhaseTimes] = None
         self.last_replicas: List[nn.Module] = []
         self.device_mode = plan if plan is not None else _devices.detect(
-            max(len(self.device_ids), 1), "DataParallel", device_ids=self.device_ids or None)
+            max(len(self.device_ids), 1), "DataParallel", device_ids=[_index(d) for d in self.device_ids] or None)
         self._log: Optional[_ApplyLog] = None
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
@@ -437,38 +446,40 @@ class TimedDataParallel(nn.DataParallel):
                                        f"on device {self.src_device_obj} (device_ids[0]) but found one of "
                                        f"them on device: {t.device}")
             t0 = time.perf_counter()
-            inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
-            if not inputs and not kwargs:
-                inputs, kwargs = ((),), ({},)
+            # per device: a tuple of positional inputs and a dict of keyword inputs
+            chunks, chunk_kwargs = self.scatter(inputs, kwargs, self.device_ids)
+            if not chunks and not chunk_kwargs:
+                chunks, chunk_kwargs = ((),), ({},)
             t1 = time.perf_counter()
             if len(self.device_ids) == 1:
                 self._log = _ApplyLog(1, t0, cuda=True)
-                output = self._log.run(0, self.module, tuple(inputs[0]), kwargs[0])
+                output = self._log.run(0, self.module, tuple(chunks[0]), chunk_kwargs[0])
                 t2 = time.perf_counter()
-                self._record(t0, t1, t1, t2, t2, inputs, kwargs, [output], output, [self.module])
+                self._record(t0, t1, t1, t2, t2, chunks, chunk_kwargs, [output], output, [self.module])
                 return output
-            replicas = self.replicate(self.module, self.device_ids[:len(inputs)])
+            replicas = self.replicate(self.module, self.device_ids[:len(chunks)])
             t2 = time.perf_counter()
             self._log = _ApplyLog(len(replicas), t0, cuda=True)
-            outputs = self.parallel_apply(replicas, inputs, kwargs)
+            outputs = self.parallel_apply(replicas, chunks, chunk_kwargs)
             t3 = time.perf_counter()
             output = self.gather(outputs, self.output_device)
             t4 = time.perf_counter()
-            self._record(t0, t1, t2, t3, t4, inputs, kwargs, outputs, output, replicas)
+            self._record(t0, t1, t2, t3, t4, chunks, chunk_kwargs, outputs, output, replicas)
             return output
 
     def parallel_apply(self, replicas: Sequence[nn.Module], inputs: Sequence[Any], kwargs: Any) -> List[Any]:
         from torch.nn.parallel.parallel_apply import parallel_apply as cuda_parallel_apply
         log = self._log or _ApplyLog(len(replicas), time.perf_counter(), cuda=True)
         timed = [_TimedReplica(log, i, r) for i, r in enumerate(replicas)]
-        return cuda_parallel_apply(timed, inputs, kwargs, self.device_ids[:len(replicas)])
+        # torch calls each "module" with the chunk: a callable that times the replica is all it needs
+        return cuda_parallel_apply(timed, inputs, kwargs, self.device_ids[:len(replicas)])  # type: ignore[arg-type]
 
     def _record(self, t0: float, t1: float, t2: float, t3: float, t4: float, inputs: tuple, kwargs: tuple,
                 outputs: List[Any], output: Any, replicas: List[nn.Module]) -> None:
         log = self._log
         assert log is not None
         count = len(log.apply_ms)
-        ids = list(self.device_ids[:count])
+        ids = [_index(d) for d in self.device_ids[:count]]
         self.last_phases = PhaseTimes(
             emulated=False, devices=ids,
             samples=[_batch_size((inputs[i], kwargs[i]), self.dim) for i in range(count)],
@@ -492,10 +503,14 @@ class _TimedReplica:
         return self.log.run(self.index, self.replica, args, kwargs)
 
 
+DataParallelModule = Union[TimedDataParallel, EmulatedDataParallel]
+"""What :func:`DataParallel` returns: either way ``last_phases``, ``last_replicas`` and ``device_mode``."""
+
+
 def DataParallel(module: nn.Module, device_ids: Optional[Sequence[Any]] = None,
                  output_device: Optional[Any] = None, dim: int = 0, *,
                  emulate: Optional[bool] = None, placement: Optional[str] = None,
-                 keep_replicas: bool = False) -> nn.Module:
+                 keep_replicas: bool = False) -> DataParallelModule:
     """DataParallel on the devices :func:`mgpulab.devices.detect` plans for ``device_ids``.
 
     * one GPU per device (the host has them): the real ``nn.DataParallel``
@@ -524,7 +539,8 @@ def DataParallel(module: nn.Module, device_ids: Optional[Sequence[Any]] = None,
 def _autocast_state(device_type: str) -> Tuple[bool, Any]:
     """Whether autocast is on for ``device_type`` here, and its dtype (torch 1.13 and 2.x spellings)."""
     try:  # torch >= 2.4 (the per-device functions are deprecated there)
-        return torch.is_autocast_enabled(device_type), torch.get_autocast_dtype(device_type)
+        # torch >= 2.4's API: absent from the stubs of the torch these checks run with (1.13)
+        return torch.is_autocast_enabled(device_type), torch.get_autocast_dtype(device_type)  # type: ignore
     except (TypeError, AttributeError):
         if device_type == "cpu":
             return torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()

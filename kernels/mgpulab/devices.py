@@ -21,8 +21,7 @@ import functools
 import os
 from typing import Any, List, Optional, Sequence, Tuple
 
-from .plan import (DEFAULT_CPU_DEVICES, PLACEMENTS, DevicePlan, PlanError, cpu_device_limit,  # noqa: F401
-                   largest, plan)
+from .plan import DEFAULT_CPU_DEVICES, DevicePlan, PlanError, plan
 
 DeviceMode = DevicePlan  # the name the toolkit has always exported
 CPU_DEVICES_ENV = "MGPULAB_CPU_DEVICES"

@@ -82,7 +82,7 @@ def cuda_indices(samples: Sequence[dict], visible: Optional[str]) -> Dict[int, i
 
 def _nvml_reader() -> Optional[Callable[[], List[dict]]]:
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml  # optional: kernels/mypy.ini says so
         pynvml.nvmlInit()
     except Exception:  # noqa: BLE001 - any failure means "no NVML here"
         return None

@@ -25,7 +25,10 @@ import sys
 import time
 from typing import IO, Optional
 
-from . import _channel
+from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
+
+from . import _channel, _env, _run_tag
 
 CHANNEL_INTERVAL_S = 0.1
 _frame_interval_s: Optional[float] = 1.0
@@ -53,13 +56,13 @@ def beat(step: Optional[int] = None, *, frame: bool = True) -> None:
         channel.send(("beat", step))
     if frame and step is not None and _frame_interval_s is not None and now - _last_frame >= _frame_interval_s:
         _last_frame = now
-        from mgpulab_kernel import protocol
-        protocol.emit(_heartbeat_message(step))
+        frames.emit(_heartbeat_message(step))
 
 
-def _heartbeat_message(step: int) -> dict:
-    from . import metrics
-    return metrics.metric_message(step, {"heartbeat": 1.0})
+def _heartbeat_message(step: int) -> wire.MetricMessage:
+    # Built here, not by mgpulab.metrics: metrics.log calls beat(), so this module stays below it.
+    return wire.metric_message(run_id=_run_tag.current_run_id(), rank=_env.rank(), step=step,
+                               values={"heartbeat": 1.0})
 
 
 def install_stack_dump(path: Optional[str] = None, signum: int = signal.SIGQUIT) -> None:

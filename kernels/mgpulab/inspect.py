@@ -139,6 +139,8 @@ def replica_state(dp_model: nn.Module, include_original: bool = True) -> StateTa
         raise ValueError("no replicas kept: build it with lab.DataParallel(model, keep_replicas=True) "
                          "and run a forward first")
     original = dp_model.module
+    if not isinstance(original, nn.Module):
+        raise TypeError(f"{type(dp_model).__name__} wraps no module: expected a DataParallel model")
     phases = getattr(dp_model, "last_phases", None)
     devices = phases.devices if phases is not None else list(range(len(replicas)))
     states = [module_state(r, layout=original) for r in replicas]

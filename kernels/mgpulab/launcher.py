@@ -50,7 +50,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _rank, devices, watchdog
+from mgpulab_wire import frames
+
+from . import _rank, _run_tag, devices, watchdog
 from ._rank_groups import SpawnGroup, TorchrunGroup, agent_store, free_port
 from ._relay import RankIO
 from ._supervisor import RankOutcome, Supervisor
@@ -234,6 +236,8 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
     """
     if nprocs < 1:
         raise ValueError(f"nprocs must be >= 1, got {nprocs}")
+    if run_id is not None:
+        _run_tag.check_run_id(run_id)  # refused here, before any rank starts, not in each rank's first frame
     mode = devices.detect(nprocs, "DDP", backend=backend, placement=placement)
     name, note = _pick_launcher(launcher, nprocs)
 
@@ -250,13 +254,12 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
             what.script = os.path.join(run_dir, "rank_code.py")
             with open(what.script, "w", encoding="utf-8") as handle:
                 handle.write(what.source)
-        from mgpulab_kernel import protocol
         from . import metrics
         assert mode.backend is not None and mode.init_backend is not None
         spec = _rank.RankSpec(
             nprocs=nprocs, backend=mode.backend, socket_path=socket_path, token=token, stack_dir=run_dir,
             target=what.target, args=what.args, kwargs=what.kwargs, script=what.script, argv=what.argv,
-            init_process_group=init_process_group, timeout_s=timeout_s, nonce=protocol.current_nonce(),
+            init_process_group=init_process_group, timeout_s=timeout_s, nonce=frames.current_nonce(),
             run_id=run_id if run_id is not None else metrics.current_run_id(), master_port=free_port(),
             num_threads=num_threads or max(1, devices.host_cores() // nprocs), cuda=mode.cuda,
             devices=tuple(mode.devices), init_backend=mode.init_backend)

@@ -3,8 +3,11 @@
 A metric message is ``{"type": "metric", "runId"?: str, "rank": int, "step": int,
 "values": {name: float | None}}``. ``rank`` is the DDP rank, or the device
 index for per-device DataParallel values (the run's DeviceMode says which).
-Each message is one frame written with one ``os.write`` by
-:mod:`mgpulab_kernel.protocol`, so ranks sharing the tty never interleave.
+Each message is built by the protocol's checking constructor
+(:mod:`mgpulab_wire.protocol_generated`: a message the server would refuse
+raises here, in the cell, naming the field and the limit) and sent as one
+frame written with one ``os.write`` by :mod:`mgpulab_wire.frames`, so ranks
+sharing the tty never interleave.
 
 Value names used by the toolkit (units in the suffix: ``_ms`` milliseconds,
 ``_mib`` MiB = 2**20 bytes):
@@ -45,70 +48,49 @@ from __future__ import annotations
 
 import math
 import operator
-import re
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Set, Tuple
 
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
 
-from . import _deferred, _env
+from . import _deferred, _env, heartbeat
+from ._run_tag import current_run_id, set_run_id
 
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$")
+__all__ = ["NAME_PATTERN", "current_run_id", "emit_metric", "flush_deferred", "log", "metric_message",
+           "publish_plan", "set_run_id", "to_metric_value"]
 
-_run_id: Optional[str] = None
-
-
-def set_run_id(run_id: Optional[str]) -> None:
-    """Tag this process's metric messages with ``run_id`` (None: untagged)."""
-    global _run_id
-    if run_id is not None and (not isinstance(run_id, str) or not run_id):
-        raise ValueError("run_id must be a non-empty string or None")
-    _run_id = run_id
-
-
-def current_run_id() -> Optional[str]:
-    return _run_id
-
-
-# Names seen valid once need no regex again (a training loop repeats the same few).
-_CHECKED_NAMES: set = set()
+NAME_PATTERN = wire.METRIC_NAME_PATTERN
+"""The protocol's metric name rule (letters, digits and ``_ . : / -``, at most 64, not starting with a digit)."""
 
 
 def metric_message(step: int, values: Mapping[str, Any], *, rank: Optional[int] = None,
-                   run_id: Optional[str] = None) -> dict:
-    """Build and validate a metric message (pure; does not send it)."""
+                   run_id: Optional[str] = None) -> wire.MetricMessage:
+    """Build and validate a metric message (pure; does not send it).
+
+    ValueError names the field and the limit the server would refuse it for
+    (a run id over 64 characters, a step over 2**31 - 1, a bad value name)."""
     step = _non_negative_int("step", step)
     rank = _env.rank() if rank is None else _non_negative_int("rank", rank)
     if not values:
         raise ValueError("a metric message needs at least one value")
-    clean = {}
-    for name, value in values.items():
-        if name not in _CHECKED_NAMES:
-            if not isinstance(name, str) or not NAME_PATTERN.match(name):
-                raise ValueError(f"bad metric name {name!r}: use letters, digits and _ . : / - (max 64)")
-            if len(_CHECKED_NAMES) < 10_000:
-                _CHECKED_NAMES.add(name)
-        clean[name] = to_metric_value(name, value)
-    message: dict = {"type": "metric"}
-    run = run_id if run_id is not None else _run_id
-    if run is not None:
-        message["runId"] = run
-    message.update(rank=rank, step=step, values=clean)
-    return message
+    clean = {name: to_metric_value(name, value) for name, value in values.items()}
+    return wire.metric_message(run_id=run_id if run_id is not None else current_run_id(), rank=rank, step=step,
+                               values=clean)
 
 
 def emit_metric(step: int, values: Mapping[str, Any], *, rank: Optional[int] = None,
-                run_id: Optional[str] = None) -> dict:
+                run_id: Optional[str] = None) -> wire.MetricMessage:
     """Send one metric message; returns it."""
     message = metric_message(step, values, rank=rank, run_id=run_id)
-    protocol.emit(message)
+    frames.emit(message)
     return message
 
 
-_log_queue = _deferred.FrameQueue(lambda message: protocol.emit(message))
+_log_queue = _deferred.FrameQueue(frames.emit)
 
 
 def log(step: int, loss: Any = None, *, rank: Optional[int] = None, run_id: Optional[str] = None,
-        **values: Any) -> dict:
+        **values: Any) -> wire.MetricMessage:
     """Log ``loss`` and any other ``name=value`` for ``step``; also counts as a heartbeat.
 
     ``lab.log(step, loss=loss)`` — NaN/inf are sent as None. ``rank`` defaults
@@ -125,30 +107,26 @@ def log(step: int, loss: Any = None, *, rank: Optional[int] = None, run_id: Opti
         _log_queue.add(message, capture)
     else:
         message = emit_metric(step, values, rank=rank, run_id=run_id)
-    from . import heartbeat
     heartbeat.beat(message["step"], frame=False)  # the metric frame itself shows progress
     return message
 
 
-_published_plans: set = set()
+_published_plans: Set[Tuple[Optional[str], str, str]] = set()
 
 
-def publish_plan(plan: Any, *, run_id: Optional[str] = None) -> Optional[dict]:
+def publish_plan(plan: Any, *, run_id: Optional[str] = None) -> Optional[wire.DevicePlanMessage]:
     """Tell the lab which devices the run tagged ``run_id`` ran on: a ``device_plan``
     message with ``plan`` (a :class:`mgpulab.plan.DevicePlan`), sent once per tag
     and plan per process. The charts and the stored run show its label and what
     its memory values measure, so what the lab says is the plan that ran."""
-    run = run_id if run_id is not None else _run_id
+    run = run_id if run_id is not None else current_run_id()
     as_dict = plan.to_dict()
     key = (run, as_dict["label"], as_dict["memorySource"])
     if key in _published_plans:
         return None
+    message = wire.device_plan_message(run_id=run, plan=as_dict)
     _published_plans.add(key)
-    message: dict = {"type": "device_plan"}
-    if run is not None:
-        message["runId"] = run
-    message["plan"] = as_dict
-    protocol.emit(message)
+    frames.emit(message)
     return message
 
 

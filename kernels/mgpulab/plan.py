@@ -39,7 +39,7 @@ from typing import Literal, Optional, Sequence, Tuple
 
 PlanKind = Literal["cuda", "cuda-shared", "cpu-emulated"]
 Engine = Literal["single", "DataParallel", "DDP"]
-ENGINES = ("single", "DataParallel", "DDP")
+ENGINES: Tuple[Engine, ...] = ("single", "DataParallel", "DDP")
 PLACEMENTS = ("auto", "cuda", "cpu")
 BACKENDS = ("gloo", "nccl")
 
@@ -143,7 +143,7 @@ def plan(count: Optional[int], engine: str = "DataParallel", gpus: int = 0, *, p
     NCCL group gets gloo for CPU tensors instead of failing on them.
     ``limits``: also refuse counts beyond the lab's bounds (see :func:`largest`).
     """
-    _check_inputs(engine, gpus, placement, backend)
+    kind = _check_inputs(engine, gpus, placement, backend)
     ids = _device_ids(device_ids)
     on_gpu = _on_gpu(gpus, placement)
     if count is None:
@@ -161,7 +161,9 @@ def plan(count: Optional[int], engine: str = "DataParallel", gpus: int = 0, *, p
         raise PlanError(_refusal(count, engine, gpus, placement, backend, limit, what), limit)
     names = tuple(gpu_names) + tuple("GPU" for _ in range(len(gpu_names), gpus))
     if not on_gpu:
-        return _cpu_plan(engine, count, placement, gpus, backend, cores)
+        return _cpu_plan(kind, count, placement, gpus, backend, cores)
+    backend_used: Optional[str]
+    init: Optional[str]
     if engine == "DDP" and backend is None and count <= gpus:
         backend_used, init = "nccl", ("cpu:gloo,cuda:nccl" if backend_map else "nccl")
     else:
@@ -169,13 +171,13 @@ def plan(count: Optional[int], engine: str = "DataParallel", gpus: int = 0, *, p
         init = backend_used
     enough = all(i < gpus for i in ids) and (engine != "DDP" or count <= gpus)
     if enough:
-        return _cuda_plan(engine, count, placement, gpus, backend_used, init, ids, names, cores)
-    return _shared_plan(engine, count, placement, gpus, backend_used, ids, names, cores)
+        return _cuda_plan(kind, count, placement, gpus, backend_used, init, ids, names, cores)
+    return _shared_plan(kind, count, placement, gpus, backend_used, ids, names, cores)
 
 
 # -- the three kinds ---------------------------------------------------------------------------------
 
-def _cuda_plan(engine: str, count: int, placement: str, gpus: int, backend: Optional[str],
+def _cuda_plan(engine: Engine, count: int, placement: str, gpus: int, backend: Optional[str],
                init: Optional[str], ids: Tuple[int, ...], names: Tuple[str, ...], cores: int) -> DevicePlan:
     devices = tuple(f"cuda:{i}" for i in ids)
     used = tuple(names[i] for i in ids)
@@ -193,10 +195,10 @@ def _cuda_plan(engine: str, count: int, placement: str, gpus: int, backend: Opti
     else:
         label, memory = f"{groups}, CUDA", MEMORY_CUDA
     return DevicePlan(engine, count, "cuda", placement, gpus, len(set(ids)), backend, init, devices, used,
-                      False, cores, memory, None, label, notes)  # type: ignore[arg-type]
+                      False, cores, memory, None, label, notes)
 
 
-def _shared_plan(engine: str, count: int, placement: str, gpus: int, backend: Optional[str],
+def _shared_plan(engine: Engine, count: int, placement: str, gpus: int, backend: Optional[str],
                  ids: Tuple[int, ...], names: Tuple[str, ...], cores: int) -> DevicePlan:
     real = tuple(i % gpus for i in ids)
     devices = tuple(f"cuda:{g}" for g in real)
@@ -216,10 +218,10 @@ def _shared_plan(engine: str, count: int, placement: str, gpus: int, backend: Op
         shown = tuple(f"virtual device {i} on cuda:{g}" for i, g in zip(ids, real))
         memory, streams = MEMORY_TRACKED.format(what="virtual device"), True
     return DevicePlan(engine, count, "cuda-shared", placement, gpus, len(used), backend, backend, devices, shown,
-                      streams, cores, memory, reason, label)  # type: ignore[arg-type]
+                      streams, cores, memory, reason, label)
 
 
-def _cpu_plan(engine: str, count: int, placement: str, gpus: int, backend: Optional[str],
+def _cpu_plan(engine: Engine, count: int, placement: str, gpus: int, backend: Optional[str],
               cores: int) -> DevicePlan:
     core_word = "core" if cores == 1 else "cores"
     backend_used = (backend or "gloo") if engine == "DDP" else None
@@ -240,7 +242,7 @@ def _cpu_plan(engine: str, count: int, placement: str, gpus: int, backend: Optio
     names = tuple(f"cpu:{i} (emulated)" for i in range(count))
     return DevicePlan(engine, count, "cpu-emulated", placement, gpus, 0, backend_used, backend_used,
                       tuple("cpu" for _ in range(count)), names, False, cores, memory, reason,
-                      label)  # type: ignore[arg-type]
+                      label)
 
 
 # -- checks and messages ---------------------------------------------------------------------------
@@ -249,8 +251,10 @@ def _on_gpu(gpus: int, placement: str) -> bool:
     return placement != "cpu" and gpus > 0
 
 
-def _check_inputs(engine: str, gpus: int, placement: str, backend: Optional[str]) -> None:
-    if engine not in ENGINES:
+def _check_inputs(engine: str, gpus: int, placement: str, backend: Optional[str]) -> Engine:
+    """The engine as one of ENGINES, once every input is known good (ValueError names the bad one)."""
+    known = next((name for name in ENGINES if name == engine), None)
+    if known is None:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         raise ValueError(f"the GPU count must be an int >= 0, got {gpus!r}")
@@ -263,6 +267,7 @@ def _check_inputs(engine: str, gpus: int, placement: str, backend: Optional[str]
     if backend == "nccl" and placement == "cpu":
         raise PlanError("backend 'nccl' needs CUDA tensors, and placement 'cpu' keeps them on the CPU: "
                         "use backend 'gloo' (or None) with placement 'cpu'", 0)
+    return known
 
 
 def _device_ids(device_ids: Optional[Sequence[int]]) -> Optional[Tuple[int, ...]]:
@@ -289,7 +294,7 @@ def _refusal(count: int, engine: str, gpus: int, placement: str, backend: Option
                 f"{gpus}: the largest world size that works with NCCL here is {limit}; leave the backend to the "
                 f"plan (or use 'gloo') to share the GPU{plural} between {count} ranks")
     if placement == "cuda" and gpus == 0:
-        return f"placement 'cuda' needs a GPU and this host has none: use placement 'auto' or 'cpu'"
+        return "placement 'cuda' needs a GPU and this host has none: use placement 'auto' or 'cpu'"
     if _on_gpu(gpus, placement):
         return (f"{asked} requested: this host's {gpus} GPU{plural} carry at most {limit} virtual {what}s "
                 f"({VIRTUAL_PER_GPU} per GPU); the largest value that works here is {limit}")

@@ -67,7 +67,10 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optiona
 
 import torch
 
-from . import _deferred, _env, devices, heartbeat, metrics
+from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
+
+from . import _deferred, _env, _run_tag, devices, heartbeat, metrics
 
 MIB = float(1 << 20)
 PHASES = ("data", "forward", "backward", "comm", "optimizer")
@@ -101,7 +104,7 @@ class _Pending:
     __slots__ = ("step", "host", "events", "build", "capture", "memory", "pooled")
 
     def __init__(self, step: int, host: Dict[str, float], events: List[Tuple[str, Any, Any]],
-                 build: Callable[["_Pending"], List[dict]], capture: Optional[_deferred.Capture],
+                 build: Callable[["_Pending"], List[wire.MetricMessage]], capture: Optional[_deferred.Capture],
                  memory: Optional[Memory], pooled: int) -> None:
         self.step, self.host, self.events, self.build = step, host, events, build
         self.capture, self.memory, self.pooled = capture, memory, pooled
@@ -158,7 +161,8 @@ class StepTimer:
                  run_id: Optional[str] = None, emit: bool = True, device: Any = None,
                  comm_delay_ms: float = 0.0, keep: int = 100_000) -> None:
         self.rank = _env.rank() if rank is None else rank
-        self.run_id = run_id
+        # Refused now, in the cell: a step's frame may be built only when the cell ends.
+        self.run_id = None if run_id is None else _run_tag.check_run_id(run_id)
         self.emit = emit
         self.device = torch.device(device) if device is not None else _model_device(model)
         self.cuda = self.device.type == "cuda"
@@ -168,8 +172,9 @@ class StepTimer:
             from . import gpu_monitor
             gpu_monitor.ensure_started()  # every GPU's utilisation and memory, once a second, from one rank
         self.comm_delay_ms = comm_delay_ms
-        self.records: Deque[dict] = deque(maxlen=keep)
-        self._dp = model if hasattr(model, "last_phases") else None
+        self.records: Deque[wire.MetricMessage] = deque(maxlen=keep)
+        # duck-typed: any DataParallel wrapper that records last_phases (lab.DataParallel's both do)
+        self._dp: Any = model if hasattr(model, "last_phases") else None
         self._lock = threading.Lock()
         self._host: Dict[str, float] = {}
         self._events: List[Tuple[str, Any, Any]] = []
@@ -243,7 +248,8 @@ class StepTimer:
             start_event = self._pool.take()
             start_event.record(torch.cuda.current_stream(self.device))
         started = time.perf_counter()
-        future = allreduce_hook(None, bucket)
+        # None: the default process group (torch's stubs type the argument as a ProcessGroup)
+        future = allreduce_hook(None, bucket)  # type: ignore[arg-type]
         delay = self.comm_delay_ms / 1000.0
 
         def finished(value: Any) -> Any:
@@ -259,7 +265,7 @@ class StepTimer:
 
         if delay <= 0:
             return future.then(lambda fut: finished(fut.value()))
-        delayed = torch.futures.Future(devices=[self.device] if self.cuda else None)
+        delayed: "torch.futures.Future[Any]" = torch.futures.Future(devices=[self.device] if self.cuda else None)
 
         def complete_later(fut: Any) -> Any:
             value = fut.value()
@@ -334,15 +340,14 @@ class StepTimer:
             for message in pending.build(pending):
                 self.records.append(message)
                 if self.emit:
-                    from mgpulab_kernel import protocol
-                    protocol.emit(message)
+                    frames.emit(message)
             if pending.pooled:  # phase and comm events come first; DataParallel's own follow
                 self._pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
                 pending.pooled = 0
 
     def _builder(self, step: int, samples: Optional[int], extra: Dict[str, Optional[float]],
-                 phases: Any) -> Callable[[_Pending], List[dict]]:
-        def build(pending: _Pending) -> List[dict]:
+                 phases: Any) -> Callable[[_Pending], List[wire.MetricMessage]]:
+        def build(pending: _Pending) -> List[wire.MetricMessage]:
             times = pending.times()
             if pending.capture is not None:
                 extra.update(pending.capture.resolve())
@@ -382,7 +387,7 @@ class StepTimer:
             return out
         return build
 
-    def _message(self, step: int, rank: int, values: Dict[str, Any]) -> dict:
+    def _message(self, step: int, rank: int, values: Dict[str, Any]) -> wire.MetricMessage:
         return metrics.metric_message(step, values, rank=rank, run_id=self.run_id)
 
     def _emit_memory(self, step: int, memory: Memory) -> None:
@@ -394,8 +399,7 @@ class StepTimer:
                 message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]})
                 self.records.append(message)
                 if self.emit:
-                    from mgpulab_kernel import protocol
-                    protocol.emit(message)
+                    frames.emit(message)
 
     def _memory(self, phases: Any, now: Optional[float]) -> Optional[Memory]:
         """Per device (allocated MiB, peak MiB); None on a CUDA step between samples."""

@@ -3,7 +3,7 @@
 # temp dir (so rank processes can import it too) and starts it. No single
 # quotes in this file: it travels inside a shell command over ssh.
 import base64, json, os, sys, tempfile
-def _boot():
+def _boot() -> None:
     if os.isatty(0):
         import termios
         a = termios.tcgetattr(0)

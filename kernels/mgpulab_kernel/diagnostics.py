@@ -15,33 +15,18 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
-from typing import Optional
+from typing import Dict, List, Optional
+
+from mgpulab_wire import processes
+from mgpulab_wire.processes import register_process, unregister_process
+from mgpulab_wire.protocol_generated import StacksMessageProcessesItem
+
+# register_process / unregister_process: the registry lives in mgpulab_wire (the toolkit's
+# launcher registers its ranks there without importing the kernel); code in a cell that
+# starts its own child processes registers them through this module as before.
+__all__ = ["collect", "kernel_stacks", "register_process", "unregister_process"]
 
 _STACK_WAIT_S = 2.0
-
-
-@dataclass
-class _Child:
-    pid: int
-    label: str
-    stack_path: str
-
-
-_children: dict[int, _Child] = {}
-_lock = threading.Lock()
-
-
-def register_process(pid: int, label: str, stack_path: str) -> None:
-    """A launcher calls this for each rank it starts (the rank has run
-    ``faulthandler.register(SIGQUIT, file=open(stack_path, "a"), all_threads=True)``)."""
-    with _lock:
-        _children[pid] = _Child(pid, label, stack_path)
-
-
-def unregister_process(pid: int) -> None:
-    with _lock:
-        _children.pop(pid, None)
 
 
 def kernel_stacks(main_thread_ident: Optional[int] = None) -> str:
@@ -61,19 +46,20 @@ def kernel_stacks(main_thread_ident: Optional[int] = None) -> str:
     return "\n".join(parts)
 
 
-_KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
+# The kernel's own package and the wire package it writes frames with.
+_PLUMBING_DIRS = frozenset(os.path.dirname(os.path.abspath(path)) for path in (__file__, processes.__file__))
 
 
 def _is_kernel_frame(filename: str) -> bool:
-    return filename == "<string>" or os.path.dirname(os.path.abspath(filename)) == _KERNEL_DIR
+    return filename == "<string>" or os.path.dirname(os.path.abspath(filename)) in _PLUMBING_DIRS
 
 
-def collect(main_thread_ident: Optional[int] = None) -> list[dict]:
-    """The kernel's stacks and those of every registered child, side by side."""
-    processes = [{"label": "kernel", "pid": os.getpid(), "alive": True, "stack": kernel_stacks(main_thread_ident)}]
-    with _lock:
-        children = list(_children.values())
-    offsets = {}
+def collect(main_thread_ident: Optional[int] = None) -> List[StacksMessageProcessesItem]:
+    """The kernel's stacks and those of every child registered in :mod:`mgpulab_wire.processes`, side by side."""
+    found: List[StacksMessageProcessesItem] = [
+        {"label": "kernel", "pid": os.getpid(), "alive": True, "stack": kernel_stacks(main_thread_ident)}]
+    children = processes.registered_processes()
+    offsets: Dict[int, int] = {}
     for child in children:
         offsets[child.pid] = _size(child.stack_path)
         try:
@@ -81,25 +67,11 @@ def collect(main_thread_ident: Optional[int] = None) -> list[dict]:
         except ProcessLookupError:
             pass
     for child in children:
-        alive = pid_alive(child.pid)
+        alive = processes.pid_alive(child.pid)
         stack = _wait_for_dump(child.stack_path, offsets[child.pid]) if alive else ""
-        processes.append({"label": child.label, "pid": child.pid, "alive": alive, "stack": stack or ("(exited)" if not alive else "(no stack written in time)")})
-    return processes
-
-
-def pid_alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (the launcher's check too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+        found.append({"label": child.label, "pid": child.pid, "alive": alive,
+                      "stack": stack or ("(exited)" if not alive else "(no stack written in time)")})
+    return found
 
 
 def _size(path: str) -> int:

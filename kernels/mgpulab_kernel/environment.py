@@ -10,6 +10,8 @@ import socket
 import sys
 from typing import Optional
 
+from mgpulab_wire import protocol_generated as wire
+
 
 def torch_version() -> Optional[str]:
     if importlib.util.find_spec("torch") is None:
@@ -33,14 +35,13 @@ def visible_cuda_devices() -> int:
     return min(count, len(ids))
 
 
-def hello_message(protocol_version: int) -> dict:
-    return {
-        "type": "hello",
-        "protocol": protocol_version,
-        "pid": os.getpid(),
-        "hostname": socket.gethostname(),
-        "python": platform.python_version(),
-        "executable": sys.executable,
-        "torch": torch_version(),
-        "cudaDevices": visible_cuda_devices(),
-    }
+def hello_message(protocol_version: int) -> wire.HelloMessage:
+    return wire.hello_message(
+        protocol=protocol_version,
+        pid=os.getpid(),
+        hostname=socket.gethostname(),
+        python=platform.python_version(),
+        executable=sys.executable,
+        torch=torch_version(),
+        cuda_devices=visible_cuda_devices(),
+    )

@@ -9,7 +9,7 @@ import linecache
 import os
 import traceback
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 MAX_REPR_CHARS = 1_000_000
 
@@ -30,12 +30,14 @@ def register_source(filename: str, code: str) -> None:
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
 
 
-def run_code(code: str, namespace: dict, filename: str) -> tuple[bool, Any]:
+def run_code(code: str, namespace: Dict[str, Any], filename: str) -> tuple[bool, Any]:
     """Executes `code`; returns (has_value, value) for a trailing expression."""
     tree = ast.parse(code, filename=filename, mode="exec")
     trailing: Optional[ast.Expression] = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        trailing = ast.Expression(tree.body.pop().value)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+        trailing = ast.Expression(last.value)
     exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running user code is the point
     if trailing is None:
         return False, None

@@ -17,9 +17,12 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, BinaryIO, Callable, Optional
+from typing import Any, BinaryIO, Callable, Dict, Literal, Optional
 
-from . import diagnostics, environment, executor, magics, protocol, streams
+from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
+
+from . import diagnostics, environment, executor, magics, streams
 
 
 _installed: Optional["Kernel"] = None
@@ -33,7 +36,7 @@ def current_display() -> Optional[Callable[..., None]]:
 class Kernel:
     def __init__(self, stdin: BinaryIO):
         self._stdin = stdin
-        self._requests: "queue.Queue[dict]" = queue.Queue()
+        self._requests: "queue.Queue[wire.KernelRequest]" = queue.Queue()
         self._namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
         self._count = 0
         self._current_id = ""
@@ -48,8 +51,10 @@ class Kernel:
         global _installed
         _installed = self
         sys.stdout = self._stdout
-        sys.stderr = self._stderr
-        sys.stdin = streams.NoStdin()
+        # typeshed types sys.stderr/stdin as typing.TextIO, which no io.TextIOBase subclass is
+        # statically; at run time a TextIOBase is exactly what Python and libraries expect.
+        sys.stderr = self._stderr  # type: ignore[assignment]
+        sys.stdin = streams.NoStdin()  # type: ignore[assignment]
         self._namespace["display"] = self.display
         signal.signal(signal.SIGINT, self._on_sigint)
         # Crashes (segfaults) print their Python stack on the raw tty before the
@@ -64,7 +69,7 @@ class Kernel:
             processes = diagnostics.collect(threading.main_thread().ident)
         except Exception as exc:  # noqa: BLE001 - a diagnosis must never take the kernel down
             processes = [{"label": "kernel", "pid": os.getpid(), "alive": True, "stack": f"could not collect stacks: {exc!r}"}]
-        protocol.emit({"type": "stacks", "id": request_id, "processes": processes})
+        frames.emit(wire.stacks_message(id=request_id, processes=processes))
 
     def _on_sigint(self, signum: int, frame: Any) -> None:  # noqa: ARG002
         # Only user code is interrupted; the kernel's own bookkeeping is never
@@ -80,15 +85,16 @@ class Kernel:
             if not line:
                 continue
             try:
-                request = json.loads(base64.b64decode(line, validate=True))
+                request = wire.read_kernel_request(json.loads(base64.b64decode(line, validate=True)))
+            except wire.ProtocolError as exc:
+                self._log("warning", f"ignored a request the protocol does not define ({exc})")
+                continue
             except (binascii.Error, ValueError) as exc:
                 self._log("warning", f"ignored a malformed request line ({exc})")
                 continue
-            if not isinstance(request, dict):
-                continue
-            if request.get("type") == "stacks":
+            if request["type"] == "stacks":
                 # Answered here, not queued: the main thread may be the one that is stuck.
-                self._answer_stacks(str(request.get("id", "")))
+                self._answer_stacks(request["id"])
             else:
                 self._requests.put(request)
         self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
@@ -96,19 +102,18 @@ class Kernel:
     # --- main loop ----------------------------------------------------------
 
     def serve(self) -> None:
-        self._emit(environment.hello_message(protocol.PROTOCOL_VERSION))
+        self._emit(environment.hello_message(wire.KERNEL_PROTOCOL_VERSION))
         while True:
             try:
                 request = self._requests.get()
-                kind = request.get("type")
-                if kind == "execute":
-                    self._execute(str(request.get("id", "")), str(request.get("code", "")))
-                elif kind == "ping":
-                    self._emit({"type": "pong", "id": str(request.get("id", ""))})
-                elif kind == "shutdown":
+                if request["type"] == "execute":
+                    self._execute(request["id"], request["code"])
+                elif request["type"] == "ping":
+                    self._emit(wire.pong_message(id=request["id"]))
+                elif request["type"] == "shutdown":
                     return
                 else:
-                    self._log("warning", f"unknown request type {kind!r}")
+                    self._log("warning", f"request type {request['type']!r} is not served by the main loop")
             except KeyboardInterrupt:
                 continue  # an interrupt that raced the end of a cell
 
@@ -117,10 +122,10 @@ class Kernel:
         count = self._count
         self._current_id = request_id
         self._interrupt_requested = False  # one sent while idle is stale
-        self._emit({"type": "status", "id": request_id, "state": "busy"})
+        self._emit(wire.status_message(id=request_id, state="busy"))
         filename = executor.cell_filename(count)
         executor.register_source(filename, code)
-        status = "ok"
+        status: Literal["ok", "error", "interrupted"] = "ok"
         started = time.perf_counter()
         try:
             self._executing = True
@@ -137,7 +142,7 @@ class Kernel:
                 self._executing = False
             if has_value and value is not None:
                 self._namespace["_"] = value
-                self._emit({"type": "execute_result", "id": request_id, "count": count, "data": executor.mime_bundle(value)})
+                self._emit(wire.execute_result_message(id=request_id, count=count, data=executor.mime_bundle(value)))
         except KeyboardInterrupt as exc:
             status = "interrupted"
             self._recover_stdout()
@@ -148,8 +153,8 @@ class Kernel:
         self._flush_deferred_metrics(wait=status != "interrupted")
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
-        self._emit({"type": "execute_reply", "id": request_id, "count": count, "status": status, "durationMs": round(duration_ms, 3)})
-        self._emit({"type": "status", "id": request_id, "state": "idle"})
+        self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
+        self._emit(wire.status_message(id=request_id, state="idle"))
 
     def _flush_deferred_metrics(self, wait: bool) -> None:
         """Metric frames still waiting for a GPU copy belong to this cell: send them before its reply.
@@ -170,18 +175,18 @@ class Kernel:
 
     def _report_error(self, request_id: str, exc: BaseException) -> None:
         error = executor.describe_error(exc)
-        self._emit({"type": "error", "id": request_id, "ename": error.ename, "evalue": error.evalue, "traceback": error.traceback})
+        self._emit(wire.error_message(id=request_id, ename=error.ename, evalue=error.evalue, traceback=error.traceback))
 
     # --- output -------------------------------------------------------------
 
     def display(self, *objects: Any) -> None:
         """`display(obj)` in a cell, as in Jupyter."""
         for obj in objects:
-            self._emit({"type": "display_data", "id": self._current_id, "data": executor.mime_bundle(obj)})
+            self._emit(wire.display_data_message(id=self._current_id, data=executor.mime_bundle(obj)))
 
-    def _emit(self, message: dict) -> None:
+    def _emit(self, message: wire.KernelMessage) -> None:
         self._flush_stdout()
-        protocol.emit(message)
+        frames.emit(message)
 
     def _flush_stdout(self) -> None:
         try:
@@ -195,12 +200,12 @@ class Kernel:
         self._stdout = streams.make_raw_stdout()
         sys.stdout = self._stdout
 
-    def _log(self, level: str, message: str) -> None:
-        protocol.emit({"type": "kernel_log", "level": level, "message": message})
+    def _log(self, level: Literal["info", "warning", "error"], message: str) -> None:
+        frames.emit(wire.kernel_log_message(level=level, message=message))
 
 
-def main(boot: dict, bundle_root: Optional[str] = None) -> None:
-    protocol.configure(boot["nonce"])
+def main(boot: Dict[str, Any], bundle_root: Optional[str] = None) -> None:
+    frames.configure(boot["nonce"])
     if bundle_root:
         # Rank processes and subprocesses started from cells import the same package.
         os.environ["PYTHONPATH"] = bundle_root + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")

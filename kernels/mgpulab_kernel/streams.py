@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Callable
+from typing import Callable, Literal, Optional
 
-from . import protocol
+from mgpulab_wire import frames
+from mgpulab_wire import protocol_generated as wire
 
 _STDERR_FLUSH_CHARS = 8192
 
@@ -31,7 +32,7 @@ def make_raw_stdout() -> io.TextIOWrapper:
 class FramedStream(io.TextIOBase):
     """A text stream that sends what is written as `stream` frames."""
 
-    def __init__(self, name: str, current_id: Callable[[], str], before_emit: Callable[[], None]):
+    def __init__(self, name: Literal["stdout", "stderr"], current_id: Callable[[], str], before_emit: Callable[[], None]):
         super().__init__()
         self._name = name
         self._current_id = current_id
@@ -72,7 +73,7 @@ class FramedStream(io.TextIOBase):
             self._pending.clear()
             self._pending_chars = 0
             self._before_emit()
-            protocol.emit({"type": "stream", "id": self._current_id(), "name": self._name, "text": text})
+            frames.emit(wire.stream_message(id=self._current_id(), name=self._name, text=text))
 
 
 class NoStdin(io.TextIOBase):
@@ -81,7 +82,7 @@ class NoStdin(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> str:  # noqa: ARG002
+    def read(self, size: Optional[int] = -1) -> str:  # noqa: ARG002
         raise OSError("stdin is not available in a Multi-GPU Lab kernel; pass values as cell parameters")
 
     def readline(self, size: int = -1) -> str:  # type: ignore[override]  # noqa: ARG002

@@ -12,9 +12,10 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
 from . import IDS, ParameterError, UnknownScenario, get, run
+from .report import format_text
 
 
 @contextlib.contextmanager
@@ -46,21 +47,7 @@ def _parse_params(scenario_id: str, items: List[str]) -> Dict[str, Any]:
     return scenario.validate(out)
 
 
-def format_text(doc: dict) -> str:
-    lines = [f"== {doc['scenario']}: {doc['title']}  [{doc['source']}]", f"   devices: {doc['deviceMode']}"]
-    for exp in doc["experiments"]:
-        status = f"error: {exp['error']}" if exp["error"] else "ok"
-        lines.append(f"   experiment {exp['id']} ({exp['seconds']} s): {status}")
-    for claim in doc["claims"]:
-        lines.append("")
-        lines.append(f"  > \"{claim['quote']}\"")
-        lines.append(f"    verdict: {str(claim['verdict']).upper()}")
-        lines.append(f"    because: {claim['explanation']}")
-        lines.append("    evidence: " + json.dumps(claim["evidence"], sort_keys=True)[:600])
-    return "\n".join(lines)
-
-
-def main(argv: List[str] = None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="npm run scenario --", description="Run a Multi-GPU Lab scenario headless.")
     parser.add_argument("scenario", help=f"scenario id, 'all' or 'list' ({', '.join(IDS)})")
     parser.add_argument("--notebook", action="store_true", help="print the scenario as notebook cells (JSON) instead of running it")

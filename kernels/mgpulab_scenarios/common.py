@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import mgpulab as lab
+from mgpulab.data_parallel import DataParallelModule, PhaseTimes
 
 
 def placement(p: Mapping[str, Any]) -> str:
@@ -50,10 +51,18 @@ def mlp(seed: int, d_in: int, hidden: int, d_out: int = 1, layers: int = 2,
     return model if to is None else model.to(to)
 
 
-def dp(model: nn.Module, n: int, p: Mapping[str, Any], keep_replicas: bool = False) -> nn.Module:
+def dp(model: nn.Module, n: int, p: Mapping[str, Any], keep_replicas: bool = False) -> DataParallelModule:
     """DataParallel over n devices as the plan places them (the model moves to device 0 first)."""
     return lab.DataParallel(model.to(device(p)), device_ids=list(range(n)), placement=placement(p),
                             keep_replicas=keep_replicas)
+
+
+def phases(model: nn.Module) -> PhaseTimes:
+    """The phases of the DataParallel forward that just ran on ``model`` (its ``last_phases``)."""
+    last = getattr(model, "last_phases", None)
+    if not isinstance(last, PhaseTimes):
+        raise RuntimeError(f"{type(model).__name__} has run no DataParallel forward")
+    return last
 
 
 def launch(target: Callable[..., Any], n: int, p: Mapping[str, Any], **options: Any) -> Any:

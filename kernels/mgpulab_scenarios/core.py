@@ -10,10 +10,16 @@ Templates use ``{{name}}`` placeholders. :func:`render_text` inserts each
 validated value as a Python literal (``repr`` of an int, float, bool, or a
 string that is one of the parameter's allowed choices), so a parameter can
 never inject code; an unknown placeholder is an error.
+
+A template is a real Python file in ``templates/`` (so the linter and the type
+checker read it), where a placeholder is written ``PARAM.name`` (typed in
+``templates/placeholders.py``): :func:`load_template` reads it as the
+``{{name}}`` text above, without its first line (the import of ``PARAM``).
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -23,6 +29,11 @@ Evidence = Dict[str, Any]
 Verdict = Tuple[str, str]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+TEMPLATE_HEADER = ("from mgpulab_scenarios.templates.placeholders import PARAM"
+                   "  # the template's placeholders: this line is not rendered\n")
+_PARAM_REFERENCE = re.compile(r"\bPARAM\.([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
 class ParameterError(ValueError):
@@ -297,6 +308,22 @@ class Scenario:
                              "metrics": list(e.metrics), "chart": e.chart} for e in self.experiments],
             "claims": [{"id": c.id, "quote": c.quote, "experiment": c.experiment} for c in self.claims],
         }
+
+
+def load_template(name: str) -> str:
+    """``templates/<name>.py`` as template text: its header line dropped, ``PARAM.x`` as ``{{x}}``.
+
+    Read once, when a scenario module is imported; rendering works on the text.
+    """
+    path = os.path.join(TEMPLATES_DIR, f"{name}.py")
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if not text.startswith(TEMPLATE_HEADER):
+        raise ValueError(f"{path}: a template starts with the line {TEMPLATE_HEADER.strip()!r}")
+    body = text[len(TEMPLATE_HEADER):]
+    if "{{" in body or "}}" in body or re.search(r"\bPARAM\b", _PARAM_REFERENCE.sub("", body)):
+        raise ValueError(f"{path}: write a placeholder as PARAM.<name>, and PARAM nowhere else ('{{{{' would be one too)")
+    return _PARAM_REFERENCE.sub(r"{{\1}}", body)
 
 
 def literal(value: Any) -> str:

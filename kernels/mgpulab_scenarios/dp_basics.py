@@ -1,13 +1,14 @@
 """Scenario 1 — DataParallel basics (seed 004): split, replicate, gather, average, scaling."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import torch
 import torch.nn.functional as F
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
@@ -26,99 +27,13 @@ PARAMETERS = (
               "also time DDP x devices in the sweep (rank processes: gloo on CPU, NCCL on GPUs)"),
 )
 
-SPLIT_CELL = """import torch, mgpulab as lab
-from torch import nn
-batch_size, devices = {{batch_size}}, {{devices}}
-model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
-                      placement={{placement}})
-print(dp.device_mode.label)
-out = dp(torch.randn(batch_size, {{d_in}}))
-print("samples per device:", dp.last_phases.samples)
-print("gathered output:", tuple(out.shape), "on device", dp.output_device)
-print("tracked bytes per device:", dp.last_phases.memory_bytes)
-for i, rows in enumerate(dp.last_phases.samples):  # one bar per device
-    lab.log(0, rank=i, run_id=f"DataParallel x{devices}", samples=rows,
-            memory_mib=dp.last_phases.memory_bytes[i] / 2 ** 20)
-"""
+SPLIT_CELL = load_template("dp_basics_split")
 
-EQUIV_CELL = """import copy, torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-torch.manual_seed({{seed}} + 1)
-single = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-wrapped = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(devices)), placement={{placement}})
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
-for m in (single, wrapped):
-    F.mse_loss(m(x), y).backward()
-diff = max((a.grad - b.grad).abs().max().item() for a, b in zip(single.parameters(), wrapped.parameters()))
-print("max |grad(1 device) - grad(DataParallel)|:", diff)
-# same start, same data: train both and compare the loss curves
-for label, m in (("1 device", single), (f"DataParallel x{devices}", wrapped)):
-    opt = torch.optim.SGD(m.parameters(), lr={{lr}})
-    for step in range({{steps}}):
-        opt.zero_grad()
-        loss = F.mse_loss(m(x), y)
-        loss.backward()
-        opt.step()
-        lab.log(step, loss=loss, run_id=label)
-    print(f"{label}: loss {loss.item():.6f} at step {step}")
-"""
+EQUIV_CELL = load_template("dp_basics_equivalence")
 
-REPLICATE_CELL = """import torch, mgpulab as lab
-from torch import nn
-devices = {{devices}}
-model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1))
-dp = lab.DataParallel(model.to(lab.devices.device(0, {{placement}})), device_ids=list(range(devices)),
-                      placement={{placement}}, keep_replicas=True)
-kept = []  # keep replicas alive so their ids stay unique
-for i in range(3):
-    dp(torch.randn({{batch_size}}, {{d_in}}))
-    kept.extend(dp.last_replicas)
-    lab.log(i, replicate_ms=dp.last_phases.replicate_ms, run_id=f"DataParallel x{devices}")
-    print(f"forward {i}: replicate {dp.last_phases.replicate_ms:.3f} ms")
-print("distinct replica objects over 3 forwards:", len({id(r) for r in kept}))
-"""
+REPLICATE_CELL = load_template("dp_basics_replication")
 
-SCALING_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-from mgpulab_scenarios import rank_fns
-devices, steps = {{devices}}, {{timing_repeats}} + 1  # the first step is a warm-up
-dev = lab.devices.device(0, {{placement}})
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{d_in}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, 1, generator=g).to(dev)
-step_ms = {}
-for n in range(1, devices + 1):
-    label = "1 device" if n == 1 else f"DataParallel x{n}"
-    torch.manual_seed({{seed}} + 1)
-    model = nn.Sequential(nn.Linear({{d_in}}, {{hidden}}), nn.ReLU(), nn.Linear({{hidden}}, 1)).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
-    opt = torch.optim.SGD(m.parameters(), lr={{lr}})
-    timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
-    for step, (xb, yb) in enumerate(timer.data([(x, y)] * steps)):
-        with timer.phase("forward"):
-            loss = F.mse_loss(m(xb), yb)
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples=len(xb), loss=loss)
-    timer.close()
-    step_ms[label] = timer.mean("step_ms", skip=1)
-if {{compare_ddp}} and devices > 1:  # the same batch on DDP ranks (processes), one shard each
-    label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{d_in}}, hidden={{hidden}},
-                                    steps=steps, lr={{lr}}, emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
-    step_ms[label] = max(r["step_ms"] for r in result.results) if result.ok else None
-base = step_ms["1 device"]
-for label, ms in step_ms.items():
-    print(f"{label:>16}: " + (f"{ms:.3f} ms/step, speed-up x{base / ms:.2f}" if ms else "no result"))
-"""
+SCALING_CELL = load_template("dp_basics_scaling")
 
 STEPS = (
     Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*: "
@@ -160,16 +75,18 @@ def run_split(p: Dict[str, Any]) -> Dict[str, Any]:
     x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
     with torch.no_grad():
         out = wrapped(x)
-    ph = wrapped.last_phases
+    ph = c.phases(wrapped)
     out_bytes = out.numel() * out.element_size()
     mem = list(ph.memory_bytes)
+    known = [m for m in mem if m is not None]  # every device that got a chunk has its bytes counted
     return {
         "variant": f"DataParallel x{p['devices']}", "deviceMode": c.mode_label(p["devices"], "DataParallel", p),
         "batch_size": p["batch_size"], "devices": p["devices"], "samples_per_device": list(ph.samples),
         "chunks": len(ph.samples), "rows_scattered": sum(s or 0 for s in ph.samples),
-        "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),
+        # an index for both wrappers here (torch types DataParallel's as int | device)
+        "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),  # type: ignore[arg-type]
         "output_bytes": out_bytes, "memory_bytes_per_device": mem,
-        "device0_extra_bytes": (mem[0] - max(mem[1:])) if len(mem) > 1 else 0,
+        "device0_extra_bytes": (known[0] - max(known[1:])) if len(known) > 1 else 0,
         "phases_ms": {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
                       "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)},
     }
@@ -230,7 +147,7 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
         for _ in range(forwards):
             wrapped(x).sum().backward()
             kept.extend(wrapped.last_replicas)
-            times.append(c.r(wrapped.last_phases.replicate_ms))
+            times.append(c.r(c.phases(wrapped).replicate_ms))
         out[label] = {"hidden_width": hidden, "params": sum(q.numel() for q in model.parameters()),
                       "replicas_per_forward": len(wrapped.last_replicas),
                       "distinct_replica_objects": len({id(m) for m in kept}), "replicate_ms": times}
@@ -239,7 +156,6 @@ def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
 
 def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
     from . import rank_fns
-    import mgpulab as lab
     res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"], d_in=p["d_in"],
                                                          hidden=p["hidden"], steps=p["timing_repeats"] + 1,
                                                          lr=p["lr"]),
@@ -253,7 +169,7 @@ def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
 def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
     dev = c.device(p)
     x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for n in range(1, p["devices"] + 1):
         model = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
         m = model if n == 1 else c.dp(model, n, p)
@@ -261,7 +177,7 @@ def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
         ms = c.median_ms(lambda: c.train_step(m, opt, x, y), p["timing_repeats"], on=dev)
         row = {"devices": n, "engine": "single" if n == 1 else "DataParallel", "step_ms": c.r(ms)}
         if n > 1:
-            ph = m.last_phases
+            ph = c.phases(m)
             row["phases_ms"] = {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
                                 "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)}
         rows.append(row)
@@ -281,7 +197,7 @@ def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_splits_evenly(e: Dict[str, Any]) -> tuple:
+def v_splits_evenly(e: Dict[str, Any]) -> Verdict:
     s, b, n = e["samples_per_device"], e["batch_size"], e["devices"]
     if e["rows_scattered"] != b:
         return "does-not-hold", f"only {e['rows_scattered']} of {b} rows were scattered ({s})"
@@ -291,7 +207,7 @@ def v_splits_evenly(e: Dict[str, Any]) -> tuple:
                       f"ceil({b}/{n}) = {-(-b // n)} per device, so the split is even only when {n} divides {b}")
 
 
-def v_gathered(e: Dict[str, Any]) -> tuple:
+def v_gathered(e: Dict[str, Any]) -> Verdict:
     ok_rows = e["gathered_rows"] == e["batch_size"]
     extra = e["device0_extra_bytes"]
     if ok_rows and e["output_device"] == 0 and (e["devices"] == 1 or extra >= e["output_bytes"]):
@@ -301,7 +217,7 @@ def v_gathered(e: Dict[str, Any]) -> tuple:
                              f"{e['output_device']}; device 0 extra bytes {extra}")
 
 
-def v_full_batch(e: Dict[str, Any]) -> tuple:
+def v_full_batch(e: Dict[str, Any]) -> Verdict:
     d, p = e["max_grad_diff"], e["max_param_diff_after_steps"]
     tol = 1e-5 * max(1.0, e["grad_scale"])
     text = (f"max |grad diff| = {fmt(d)}, max |weight diff| after {e['steps']} steps = {fmt(p)}; "
@@ -313,7 +229,7 @@ def v_full_batch(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_averaged(e: Dict[str, Any]) -> tuple:
+def v_averaged(e: Dict[str, Any]) -> Verdict:
     s, m = e["max_grad_diff_vs_sum_of_device_grads"], e["max_grad_diff_vs_mean_of_device_mean_grads"]
     tol = 1e-5 * max(1.0, e["grad_scale"])
     rows = e["chunk_rows"]
@@ -331,7 +247,7 @@ def v_averaged(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", f"neither sum (diff {fmt(s)}) nor average (diff {fmt(m)}) matches"
 
 
-def v_replicated(e: Dict[str, Any]) -> tuple:
+def v_replicated(e: Dict[str, Any]) -> Verdict:
     a = e["hidden"]
     if e["devices"] == 1 or a["replicas_per_forward"] <= 1:
         return "partly", (f"with {e['devices']} device(s) and {a['replicas_per_forward']} chunk(s) DataParallel "
@@ -346,7 +262,7 @@ def v_replicated(e: Dict[str, Any]) -> tuple:
                              f"(replicate ms {times})")
 
 
-def v_not_linear(e: Dict[str, Any]) -> tuple:
+def v_not_linear(e: Dict[str, Any]) -> Verdict:
     n, s = e["devices"], e["speedup_at_max"]
     table = ", ".join(f"{r['devices']}: {r['step_ms']} ms (x{r['speedup']})" for r in e["rows"])
     ddp = e.get("ddp") or {}
@@ -361,7 +277,7 @@ def v_not_linear(e: Dict[str, Any]) -> tuple:
                       f"{e['deviceMode']} — these devices share hardware")
 
 
-def v_myth_linear(e: Dict[str, Any]) -> tuple:
+def v_myth_linear(e: Dict[str, Any]) -> Verdict:
     n = e["devices"]
     worst = min((r["speedup"] / r["devices"] for r in e["rows"]), default=1.0)
     table = ", ".join(f"{r['devices']}: x{r['speedup']}" for r in e["rows"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import torch
 import torch.nn.functional as F
@@ -10,7 +10,8 @@ from torch import nn
 from torch.nn.utils.rnn import pad_sequence
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SEQ_LENGTHS = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
@@ -49,6 +50,7 @@ class SeqModel(nn.Module):
 
 
 class CustomLayer(nn.Module):
+    weight: torch.Tensor  # a parameter, a buffer or a plain tensor, by kind
     def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
         super().__init__()
         weight = torch.randn(input_size, hidden_size).to(device)  # a plain tensor stays where it is made
@@ -80,94 +82,11 @@ def large_model(seed: int, input_size: int, hidden_size: int) -> nn.Module:
                          nn.Linear(hidden_size, input_size))
 
 
-PADDED_CELL = """import torch, mgpulab as lab
-from torch import nn
-from torch.nn.utils.rnn import pad_sequence
-lengths = [10, 20, 30, 40, 5, 15, 25, 35]
-trim = {{trim_padding}}
-class SeqModel(nn.Module):
-    def __init__(self):
-        super().__init__(); self.linear = nn.Linear(10, 20)
-    def forward(self, x, lengths):
-        out = self.linear(x)
-        return out[:, :int(lengths.max())] if trim else out
-torch.manual_seed({{seed}})
-model = lab.DataParallel(SeqModel().to(lab.devices.device(0, {{placement}})), device_ids=list(range({{devices}})),
-                         placement={{placement}})
-bs = {{seq_batch_size}}
-for i in range(0, len(lengths), bs):
-    seqs = [torch.randn(n, 10) for n in lengths[i:i + bs]]
-    x, l = pad_sequence(seqs, batch_first=True), torch.tensor(lengths[i:i + bs])
-    try:
-        out = model(x, lengths=l)
-        print("batch", i // bs, "ok", tuple(out.shape), "chunks", model.last_phases.samples)
-    except Exception as err:
-        print("batch", i // bs, "FAILED:", str(err).splitlines()[0])
-"""
+PADDED_CELL = load_template("dp_not_starting_padded")
 
-LARGE_CELL = """import torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-from mgpulab_scenarios import rank_fns
-devices, steps, dev = {{devices}}, {{num_steps}}, lab.devices.device(0, {{placement}})
-def large_model(i, h):
-    return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
-                         nn.Linear(h, h), nn.ReLU(), nn.Linear(h, i))
-g = torch.Generator().manual_seed({{seed}})
-x = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-y = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-step_ms = {}
-for n in sorted({1, devices}):
-    label = "1 device" if n == 1 else f"DataParallel x{n}"
-    torch.manual_seed({{seed}} + 1)
-    model = large_model({{input_size}}, {{hidden_size}}).to(dev)
-    m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement={{placement}})
-    opt = torch.optim.Adam(m.parameters())
-    timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
-    for step in range(steps):
-        with timer.phase("forward"):
-            loss = F.mse_loss(m(x), y)
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples={{batch_size}}, loss=loss)
-    timer.close()
-    step_ms[label] = timer.mean("step_ms", skip=1)
-    if n > 1:
-        print("  last forward:", m.last_phases.to_dict())
-if devices > 1:  # the same model and batch on DDP ranks, one shard each
-    label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d_in={{input_size}}, d_out={{input_size}},
-                                    hidden={{hidden_size}}, layers=4, steps=steps, lr=0.001, optimizer="adam",
-                                    emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=60)
-    step_ms[label] = max(r["step_ms"] for r in result.results) if result.ok else None
-for label, ms in step_ms.items():
-    print(f"{label:>16}: " + (f"{ms:.2f} ms/step" if ms else "no result"))
-"""
+LARGE_CELL = load_template("dp_not_starting_large_model")
 
-CUSTOM_CELL = """import torch, mgpulab as lab
-from torch import nn
-kind = {{weight_kind}}
-class CustomLayer(nn.Module):
-    def __init__(self, i, h):
-        super().__init__()
-        w = torch.randn(i, h, device=lab.devices.device(0, {{placement}}))  # a plain tensor stays there
-        if kind == "parameter": self.weight = nn.Parameter(w)
-        elif kind == "buffer": self.register_buffer("weight", w)
-        else: self.weight = w
-    def forward(self, x):
-        return torch.matmul(x, self.weight)
-model = lab.DataParallel(nn.Sequential(CustomLayer(100, 50), nn.Linear(50, 50)).to(lab.devices.device(0, {{placement}})),
-                         device_ids=list(range({{devices}})), placement={{placement}}, keep_replicas=True)
-try:
-    model(torch.randn(32, 100)).sum().backward()
-    print("ran on", model.last_phases.samples, "rows per device")
-    print(lab.replica_state(model).render())
-except Exception as err:
-    print("FAILED:", err)
-"""
+CUSTOM_CELL = load_template("dp_not_starting_custom_layer")
 
 STEPS = (
     Step("padded", "**Variable-length, padded batches (Example 1).** `pad_sequence` pads every batch to its "
@@ -211,7 +130,7 @@ def run_padded(p: Dict[str, Any]) -> Dict[str, Any]:
         row: Dict[str, Any] = {"batch": i // bs, "shape": list(x.shape), "lengths": SEQ_LENGTHS[i:i + bs]}
         try:
             out = wrapped(x, lengths=lengths)
-            row.update(ok=True, chunks=list(wrapped.last_phases.samples),
+            row.update(ok=True, chunks=list(c.phases(wrapped).samples),
                        max_diff_vs_single=float((out - ref).abs().max()) if out.shape == ref.shape else None,
                        out_shape=list(out.shape))
         except Exception as err:
@@ -231,7 +150,7 @@ def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
     g = torch.Generator().manual_seed(p["seed"])
     x = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
     y = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
-    rows = []
+    rows: List[Dict[str, Any]] = []
     for step in range(p["num_steps"]):  # on a GPU each phase is waited for, so its time is the GPU's too
         c.sync(dev)
         t0 = time.perf_counter()
@@ -246,10 +165,10 @@ def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
         opt.zero_grad()
         c.sync(dev)
         t3 = time.perf_counter()
-        row = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
+        row: Dict[str, Any] = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
                "step": (t3 - t0) * 1e3}
         if n > 1:
-            ph = m.last_phases
+            ph = c.phases(m)
             row.update(scatter=ph.scatter_ms, replicate=ph.replicate_ms, parallel_apply=ph.parallel_apply_ms,
                        gather=ph.gather_ms, memory_bytes=list(ph.memory_bytes))
         rows.append(row)
@@ -276,7 +195,7 @@ def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
         out["dp_transfer_ms"] = c.r(transfer)
         out["dp_transfer_share"] = c.r(transfer / dpm["step"])
         parts = {k: dpm[k] for k in ("scatter", "replicate", "parallel_apply", "gather", "backward", "optimizer")}
-        out["dp_largest_phase"] = max(parts, key=parts.get)
+        out["dp_largest_phase"] = max(parts, key=lambda phase: parts[phase])
         out["dp_vs_single"] = c.r(dpm["step"] / single["step"])
         from . import rank_fns
         res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"],
@@ -305,7 +224,7 @@ def run_custom(p: Dict[str, Any]) -> Dict[str, Any]:
             out = wrapped(x)
             out.sum().backward()
             kinds[kind] = {"ok": True, "max_diff_vs_single": float((out - ref).abs().max()),
-                           "samples_per_device": list(wrapped.last_phases.samples)}
+                           "samples_per_device": list(c.phases(wrapped).samples)}
         except Exception as err:
             kinds[kind] = {"ok": False, "error": f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"}
     return {"devices": p["devices"], "selected": p["weight_kind"], "kinds": kinds}
@@ -329,12 +248,12 @@ def run_copied(p: Dict[str, Any]) -> Dict[str, Any]:
         return count
     per_replica = [held(rep) for rep in wrapped.last_replicas] or [total]
     return {"devices": p["devices"], "model_params": total, "params_per_replica": per_replica,
-            "rows_per_replica": list(wrapped.last_phases.samples), "rows": int(x.shape[0])}
+            "rows_per_replica": list(c.phases(wrapped).samples), "rows": int(x.shape[0])}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_padded(e: Dict[str, Any]) -> tuple:
+def v_padded(e: Dict[str, Any]) -> Verdict:
     errs = [b for b in e["batches"] if not b["ok"]]
     if errs:
         return "holds", (f"{len(errs)} of {len(e['batches'])} padded batches failed on {e['devices']} devices "
@@ -348,7 +267,7 @@ def v_padded(e: Dict[str, Any]) -> tuple:
                              f"{chunks}, max diff vs 1 device {fmt(diff)}: padding makes the tensor rectangular")
 
 
-def v_transfer(e: Dict[str, Any]) -> tuple:
+def v_transfer(e: Dict[str, Any]) -> Verdict:
     if "dp_ms" not in e:
         return "partly", f"only {e['devices']} device: no transfers to measure (step {e['single_ms']['step']} ms)"
     d, s, share = e["dp_ms"]["step"], e["single_ms"]["step"], e["dp_transfer_share"]
@@ -362,7 +281,7 @@ def v_transfer(e: Dict[str, Any]) -> tuple:
     return "partly", text + " — slower, but the time goes to the replicas' compute, not to transfers"
 
 
-def v_no_decrease(e: Dict[str, Any]) -> tuple:
+def v_no_decrease(e: Dict[str, Any]) -> Verdict:
     if "dp_ms" not in e:
         return "partly", f"only {e['devices']} device: nothing to compare"
     ratio = e["dp_vs_single"]
@@ -371,7 +290,7 @@ def v_no_decrease(e: Dict[str, Any]) -> tuple:
     return ("holds", text) if ratio >= 0.9 else ("does-not-hold", text)
 
 
-def v_ddp(e: Dict[str, Any]) -> tuple:
+def v_ddp(e: Dict[str, Any]) -> Verdict:
     if "ddp_step_ms" not in e:
         return "partly", f"no DDP timing ({e.get('ddp_status', 'one device only')})"
     d, dd = e["dp_ms"]["step"], e["ddp_step_ms"]
@@ -384,7 +303,7 @@ def v_ddp(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — processes did not help on this host"
 
 
-def v_custom(e: Dict[str, Any]) -> tuple:
+def v_custom(e: Dict[str, Any]) -> Verdict:
     k = e["kinds"]
     sel = k[e["selected"]]
     others = "; ".join(f"{name}: {'ok' if v['ok'] else 'error'}" for name, v in k.items())
@@ -397,7 +316,7 @@ def v_custom(e: Dict[str, Any]) -> tuple:
                              f"({others})")
 
 
-def v_model_parallel(e: Dict[str, Any]) -> tuple:
+def v_model_parallel(e: Dict[str, Any]) -> Verdict:
     full = all(n == e["model_params"] for n in e["params_per_replica"])
     text = (f"each of {len(e['params_per_replica'])} replicas held {e['params_per_replica']} of "
             f"{e['model_params']} parameters while rows were split {e['rows_per_replica']} of {e['rows']}")

@@ -7,11 +7,10 @@ from typing import Any, Dict, Optional
 import torch
 from torch import nn
 
-import mgpulab as lab
-
 from . import common as c
 from . import rank_fns
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "003_5eac2459042e419e.txt"
 
@@ -39,68 +38,15 @@ PARAMETERS = (
     Parameter("seed", "int", 0, "seed for data and weights", 0, 2 ** 31 - 1),
 )
 
-OOM_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
-from mgpulab_scenarios.common import check_budget, EmulatedOOM
-model = lab.DataParallel(nn.Linear(100, 10).to(lab.devices.device(0, {{placement}})),
-                         device_ids=list(range({{world_size}})), placement={{placement}})
-batch_size = {{oom_batch_size}}
-rows = [len(c) for c in torch.empty(batch_size).chunk({{world_size}})]
-t0 = time.perf_counter()
-try:
-    check_budget(model.module, rows, budget_mib={{device_memory_mib}})  # emulated device memory
-    output = model(torch.randn(batch_size, 100))
-    print("fits:", tuple(output.shape))
-except EmulatedOOM as err:
-    print(f"after {time.perf_counter() - t0:.4f} s:", err)
-"""
+OOM_CELL = load_template("hangs_oom")
 
-FAULT_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-label = {"none": "equal steps", "uneven_steps": "uneven steps", "skip_collective": "skipped collective",
-         "slow_rank": "slow rank"}[{{fault}}]
-result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=label,  # per-rank loss, tagged
-                    kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}}, fix="none",
-                                sleep_s={{sleep_s}}, emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, timeout_s=60, placement={{placement}})
-print(result.status, "-", result.summary)
-for r in result.ranks:
-    print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}")
-"""
+FAULT_CELL = load_template("hangs_fault")
 
-FIX_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-fix, world_size = {{fix}}, {{world_size}}
-result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fix}",
-                    kwargs=dict(seed={{seed}}, d_in=8, rows=32, batch=8, fault={{fault}},
-                                fix="none" if fix == "pg_timeout" else fix, sleep_s={{sleep_s}}, emit=True),
-                    timeout_s={{pg_timeout_s}} if fix == "pg_timeout" else 60,
-                    hang_timeout_s=max({{hang_timeout_s}}, {{pg_timeout_s}} + 5) if fix == "pg_timeout" else {{hang_timeout_s}},
-                    time_limit_s=60, placement={{placement}})
-print(result.status, "-", result.summary)
-print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])
-"""
+FIX_CELL = load_template("hangs_fix")
 
-SLOW_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
-                    kwargs=dict(seed={{seed}}, batch=64, d_in=16, hidden=64, steps={{steps}},
-                                comm_delay_ms={{comm_delay_ms}}, emit=True),
-                    hang_timeout_s=30, placement={{placement}})
-for r in result.results:
-    print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
-"""
+SLOW_CELL = load_template("hangs_slow_link")
 
-UNEVEN_CELL = """import mgpulab as lab
-from mgpulab_scenarios import rank_fns
-world_size = {{world_size}}
-result = lab.launch(rank_fns.ddp_uneven_batches, world_size, run_id=f"DDP x{world_size}",
-                    kwargs=dict(seed={{seed}}, d_in=100, steps=3, batches=[10, 20], emit=True),
-                    hang_timeout_s={{hang_timeout_s}}, time_limit_s=60, placement={{placement}})
-print(result.status, result.summary)
-print([(r["rank"], r["rows"], r["diverged"]) for r in result.results if r])
-"""
+UNEVEN_CELL = load_template("hangs_uneven_batches")
 
 STEPS = (
     Step("oom", "**Batch too large (Example 1).** On a GPU an oversized batch raises `CUDA out of memory`; on CPU "
@@ -210,7 +156,7 @@ def run_collective_fault(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts ------------------------------------------------------------------------------------
 
-def v_oom_hang(e: Dict[str, Any]) -> tuple:
+def v_oom_hang(e: Dict[str, Any]) -> Verdict:
     text = (f"batch {e['batch_size']} on {e['devices']} devices needs {e['need_mib_per_device']} MiB each vs "
             f"an emulated budget of {e['budget_mib']} MiB; outcome after {e['seconds_to_outcome']} s")
     if not e["oom"]:
@@ -220,7 +166,7 @@ def v_oom_hang(e: Dict[str, Any]) -> tuple:
     return "partly", text + ": an out-of-memory error, raised at once — a crash, not a hang"
 
 
-def v_oom_silent(e: Dict[str, Any]) -> tuple:
+def v_oom_silent(e: Dict[str, Any]) -> Verdict:
     text = f"budget {e['budget_mib']} MiB, need {e['need_mib_per_device']} MiB per device"
     if not e["oom"]:
         return "partly", text + ": memory was not exhausted in this run, so the claim was not exercised"
@@ -229,7 +175,7 @@ def v_oom_silent(e: Dict[str, Any]) -> tuple:
     return "holds", text + f": took {e['seconds_to_outcome']} s"
 
 
-def v_slow_link(e: Dict[str, Any]) -> tuple:
+def v_slow_link(e: Dict[str, Any]) -> Verdict:
     if e["status"] == "hang":
         return "holds", f"the run was stopped as a hang: {e['summary']}"
     if e["status"] != "ok":
@@ -246,7 +192,7 @@ def v_slow_link(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — the steps were barely delayed"
 
 
-def v_uneven(e: Dict[str, Any]) -> tuple:
+def v_uneven(e: Dict[str, Any]) -> Verdict:
     text = f"rows per rank {e['batches']}: status {e['status']} in {e['seconds']} s"
     if e["status"] == "hang":
         return "holds", text + f" — {e['summary']}"
@@ -259,14 +205,14 @@ def v_uneven(e: Dict[str, Any]) -> tuple:
                              "not depend on the batch size")
 
 
-def v_identical(e: Dict[str, Any]) -> tuple:
+def v_identical(e: Dict[str, Any]) -> Verdict:
     verdict, text = v_uneven(e)
     if verdict == "does-not-hold":
         return verdict, text + " — identical batch shapes were not needed; identical numbers of collectives are"
     return verdict, text
 
 
-def v_deadlock(e: Dict[str, Any]) -> tuple:
+def v_deadlock(e: Dict[str, Any]) -> Verdict:
     f = e["faulty"]
     where = "; ".join(f"rank {r['rank']} {r['state']} in {r['where']} (last step {r['last_step']})"
                       for r in f["ranks"])

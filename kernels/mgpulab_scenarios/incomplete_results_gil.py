@@ -1,7 +1,6 @@
 """Scenario 4 — "DataParallel returns incomplete results" / the GIL (seed 002)."""
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Dict
 
@@ -13,7 +12,8 @@ from torch.utils.data import DataLoader, Dataset, TensorDataset
 import mgpulab as lab
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 from .rank_fns import PythonHeavy
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
@@ -58,84 +58,11 @@ def _overhead_model(p: Dict[str, Any]) -> nn.Module:
     return nn.Sequential(nn.Linear(8, 1024), nn.Tanh(), nn.Linear(1024, 8))
 
 
-COMPLETE_CELL = """import torch, torch.nn as nn, mgpulab as lab
-from torch.utils.data import DataLoader, TensorDataset
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-torch.manual_seed({{seed}})
-data, labels = torch.randn({{samples}}, 10), torch.randn({{samples}}, 1)
-loader = DataLoader(TensorDataset(data, labels), batch_size={{batch_size}})
-for label in ("1 device", f"DataParallel x{devices}"):  # same seed, same data
-    torch.manual_seed({{seed}} + 1)
-    net = nn.Linear(10, 1).to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                              placement={{placement}})
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    rows_in = rows_out = 0
-    for epoch in range({{epochs}}):
-        for i, (inputs, targets) in enumerate(loader):
-            inputs, targets = inputs.to(dev), targets.to(dev)
-            outputs = model(inputs)
-            rows_in += len(inputs); rows_out += int(torch.isfinite(outputs).all(dim=1).sum())
-            loss = nn.MSELoss()(outputs, targets)
-            opt.zero_grad(); loss.backward(); opt.step()
-            lab.log(epoch * len(loader) + i, loss=loss, samples=len(inputs), run_id=label)
-    print(f"{label}: complete outputs {rows_out}/{rows_in} = {100 * rows_out / rows_in:.1f}%, final loss {loss.item():.6f}")
-"""
+COMPLETE_CELL = load_template("incomplete_results_gil_completeness")
 
-OVERHEAD_CELL = """import time, torch, torch.nn as nn, mgpulab as lab
-from mgpulab_scenarios import rank_fns
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class PythonHeavy(nn.Module):
-    def __init__(self, d, depth):
-        super().__init__(); self.layers = nn.ModuleList(nn.Linear(d, d) for _ in range(depth))
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return x
-torch.manual_seed({{seed}})
-model = PythonHeavy(8, {{depth}}).to(dev)
-x = torch.randn({{batch_size}}, 8).to(dev)
-dp = lab.DataParallel(model, device_ids=list(range(devices)), placement={{placement}})
-with torch.no_grad():
-    for label, m in (("1 device", model), (f"DataParallel x{devices}", dp)):
-        m(x)  # warm-up
-        for i in range({{repeats}}):
-            t0 = time.perf_counter(); m(x)
-            if dev.type == "cuda": torch.cuda.synchronize()
-            lab.log(i, forward_ms=(time.perf_counter() - t0) * 1000, run_id=label)
-        print(label, round((time.perf_counter() - t0) * 1000, 3), "ms/forward (last)")
-print("replica intervals (s):", dp.last_phases.intervals, "threads:", dp.last_phases.threads)
-if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) per rank
-    result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement={{placement}},
-                        kwargs=dict(seed={{seed}}, batch={{batch_size}}, d=8, depth={{depth}}, repeats={{repeats}},
-                                    emit=True), timeout_s=60, time_limit_s=120)
-    if result.ok:
-        print(f"DDP x{devices}:", [round(r["forward_ms"], 3) for r in result.results], "ms/forward per rank")
-"""
+OVERHEAD_CELL = load_template("incomplete_results_gil_python_overhead")
 
-DATA_CELL = """import time, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-from torch.utils.data import DataLoader, Dataset
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class Slow(Dataset):
-    def __init__(self, n): self.x, self.y = torch.randn(n, 10), torch.randn(n, 1)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i):
-        time.sleep({{sample_cost_ms}} / 1000); return self.x[i], self.y[i]
-for workers in sorted({0, {{num_workers}}}):
-    model = lab.DataParallel(nn.Linear(10, 1).to(dev), device_ids=list(range(devices)), placement={{placement}})
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    timer = lab.StepTimer(model, run_id=f"num_workers={workers}")  # frames per step and device
-    for step, (x, y) in enumerate(timer.data(DataLoader(Slow(400), batch_size=50, num_workers=workers))):
-        with timer.phase("forward"):
-            loss = F.mse_loss(model(x), y.to(dev))
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step(); opt.zero_grad()
-        timer.step(step, samples=len(x), loss=loss)
-    timer.close()
-    print("num_workers", workers, "data wait share:", round(timer.mean("data_ms") / timer.mean("step_ms"), 3))
-"""
+DATA_CELL = load_template("incomplete_results_gil_data_wait")
 
 STEPS = (
     Step("completeness", "**Are DataParallel's results incomplete?** Run the article's Example 1 on one device and "
@@ -206,7 +133,7 @@ def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
         single = c.median_ms(lambda: model(x), p["repeats"], on=dev)
         wrapped = c.dp(model, n, p)
         dp_ms = c.median_ms(lambda: wrapped(x), p["repeats"], on=dev)
-        ph = wrapped.last_phases
+        ph = c.phases(wrapped)
     out: Dict[str, Any] = {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"],
                            "single_ms": c.r(single), "dp_ms": c.r(dp_ms), "dp_ratio": c.r(dp_ms / single),
                            "dp_apply_ms": [c.r(v) for v in ph.apply_ms], "dp_threads": list(ph.threads),
@@ -261,7 +188,7 @@ def run_data_wait(p: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- verdicts --------------------------------------------------------------------------------------
 
-def v_incomplete(e: Dict[str, Any]) -> tuple:
+def v_incomplete(e: Dict[str, Any]) -> Verdict:
     text = (f"{e['rows_out']} of {e['rows_in']} output rows returned ({e['completeness_pct']}%), "
             f"{e['nonfinite_outputs']} non-finite, over {e['steps']} steps on {e['devices']} devices")
     if e["rows_out"] < e["rows_in"] or e["nonfinite_outputs"]:
@@ -269,7 +196,7 @@ def v_incomplete(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — complete"
 
 
-def v_loss(e: Dict[str, Any]) -> tuple:
+def v_loss(e: Dict[str, Any]) -> Verdict:
     d = e["max_loss_diff_vs_single"]
     text = (f"max |loss(DataParallel) - loss(1 device)| over {e['steps']} steps = {fmt(d)}; final loss "
             f"{e['final_loss_dp']} vs {e['final_loss_single']}; weights differ by {fmt(e['max_param_diff_vs_single'])}")
@@ -280,7 +207,7 @@ def v_loss(e: Dict[str, Any]) -> tuple:
     return "holds", text
 
 
-def v_gil(e: Dict[str, Any]) -> tuple:
+def v_gil(e: Dict[str, Any]) -> Verdict:
     n, ratio = e["devices"], e["dp_ratio"]
     text = (f"{e['forward_kind']} forward: 1 device {e['single_ms']} ms, DataParallel x{n} {e['dp_ms']} ms "
             f"(x{ratio}); per-replica apply ms {e['dp_apply_ms']} on threads {e['dp_threads']}")
@@ -295,7 +222,7 @@ def v_gil(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — no serialization visible"
 
 
-def v_ddp_gil(e: Dict[str, Any]) -> tuple:
+def v_ddp_gil(e: Dict[str, Any]) -> Verdict:
     if "ddp_ms" not in e:
         return "partly", (f"no DDP comparison in this run (forward_kind={e['forward_kind']}, devices={e['devices']}"
                           f"{', ' + e['ddp_status'] if 'ddp_status' in e else ''}); DataParallel x{e['dp_ratio']}")
@@ -310,7 +237,7 @@ def v_ddp_gil(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_data(e: Dict[str, Any]) -> tuple:
+def v_data(e: Dict[str, Any]) -> Verdict:
     w0 = e["workers_0"]
     complete = w0["rows_out"] == w0["rows_in"] and e["workers_n"]["rows_out"] == e["workers_n"]["rows_in"]
     text = (f"num_workers=0: data wait {w0['data_ms']} ms of a {w0['step_ms']} ms step ({fmt(100 * w0['data_share'])}%), "
@@ -322,7 +249,7 @@ def v_data(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text + " — loading is not the bottleneck and every result is complete"
 
 
-def v_workers(e: Dict[str, Any]) -> tuple:
+def v_workers(e: Dict[str, Any]) -> Verdict:
     a, b = e["workers_0"], e["workers_n"]
     text = (f"data wait {a['data_ms']} ms ({fmt(100 * a['data_share'])}% of the step) with 0 workers vs "
             f"{b['data_ms']} ms ({fmt(100 * b['data_share'])}%) with {e['num_workers']}; step {a['step_ms']} -> "

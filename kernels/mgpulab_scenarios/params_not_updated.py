@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict, Type, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -11,7 +11,8 @@ from torch import nn
 import mgpulab as lab
 
 from . import common as c
-from .core import PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, at_most_devices, fmt
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
+                   load_template)
 
 SOURCE = "001_7181883389e4f40f.txt"
 
@@ -44,6 +45,8 @@ class LinearModel(nn.Module):
 class StatefulModel(LinearModel):
     """Mutates state inside forward: an attribute counter (rebinding) and an in-place buffer."""
 
+    rows_seen: torch.Tensor  # a registered buffer (torch types module attributes as Tensor | Module)
+
     def __init__(self, input_size: int, output_size: int) -> None:
         super().__init__(input_size, output_size)
         self.calls = 0
@@ -55,7 +58,10 @@ class StatefulModel(LinearModel):
         return self.linear(x)
 
 
-def _model(p: Dict[str, Any], cls: type = LinearModel) -> nn.Module:
+M = TypeVar("M", bound=LinearModel)
+
+
+def _model(p: Dict[str, Any], cls: Type[M]) -> M:
     torch.manual_seed(p["seed"] + 1)
     return cls(p["input_size"], p["output_size"]).to(c.device(p))
 
@@ -67,60 +73,9 @@ def _resolve(module: nn.Module, name: str) -> Any:
     return obj
 
 
-TRAIN_CELL = """import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-devices, target, dev = {{devices}}, {{manual_target}}, lab.devices.device(0, {{placement}})
-g = torch.Generator().manual_seed({{seed}})
-inputs = torch.randn({{batch_size}}, {{input_size}}, generator=g).to(dev)
-targets = torch.randn({{batch_size}}, {{output_size}}, generator=g).to(dev)
-for variant in ("1 device", "optimizer.step", "manual"):  # same seed, same data
-    torch.manual_seed({{seed}} + 1)
-    net = nn.Sequential(nn.Linear({{input_size}}, {{output_size}})).to(dev)
-    model = net if variant == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                                placement={{placement}}, keep_replicas=True)
-    opt = torch.optim.SGD(model.parameters(), lr={{lr}})
-    for step in range({{steps}}):
-        loss = F.mse_loss(model(inputs), targets)
-        model.zero_grad(); loss.backward()
-        if variant != "manual":
-            opt.step()
-        else:
-            with torch.no_grad():
-                if target == "module_children":   # the article's "bad example"
-                    for child in model.module.children():
-                        for param in child.parameters():
-                            if param.grad is not None:
-                                param.data -= {{lr}} * param.grad.data
-                else:                               # really touching the replicas
-                    for replica in model.last_replicas:
-                        for name, _ in model.module.named_parameters():
-                            t = replica
-                            for part in name.split("."): t = getattr(t, part)
-                            if t.grad is not None:
-                                t.data -= {{lr}} * t.grad.data
-        norm = torch.sqrt(sum((p.detach() ** 2).sum() for p in net.parameters()))
-        lab.log(step, loss=loss, param_norm=norm, run_id=variant)
-    print(f"{variant:>14}: loss {loss.item():.5f}, parameter norm {norm.item():.5f} after {step + 1} steps")
-"""
+TRAIN_CELL = load_template("params_not_updated_train")
 
-STATE_CELL = """import torch, torch.nn as nn, mgpulab as lab
-devices, dev = {{devices}}, lab.devices.device(0, {{placement}})
-class Stateful(nn.Module):
-    def __init__(self):
-        super().__init__(); self.linear = nn.Linear({{input_size}}, {{output_size}})
-        self.calls = 0; self.register_buffer("rows_seen", torch.zeros(()))
-    def forward(self, x):
-        self.calls = self.calls + 1; self.rows_seen.add_(x.shape[0])
-        return self.linear(x)
-for label in ("1 device", f"DataParallel x{devices}"):
-    net = Stateful().to(dev)
-    model = net if label == "1 device" else lab.DataParallel(net, device_ids=list(range(devices)),
-                                                              placement={{placement}}, keep_replicas=True)
-    for step in range({{steps}}):
-        model(torch.randn({{batch_size}}, {{input_size}}).to(dev))
-        lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
-    print(f"{label}: calls {net.calls}, rows_seen {net.rows_seen.item():.0f}")
-print(lab.replica_state(model).render())
-"""
+STATE_CELL = load_template("params_not_updated_in_forward")
 
 STEPS = (
     Step("variants", "**optimizer.step vs manual updates.** Train the article's LinearModel with DataParallel "
@@ -145,8 +100,9 @@ STEPS = (
 
 def _train(p: Dict[str, Any], how: str) -> Dict[str, Any]:
     x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
-    base = _model(p)
-    model = base if how == "single" else c.dp(base, p["devices"], p, keep_replicas=True)
+    base = _model(p, LinearModel)
+    wrapped = None if how == "single" else c.dp(base, p["devices"], p, keep_replicas=True)
+    model = base if wrapped is None else wrapped
     opt = torch.optim.SGD(model.parameters(), lr=p["lr"])
     names = [n for n, _ in base.named_parameters()]
     losses, norms, applied = [], [c.param_norm(base)], 0
@@ -158,8 +114,9 @@ def _train(p: Dict[str, Any], how: str) -> Dict[str, Any]:
         if how in ("single", "optimizer"):
             opt.step()
         elif p["manual_target"] == "module_children":
+            assert wrapped is not None
             with torch.no_grad():
-                for child in model.module.children():
+                for child in wrapped.module.children():
                     for param in child.parameters():
                         if param.grad is not None:
                             param.data -= p["lr"] * param.grad.data
@@ -167,7 +124,8 @@ def _train(p: Dict[str, Any], how: str) -> Dict[str, Any]:
         else:
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # .grad of a non-leaf replica tensor: None, as on GPUs
-                for replica in model.last_replicas:
+                assert wrapped is not None
+                for replica in wrapped.last_replicas:
                     for name in names:
                         t = _resolve(replica, name)
                         if isinstance(t, torch.Tensor) and t.grad is not None:
@@ -190,7 +148,7 @@ def run_variants(p: Dict[str, Any]) -> Dict[str, Any]:
     out["optimizer_vs_single_max_param_diff"] = c.max_abs_diff(params["optimizer"], params["single"])
     # one backward: is the original's gradient the full-batch gradient?
     x, y = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
-    single, base = _model(p), _model(p)
+    single, base = _model(p, LinearModel), _model(p, LinearModel)
     F.mse_loss(single(x), y).backward()
     F.mse_loss(c.dp(base, p["devices"], p)(x), y).backward()
     out["dp_grad_vs_single_max_diff"] = c.max_abs_diff(c.grads(single), c.grads(base))
@@ -199,7 +157,7 @@ def run_variants(p: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def run_overwrite(p: Dict[str, Any]) -> Dict[str, Any]:
-    base = _model(p)
+    base = _model(p, LinearModel)
     model = c.dp(base, p["devices"], p, keep_replicas=True)
     x, _ = c.data(p["seed"], p["batch_size"], p["input_size"], p["output_size"], to=c.device(p))
     with torch.no_grad():
@@ -227,14 +185,14 @@ def run_in_forward(p: Dict[str, Any]) -> Dict[str, Any]:
         for _ in range(p["steps"]):
             single(x)
             model(x)
-    return {"devices": p["devices"], "forwards": p["steps"], "rows_per_device": list(model.last_phases.samples),
+    return {"devices": p["devices"], "forwards": p["steps"], "rows_per_device": list(c.phases(model).samples),
             "single": {"calls": single.calls, "rows_seen": float(single.rows_seen)},
             "dp": {"calls": base.calls, "rows_seen": float(base.rows_seen)}}
 
 
 # -- verdicts ----------------------------------------------------------------------------------
 
-def v_not_synced(e: Dict[str, Any]) -> tuple:
+def v_not_synced(e: Dict[str, Any]) -> Verdict:
     d = e["dp_grad_vs_single_max_diff"]
     text = (f"after one DataParallel backward on {e['devices']} devices the primary model's gradient differs from "
             f"the single-device full-batch gradient by at most {fmt(d)}")
@@ -243,7 +201,7 @@ def v_not_synced(e: Dict[str, Any]) -> tuple:
     return "holds", text
 
 
-def v_manual_fails(e: Dict[str, Any]) -> tuple:
+def v_manual_fails(e: Dict[str, Any]) -> Verdict:
     m, s = e["manual"], e["single"]
     ratio = m["final_loss"] / m["loss"][0] if m["loss"][0] else 1.0
     moved = abs(m["param_norm"][-1] - m["param_norm"][0])
@@ -257,7 +215,7 @@ def v_manual_fails(e: Dict[str, Any]) -> tuple:
     return "holds", text + " — nothing reached the primary model"
 
 
-def v_optimizer(e: Dict[str, Any]) -> tuple:
+def v_optimizer(e: Dict[str, Any]) -> Verdict:
     d = e["optimizer_vs_single_max_param_diff"]
     o = e["optimizer"]
     text = (f"optimizer.step on DataParallel x{e['devices']}: loss {o['loss'][0]} -> {o['final_loss']}; weights "
@@ -269,7 +227,7 @@ def v_optimizer(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_overwritten(e: Dict[str, Any]) -> tuple:
+def v_overwritten(e: Dict[str, Any]) -> Verdict:
     d, o = e["replica_diff_from_original_after_next_forward"], e["original_changed_by"]
     text = (f"replica {e['edited_replica']}'s weight was moved by {e['edit_size']}; after the next forward it "
             f"differs from the primary by {fmt(d)}, and the primary changed by {fmt(o)}")
@@ -280,7 +238,7 @@ def v_overwritten(e: Dict[str, Any]) -> tuple:
     return "does-not-hold", text
 
 
-def v_discarded(e: Dict[str, Any]) -> tuple:
+def v_discarded(e: Dict[str, Any]) -> Verdict:
     s, d = e["single"], e["dp"]
     text = (f"after {e['forwards']} forwards: calls {d['calls']} (1 device: {s['calls']}), rows_seen "
             f"{d['rows_seen']} (1 device: {s['rows_seen']}; rows per device {e['rows_per_device']})")

@@ -125,7 +125,7 @@ def ddp_comm(seed: int, batch: int, d_in: int, hidden: int, steps: int, comm_del
     model = _ddp(c.mlp(seed, d_in, hidden))
     timer = lab.StepTimer(model, emit=emit)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    out = {}
+    out: Dict[str, Any] = {}
     step = 0
     for label, delay in (("baseline", 0.0), ("delayed", comm_delay_ms)):
         timer.comm_delay_ms = delay
@@ -211,7 +211,7 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
 
     if fix == "join":
         from torch.distributed.algorithms.join import Join
-        with Join([model]):
+        with Join([model]):  # type: ignore[list-item]  # DDP is a Joinable; torch 1.13's stubs do not say so
             loop()
     else:
         loop()

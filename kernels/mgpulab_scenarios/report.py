@@ -167,11 +167,25 @@ def verdict_report(result: dict) -> dict:
     }
 
 
+def format_text(doc: dict) -> str:
+    """A run's verdicts as the headless runner prints them (and a display's ``text/plain``)."""
+    lines = [f"== {doc['scenario']}: {doc['title']}  [{doc['source']}]", f"   devices: {doc['deviceMode']}"]
+    for exp in doc["experiments"]:
+        status = f"error: {exp['error']}" if exp["error"] else "ok"
+        lines.append(f"   experiment {exp['id']} ({exp['seconds']} s): {status}")
+    for claim in doc["claims"]:
+        lines.append("")
+        lines.append(f"  > \"{claim['quote']}\"")
+        lines.append(f"    verdict: {str(claim['verdict']).upper()}")
+        lines.append(f"    because: {claim['explanation']}")
+        lines.append("    evidence: " + json.dumps(claim["evidence"], sort_keys=True)[:600])
+    return "\n".join(lines)
+
+
 class VerdictsDisplay:
     """A run's verdicts as a display object: ``text/plain`` and ``VERDICTS_MIME`` (JSON text)."""
 
     def __init__(self, result: dict) -> None:
-        from .cli import format_text
         self.text = format_text(result)
         self.report = verdict_report(result)
 

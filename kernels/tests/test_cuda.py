@@ -16,7 +16,7 @@ import mgpulab as lab
 import toolkit_rank_fns as fns
 from mgpulab import devices, metrics
 from mgpulab.plan import PlanError
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
 
 pytestmark = pytest.mark.cuda
 LIMITS = {"time_limit_s": 120, "timeout_s": 60}
@@ -25,9 +25,9 @@ LIMITS = {"time_limit_s": 120, "timeout_s": 60}
 @pytest.fixture
 def sent():
     messages = []
-    protocol.set_sink(messages.append)
+    frames.set_sink(messages.append)
     yield messages
-    protocol.set_sink(None)
+    frames.set_sink(None)
 
 
 def occupy_gpu(ms: float) -> None:

@@ -4,48 +4,49 @@ import os
 
 import pytest
 
-from mgpulab_kernel import executor, protocol
+from mgpulab_kernel import executor
+from mgpulab_wire import frames
 
 FIXTURES = json.load(open(os.path.join(os.path.dirname(__file__), "..", "protocol", "fixtures.json"), encoding="utf-8"))
 
 
 @pytest.mark.parametrize("case", FIXTURES["encodedFrames"])
 def test_encode_frame_matches_fixture(case):
-    assert protocol.encode_frame(case["message"], FIXTURES["nonce"]).decode("latin1") == case["frame"]
+    assert frames.encode_frame(case["message"], FIXTURES["nonce"]).decode("latin1") == case["frame"]
 
 
 @pytest.mark.parametrize("message", FIXTURES["kernelMessages"], ids=lambda m: m["type"])
 def test_every_fixture_message_encodes_to_one_ascii_frame_without_control_bytes(message):
-    frame = protocol.encode_frame(message, FIXTURES["nonce"])
-    body = frame[len(protocol.FRAME_PREFIX) + 33 : -1]
-    assert frame.endswith(protocol.FRAME_END)
+    frame = frames.encode_frame(message, FIXTURES["nonce"])
+    body = frame[len(frames.FRAME_PREFIX) + 33 : -1]
+    assert frame.endswith(frames.FRAME_END)
     assert all(32 <= byte < 127 for byte in body), "a frame body must be printable ASCII"
     assert json.loads(body) == message
 
 
 def test_emit_without_nonce_or_sink_writes_nothing(capfd):
-    protocol.emit({"type": "pong", "id": "x"})
+    frames.emit({"type": "pong", "id": "x"})
     assert capfd.readouterr().out == ""
 
 
 def test_emit_to_sink():
     seen = []
-    protocol.set_sink(seen.append)
+    frames.set_sink(seen.append)
     try:
-        protocol.emit({"type": "pong", "id": "y"})
+        frames.emit({"type": "pong", "id": "y"})
     finally:
-        protocol.set_sink(None)
+        frames.set_sink(None)
     assert seen == [{"type": "pong", "id": "y"}]
 
 
 def test_configure_rejects_a_bad_nonce():
     with pytest.raises(ValueError):
-        protocol.configure("xyz")
+        frames.configure("xyz")
 
 
 def test_nan_is_refused_by_the_encoder():
     with pytest.raises(ValueError):
-        protocol.encode_frame({"type": "metric", "values": {"loss": float("nan")}}, FIXTURES["nonce"])
+        frames.encode_frame({"type": "metric", "values": {"loss": float("nan")}}, FIXTURES["nonce"])
 
 
 def test_last_expression_value_and_namespace():

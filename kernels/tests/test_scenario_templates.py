@@ -139,10 +139,10 @@ def test_cli_notebook_uses_the_same_cells():
 
 CELL_RUNNER = r'''
 import json, sys
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
 import mgpulab_scenarios as sc
 if __name__ == "__main__":
-    protocol.configure(sys.argv[1])  # frames on fd 1, as in the kernel; rank processes inherit it
+    frames.configure(sys.argv[1])  # frames on fd 1, as in the kernel; rank processes inherit it
     source = sc.render(sys.argv[2], json.loads(sys.argv[3]))
     exec(compile(source, "<cell>", "exec"), {"__name__": "__cell__"})
 '''
@@ -192,10 +192,10 @@ def test_step_timer_gives_every_data_parallel_device_its_phases():
     from torch import nn
 
     import mgpulab as lab
-    from mgpulab_kernel import protocol
+    from mgpulab_wire import frames
     sent = []
     # Metric frames only (the timer also names its devices once, in a device_plan message).
-    protocol.set_sink(lambda message: sent.append(message) if message["type"] == "metric" else None)
+    frames.set_sink(lambda message: sent.append(message) if message["type"] == "metric" else None)
     try:
         model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2])
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -211,7 +211,7 @@ def test_step_timer_gives_every_data_parallel_device_its_phases():
             timer.step(step, loss=loss)
         timer.close()
     finally:
-        protocol.set_sink(None)
+        frames.set_sink(None)
     assert [(m["step"], m["rank"]) for m in sent] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     assert {m["runId"] for m in sent} == {"DataParallel x3"}
     for m in sent:

@@ -81,10 +81,10 @@ def test_four_ranks_train_like_one_full_batch():
 DRIVER = """
 import sys
 sys.path[:0] = [{kernels!r}, {tests!r}]
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
 import mgpulab as lab
 import toolkit_rank_fns as fns
-protocol.configure({nonce!r})
+frames.configure({nonce!r})
 result = lab.launch(fns.emit_frames, 4, args=({count},), time_limit_s=120)
 print("STATUS", result.status, result.results)
 """

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from mgpulab import gpu_monitor
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
 
 
 def test_parses_nvidia_smi_rows_and_unavailable_fields():
@@ -39,7 +39,7 @@ def test_monitor_reports_cuda_indices_and_leaves_out_invisible_gpus():
         seen.append(message)
         enough.set()
 
-    protocol.set_sink(sink)
+    frames.set_sink(sink)
     read = lambda: [{"index": 0, "uuid": "GPU-0", "gpu_util_pct": 10.0, "gpu_mem_mib": 1.0},  # noqa: E731
                     {"index": 3, "uuid": "GPU-3", "gpu_util_pct": 90.0, "gpu_mem_mib": 2.0}]
     monitor = gpu_monitor.GpuMonitor(read, interval_s=0.01, source="test", visible="3")
@@ -48,7 +48,7 @@ def test_monitor_reports_cuda_indices_and_leaves_out_invisible_gpus():
         assert enough.wait(10)
     finally:
         monitor.stop()
-        protocol.set_sink(None)
+        frames.set_sink(None)
     assert {(m["rank"], m["values"]["gpu_util_pct"]) for m in seen} == {(0, 90.0)}
 
 
@@ -61,14 +61,14 @@ def test_monitor_emits_one_metric_per_gpu_per_sample():
         if len(seen) >= 4:
             enough.set()
 
-    protocol.set_sink(sink)
+    frames.set_sink(sink)
     monitor = gpu_monitor.GpuMonitor(lambda: [{"index": 0, "gpu_util_pct": 50.0, "gpu_mem_mib": 10.0}, {"index": 1, "gpu_util_pct": 75.0, "gpu_mem_mib": 20.0}], interval_s=0.01)
     try:
         monitor.start()
         assert enough.wait(10)
     finally:
         monitor.stop()
-        protocol.set_sink(None)
+        frames.set_sink(None)
     first_two = sorted(seen[:2], key=lambda message: message["rank"])
     assert [(m["rank"], m["step"], m["values"]["gpu_util_pct"]) for m in first_two] == [(0, 0, 50.0), (1, 0, 75.0)]
 

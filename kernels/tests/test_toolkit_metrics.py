@@ -10,24 +10,24 @@ from torch import nn
 
 import mgpulab as lab
 from mgpulab import metrics
-from mgpulab_kernel import protocol
+from mgpulab_wire import frames
 
 
 @pytest.fixture
 def sent_all():
     messages = []
-    protocol.set_sink(messages.append)
+    frames.set_sink(messages.append)
     yield messages
-    protocol.set_sink(None)
+    frames.set_sink(None)
 
 
 @pytest.fixture
 def sent():
     """The metric messages sent (a step timer also names its devices once: see sent_all)."""
     messages = []
-    protocol.set_sink(lambda message: messages.append(message) if message.get("type") == "metric" else None)
+    frames.set_sink(lambda message: messages.append(message) if message.get("type") == "metric" else None)
     yield messages
-    protocol.set_sink(None)
+    frames.set_sink(None)
 
 
 def test_log_builds_metric_messages(sent, monkeypatch):
@@ -41,8 +41,8 @@ def test_non_finite_values_are_sent_as_none_and_frames_encode(sent):
     message = sent[0]
     assert message == {"type": "metric", "runId": "r-9", "rank": 1, "step": 0,
                        "values": {"loss": None, "grad_norm": None}}
-    frame = protocol.encode_frame(message, "0123456789abcdef0123456789abcdef")
-    assert json.loads(frame[len(protocol.FRAME_PREFIX) + 33:-1]) == message
+    frame = frames.encode_frame(message, "0123456789abcdef0123456789abcdef")
+    assert json.loads(frame[len(frames.FRAME_PREFIX) + 33:-1]) == message
 
 
 @pytest.mark.parametrize("step, values, error", [

@@ -82,7 +82,8 @@ def test_torchrun_path_with_a_working_torchrun(capsys):
 
 
 class FakeDiagnostics:
-    """Stands in for mgpulab_kernel.diagnostics: records which ranks the launcher registers."""
+    """Stands in for the child registry (mgpulab_wire.processes) the kernel's stack requests read:
+    records which ranks the launcher registers."""
 
     def __init__(self):
         self.live, self.seen = {}, {}
@@ -95,10 +96,10 @@ class FakeDiagnostics:
 
 
 def test_sigquit_dumps_a_ranks_stack_without_stopping_it(capsys, monkeypatch):
-    import mgpulab_kernel
+    from mgpulab_wire import processes
     fake = FakeDiagnostics()
-    monkeypatch.setitem(sys.modules, "mgpulab_kernel.diagnostics", fake)
-    monkeypatch.setattr(mgpulab_kernel, "diagnostics", fake, raising=False)
+    monkeypatch.setattr(processes, "register_process", fake.register_process)
+    monkeypatch.setattr(processes, "unregister_process", fake.unregister_process)
     result = lab.launch(fns.dump_own_stack, 2, time_limit_s=60)
     assert result.ok, result.summary
     # the kernel's own stack requests saw both ranks while they ran, and none after

@@ -1,33 +1,42 @@
-"""The kernel side of the wire protocol (TypeScript twin: server/protocol/kernel-messages.ts).
+"""Messages out of a process as frames on the kernel's tty (TypeScript twin: the frame decoder).
 
 Output frames are ``ESC ] mgl ; <nonce> ; <ASCII JSON> BEL`` written with a
 single ``os.write`` so that frames from several processes sharing the tty (DDP
 ranks) never interleave mid-frame. JSON is dumped with ``ensure_ascii`` so a
 frame holds no control byte that could end it early and no multi-byte UTF-8.
+
+The kernel configures it at boot, a rank process at start; the messages
+themselves are built by the checking constructors of
+:mod:`mgpulab_wire.protocol_generated`.
 """
 from __future__ import annotations
 
 import json
 import os
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
-FRAME_PREFIX = b"\x1b]mgl;"
-FRAME_END = b"\x07"
-BOOT_READY_MARKER = b"\x1b]mgl-boot;ready\x07"
-PROTOCOL_VERSION = 1
+from . import protocol_generated as wire
+
+FRAME_PREFIX = wire.FRAME_PREFIX.encode("ascii")
+FRAME_END = wire.FRAME_END.encode("ascii")
+BOOT_READY_MARKER = wire.BOOT_READY_MARKER.encode("ascii")
+
+Sink = Callable[[wire.KernelMessage], None]
+"""Receives each message instead of the tty (tests, plain Python)."""
 
 _nonce: Optional[str] = None
 _fd = 1
-_sink: Optional[Callable[[dict], None]] = None
+_sink: Optional[Sink] = None
 _write_lock = threading.Lock()
+_HEX = frozenset("0123456789abcdef")
 
 
 def configure(nonce: str, fd: int = 1) -> None:
     """Set the frame nonce for this process (the kernel at boot; a rank process at start)."""
     global _nonce, _fd
-    if len(nonce) != 32 or any(c not in "0123456789abcdef" for c in nonce):
-        raise ValueError("nonce must be 32 lowercase hex characters")
+    if len(nonce) != wire.NONCE_HEX_LENGTH or not set(nonce) <= _HEX:
+        raise ValueError(f"nonce must be {wire.NONCE_HEX_LENGTH} lowercase hex characters")
     _nonce, _fd = nonce, fd
 
 
@@ -36,18 +45,18 @@ def current_nonce() -> Optional[str]:
     return _nonce
 
 
-def set_sink(sink: Optional[Callable[[dict], None]]) -> None:
+def set_sink(sink: Optional[Sink]) -> None:
     """Capture messages in-process instead of writing frames (tests, plain Python)."""
     global _sink
     _sink = sink
 
 
-def encode_frame(message: dict, nonce: str) -> bytes:
+def encode_frame(message: Mapping[str, Any], nonce: str) -> bytes:
     body = json.dumps(message, ensure_ascii=True, allow_nan=False, default=_json_default)
     return FRAME_PREFIX + nonce.encode("ascii") + b";" + body.encode("ascii") + FRAME_END
 
 
-def emit(message: dict) -> None:
+def emit(message: wire.KernelMessage) -> None:
     """Send one message to the server. Outside a kernel with no sink, it is dropped."""
     if _sink is not None:
         _sink(message)

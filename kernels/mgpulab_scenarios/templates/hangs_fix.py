@@ -1,0 +1,12 @@
+from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+import mgpulab as lab
+from mgpulab_scenarios import rank_fns
+fix, world_size = PARAM.fix, PARAM.world_size
+result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fix}",
+                    kwargs=dict(seed=PARAM.seed, d_in=8, rows=32, batch=8, fault=PARAM.fault,
+                                fix="none" if fix == "pg_timeout" else fix, sleep_s=PARAM.sleep_s, emit=True),
+                    timeout_s=PARAM.pg_timeout_s if fix == "pg_timeout" else 60,
+                    hang_timeout_s=max(PARAM.hang_timeout_s, PARAM.pg_timeout_s + 5) if fix == "pg_timeout" else PARAM.hang_timeout_s,
+                    time_limit_s=60, placement=PARAM.placement)
+print(result.status, "-", result.summary)
+print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])

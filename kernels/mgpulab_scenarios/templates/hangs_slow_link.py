@@ -1,0 +1,10 @@
+from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+import mgpulab as lab
+from mgpulab_scenarios import rank_fns
+world_size = PARAM.world_size
+result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
+                    kwargs=dict(seed=PARAM.seed, batch=64, d_in=16, hidden=64, steps=PARAM.steps,
+                                comm_delay_ms=PARAM.comm_delay_ms, emit=True),
+                    hang_timeout_s=30, placement=PARAM.placement)
+for r in result.results:
+    print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
