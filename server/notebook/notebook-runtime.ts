@@ -61,6 +61,8 @@ export class NotebookRuntime {
   private readonly persistence: NotebookPersistence;
   /** The running execution's record: metrics count as hearing from it. */
   private liveRecord: ExecutionRecord | null = null;
+  /** The cell whose execution `liveRecord` records. */
+  private liveCellId: string | null = null;
   /** Set while the lab server stops: how the kernel run and its running cell are stored. */
   private stopping: { reason: string } | null = null;
   /** The cell whose code the kernel runs now, or ran last: metrics are attributed to it. */
@@ -74,7 +76,7 @@ export class NotebookRuntime {
       options.durableBroadcast === false ? () => Promise.resolve() : () => this.persistence.commit(),
       ({ event, seq }) => options.broadcast(event, seq),
     );
-    this.coalescer = new EventCoalescer((event) => this.gate.hold({ event, seq: this.journal.record(event) }), {
+    this.coalescer = new EventCoalescer((event) => this.send(event), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);
         return recorder ? { elided: recorder.elided, segments: recorder.tailSegments() } : null;
@@ -302,6 +304,7 @@ export class NotebookRuntime {
           const execution = { id: cell.executionId, cellId: cell.id, source: cell.source, template: cell.template };
           record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
           this.liveRecord = record;
+          this.liveCellId = cell.id;
         }
         this.setRunState(cell, "running");
       },
@@ -313,7 +316,10 @@ export class NotebookRuntime {
       hang: (report) => this.recordOutput(cell, hangOutput(report), record),
       finished: ({ status, executionCount, durationMs }) => {
         this.coalescer.flush();
-        if (this.liveRecord === record) this.liveRecord = null;
+        if (this.liveRecord === record) {
+          this.liveRecord = null;
+          this.liveCellId = null;
+        }
         if (executionCount !== null) cell.executionCount = executionCount;
         cell.lastRun = { status, durationMs };
         record?.finished({ status, durationMs, executionCount: cell.executionCount, outputs: cell.outputs });
@@ -331,8 +337,6 @@ export class NotebookRuntime {
         record?.output({ kind: "stream", name: change.name, text: change.text });
       } else if (change.kind === "tail") {
         this.coalescer.tailChanged(cell.id);
-        // What viewers are shown of the tail is stored too, read when the commit happens.
-        record?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
       }
     }
     cell.outputs = recorder.outputs();
@@ -364,6 +368,19 @@ export class NotebookRuntime {
     }
     this.persistence.metrics([{ ...point, tag, executionId: cell?.executionId ?? "" }]);
     this.liveRecord?.heard();
+  }
+
+  /**
+   * Every event goes out through here: numbered now, sent once durable. A
+   * tail snapshot is stored with the commit that releases it (at the tail
+   * cadence, not per chunk): the database holds at least what viewers saw.
+   */
+  private send(event: NotebookEvent): void {
+    if (event.type === "cell-stream-tail" && event.cellId === this.liveCellId) {
+      const recorder = this.recorders.get(event.cellId);
+      if (recorder) this.liveRecord?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
+    }
+    this.gate.hold({ event, seq: this.journal.record(event) });
   }
 
   /** What a variant of the running cell ran on: stored with the execution, and told to the charts live. */
