@@ -21,6 +21,8 @@ import PredictionPrompt from "./PredictionPrompt";
 import TemplateBar from "./TemplateBar";
 import CellCharts from "./CellCharts";
 
+import "./Cell.css";
+
 interface Props {
   cell: CellModel;
   index: number;

@@ -3,6 +3,8 @@
 import type { ConnectionState } from "./model/connection";
 import { assertNever } from "./model/notebook-state";
 
+import "./ConnectionStatus.css";
+
 interface Props {
   state: ConnectionState;
   unsavedCells: number;

@@ -4,6 +4,9 @@ import type { NotebookListItem } from "../server/protocol/notebook-model";
 import { formatRelativeTime } from "./model/format";
 import type { NotebookListController } from "./model/notebook-list";
 
+import "./NotebookRow.css";
+import "./DeletedNotebooks.css";
+
 interface Props {
   items: readonly NotebookListItem[];
   now: number;

@@ -9,6 +9,8 @@ import { formatIdle } from "./model/format";
 import { RESTART_QUESTION } from "./model/notebook-controller";
 import type { RunActions } from "./OutputArea";
 
+import "./HangReport.css";
+
 interface Props {
   report: Extract<CellOutput, { kind: "hang" }>;
   actions: RunActions | null;

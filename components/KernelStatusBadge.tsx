@@ -7,6 +7,8 @@ import type { KernelStatus } from "../server/protocol/notebook-model";
 import { deviceSummary, kernelDetails } from "./model/format";
 import { assertNever } from "./model/notebook-state";
 
+import "./KernelStatusBadge.css";
+
 interface Props {
   status: KernelStatus;
   /** False while the page is not connected: the status shown is the last one known. */

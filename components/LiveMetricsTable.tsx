@@ -4,6 +4,8 @@ import { memo } from "react";
 import type { LiveMetrics } from "../server/protocol/notebook-model";
 import { metricsTable } from "./model/metrics-table";
 
+import "./LiveMetricsTable.css";
+
 interface Props {
   cellId: string;
   metrics: LiveMetrics;

@@ -14,6 +14,8 @@ import { ansiToHtml } from "./model/console-text";
 import { markdownToSafeHtml, sanitizeHtml } from "./sanitize-html";
 import VerdictReport from "./VerdictReport";
 
+import "./MarkdownCell.css";
+
 interface Props {
   data: MimeBundle;
 }

@@ -4,6 +4,8 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import type { NotebookListController } from "./model/notebook-list";
 
+import "./NewNotebookForm.css";
+
 interface Props {
   list: NotebookListController;
 }

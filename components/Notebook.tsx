@@ -23,6 +23,8 @@ import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
 import Toolbar from "./Toolbar";
 
+import "./Notebook.css";
+
 interface Props {
   notebookId: string;
 }

@@ -8,6 +8,8 @@ import { formatRelativeTime } from "./model/format";
 import type { NotebookListController } from "./model/notebook-list";
 import TitleInput from "./TitleInput";
 
+import "./NotebookRow.css";
+
 interface Props {
   item: NotebookListItem;
   now: number;

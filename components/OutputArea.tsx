@@ -4,6 +4,8 @@ import { memo } from "react";
 import type { CellOutput } from "../server/protocol/notebook-model";
 import OutputItem from "./OutputItem";
 
+import "./OutputArea.css";
+
 /** What an output may ask of the notebook (the hang report's buttons). */
 export interface RunActions {
   interrupt(): void;

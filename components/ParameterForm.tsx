@@ -10,6 +10,8 @@ import { useId, useState } from "react";
 import type { CellTemplate, ParameterField, ParameterValue } from "../server/protocol/notebook-model";
 import { changedValues, currentValue, fieldText, numberInputAttributes, parseFieldText } from "./model/parameter-form";
 
+import "./ParameterForm.css";
+
 interface Props {
   template: CellTemplate;
   disabled: boolean;

@@ -8,6 +8,8 @@ import { useId, useState } from "react";
 import type { Prediction, PredictQuestion } from "../server/protocol/notebook-model";
 import { formatCommittedAt } from "./model/predictions";
 
+import "./PredictionPrompt.css";
+
 interface Props {
   question: PredictQuestion;
   /** The committed answer to this question, or null. */

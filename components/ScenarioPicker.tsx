@@ -7,6 +7,8 @@ import { useEffect, useState } from "react";
 import type { ScenarioSummary } from "../server/protocol/notebook-model";
 import type { LabTransport } from "./model/lab-client";
 
+import "./ScenarioPicker.css";
+
 interface Props {
   transport: LabTransport;
 }

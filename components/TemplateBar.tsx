@@ -5,6 +5,8 @@
  */
 import type { CellTemplate } from "../server/protocol/notebook-model";
 
+import "./TemplateBar.css";
+
 interface Props {
   template: CellTemplate;
   onReattach(): void;

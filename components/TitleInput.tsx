@@ -2,6 +2,8 @@
 /** A text field for a title: Enter or leaving it commits, Escape cancels. */
 import { useState } from "react";
 
+import "./TitleInput.css";
+
 interface Props {
   initial: string;
   testId: string;

@@ -4,6 +4,8 @@ import type { CellKind, KernelStatus } from "../server/protocol/notebook-model";
 import type { NotebookController } from "./model/notebook-controller";
 import ToolbarButton from "./ToolbarButton";
 
+import "./Toolbar.css";
+
 interface Props {
   controller: NotebookController;
   selected: { id: string; kind: CellKind; index: number } | null;

@@ -9,6 +9,8 @@ import { useContext, useState } from "react";
 import type { VerdictReport as Report, VerdictValue } from "../server/protocol/verdict-model";
 import { formatCommittedAt, PredictionsContext, type ClaimPrediction } from "./model/predictions";
 
+import "./VerdictReport.css";
+
 interface Props {
   report: Report;
 }

@@ -16,6 +16,8 @@ import StragglerList from "./StragglerList";
 import TimingChart from "./TimingChart";
 import { useTrailingVersion } from "./use-trailing-version";
 
+import "./charts.css";
+
 /** Bar charts, speed-up and stragglers redraw at most this often while a run streams. */
 export const AGGREGATE_INTERVAL_MS = 1_000;
 

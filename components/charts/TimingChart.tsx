@@ -44,7 +44,7 @@ const TimingPlot = memo(function TimingPlot({ drawn, height }: { drawn: Drawing;
   return (
     <div className="chart-plot">
       <BarChart responsive style={{ width: "100%", height: height + (many ? 30 : 0) }} data={drawn.data} margin={{ top: 8, right: 16, bottom: many ? 40 : 8, left: 4 }}>
-        <CartesianGrid stroke="#e6e6e6" strokeDasharray="3 3" vertical={false} />
+        <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" vertical={false} />
         <XAxis
           dataKey="key"
           type="category"

@@ -2,6 +2,8 @@
  * The parameter form's rules (the catalog's, mirrored: the server re-checks)
  * and the markup of the form and the detached bar, rendered to static HTML.
  */
+// Before the components: they import their stylesheets.
+import "../helpers/stylesheet-stub";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createElement } from "react";

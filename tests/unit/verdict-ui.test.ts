@@ -4,6 +4,8 @@
  * output (validated kernel output; malformed reports fall back to text),
  * all rendered to static HTML.
  */
+// Before the components: they import their stylesheets.
+import "../helpers/stylesheet-stub";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createElement, type ReactNode } from "react";

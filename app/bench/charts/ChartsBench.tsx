@@ -13,6 +13,8 @@ import { useFrameVersion } from "../../../components/charts/use-frame-version";
 import CellChartsHarness from "./CellChartsHarness";
 import { firstRender, liveUpdates, type PanelState, type ScenarioResult } from "./bench-scenarios";
 
+import "./ChartsBench.css";
+
 declare global {
   interface Window {
     __chartBench?: { done: boolean; result?: ScenarioResult; error?: string };
