@@ -24,7 +24,7 @@
  * Notebook-list commands (rename, restore) go over the same socket.
  */
 import { io, type Socket } from "socket.io-client";
-import type { NotebookDocument, CellKind } from "../../server/protocol/notebook-model";
+import type { NotebookDocument, CellKind } from "../../server/core/protocol/notebook-model";
 import type {
   ClientToServerEvents,
   CommandAck,
@@ -35,8 +35,8 @@ import type {
   NotebookEvent,
   SequencedEvent,
   ServerToClientEvents,
-} from "../../server/protocol/socket-api";
-import { messageTooLarge } from "../../server/protocol/socket-api";
+} from "../../server/core/protocol/socket-api";
+import { messageTooLarge } from "../../server/core/protocol/socket-api";
 import {
   acknowledgeEdit,
   classifySourceReply,

@@ -13,8 +13,9 @@
  * The reducer keeps object identity of every cell it does not change, so
  * memoised cell components re-render only when their own cell changed.
  */
-import type { Cell, CellKind, CellOutput, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { Cell, CellKind, CellOutput, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
+import { assertNever } from "../../server/core/assert-never";
 
 export type LocalAction =
   | { type: "insert-cell"; index: number; cell: Cell }
@@ -168,10 +169,6 @@ function mapCells(doc: NotebookDocument, update: (cell: Cell) => Cell): Notebook
 
 function clamp(n: number, lo: number, hi: number): number {
   return Math.min(Math.max(n, lo), hi);
-}
-
-export function assertNever(x: never): never {
-  throw new Error(`unhandled variant: ${JSON.stringify(x)}`);
 }
 
 /**

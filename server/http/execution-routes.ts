@@ -7,8 +7,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PrismaClient } from "../persistence";
 import { MetricRepository } from "../persistence";
 import { parseDevicePlans } from "../persistence/run-repository";
-import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../protocol/metrics-model";
-import type { ParameterValue } from "../protocol/notebook-model";
+import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../core/protocol/metrics-model";
+import type { ParameterValue } from "../core/protocol/notebook-model";
 import { renderExecutionChartsSvg } from "../charts/static-chart";
 import { replyError, sendJson } from "./json-reply";
 

@@ -11,7 +11,8 @@ import { IPYNB_LIMITS } from "../ipynb/limits";
 import type { TemplateRenderer } from "../notebook/template-cells";
 import type { NotebookRepository } from "../persistence";
 import { replyError, sendJson } from "./json-reply";
-import { NOTEBOOK_IMPORT_PATH } from "../protocol/socket-api";
+import { MAX_TITLE_CHARS } from "../core/limits";
+import { NOTEBOOK_IMPORT_PATH } from "../core/protocol/socket-api";
 
 const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
 
@@ -46,7 +47,7 @@ export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, o
 }
 
 async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, options: NotebookFilesOptions): Promise<void> {
-  const title = (url.searchParams.get("title") ?? "").trim().slice(0, 200) || "Imported notebook";
+  const title = (url.searchParams.get("title") ?? "").trim().slice(0, MAX_TITLE_CHARS) || "Imported notebook";
   const declared = contentLength(req);
   if (declared !== null && declared > IPYNB_LIMITS.maxBytes) {
     await drain(req);

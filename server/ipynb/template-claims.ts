@@ -4,7 +4,7 @@
  * attached when the catalog renders exactly its code for its template and
  * values (the lab's own export), and stays detached otherwise, with a note.
  */
-import type { CellTemplate } from "../protocol/notebook-model";
+import type { CellTemplate } from "../core/protocol/notebook-model";
 import type { CellInput } from "../persistence/types";
 import { CommandError } from "../notebook/notebook-ops";
 import type { TemplateRenderer } from "../notebook/template-cells";

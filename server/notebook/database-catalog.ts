@@ -1,5 +1,5 @@
 /** The notebook catalog on the lab's database (repositories over one Prisma client). */
-import type { NotebookListItem } from "../protocol/notebook-model";
+import type { NotebookListItem } from "../core/protocol/notebook-model";
 import { LOCAL_USER, MetricRepository, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
 import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";

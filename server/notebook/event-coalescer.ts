@@ -3,9 +3,9 @@
  * dozen times a second, with discrete events always after the text that
  * preceded them. Tail snapshots (flooding cells) go out at a slower cadence.
  */
-import type { LiveMetrics } from "../protocol/notebook-model";
-import type { MetricPointMessage } from "../protocol/metrics-model";
-import type { NotebookEvent } from "../protocol/socket-api";
+import type { LiveMetrics } from "../core/protocol/notebook-model";
+import type { MetricPointMessage } from "../core/protocol/metrics-model";
+import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { StreamName, StreamSegment } from "./output-recorder";
 
 export interface CoalescerOptions {

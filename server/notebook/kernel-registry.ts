@@ -7,7 +7,7 @@
  */
 import type { KernelSession } from "../kernel/kernel-session";
 import { MEMORY_METHOD, ProcessTable } from "../kernel/process-memory";
-import type { RunningKernel, RunningKernels } from "../protocol/kernels-model";
+import type { RunningKernel, RunningKernels } from "../core/protocol/kernels-model";
 import { admitKernel, cullDecision, isLive, kernelUse, type KernelFacts } from "./kernel-policy";
 import { CommandError } from "./notebook-ops";
 

@@ -2,12 +2,11 @@
  * Pure edits of a notebook document: each returns the event that tells the
  * viewers, or throws a CommandError with a message for the user.
  */
-import type { Cell, CellKind, NotebookDocument } from "../protocol/notebook-model";
-import type { NotebookEvent } from "../protocol/socket-api";
+import type { Cell, CellKind, NotebookDocument } from "../core/protocol/notebook-model";
+import type { NotebookEvent } from "../core/protocol/socket-api";
+import { MAX_CELLS } from "../core/limits";
 
 export class CommandError extends Error {}
-
-export const MAX_CELLS = 10_000;
 
 export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
   return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null, executionId: null, template: null };

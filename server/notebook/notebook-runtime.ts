@@ -9,10 +9,11 @@
  * (DurabilityGate), and a joining viewer's snapshot is answered only then.
  */
 import { randomUUID } from "node:crypto";
-import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../protocol/notebook-model";
-import type { KernelMessageOf } from "../protocol/kernel-messages";
-import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../protocol/socket-api";
-import { sourceHash } from "../protocol/source-hash";
+import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
+import type { KernelMessageOf } from "../core/protocol/kernel-messages";
+import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
+import { sourceHash } from "../core/protocol/source-hash";
+import { assertNever } from "../core/assert-never";
 import type { KernelHost } from "../kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
@@ -414,8 +415,5 @@ function toCellOutput(message: Exclude<ExecutionOutput, { type: "stream" }>): Ce
   }
 }
 
-function assertNever(value: never): never {
-  throw new Error(`unhandled: ${JSON.stringify(value)}`);
-}
 
 export type { LiveMetrics };

@@ -6,7 +6,7 @@
  * oversized one keeps what fits and is followed by an elided marker. Pure: no
  * timers, no sockets. Imported .ipynb outputs go through the same recorder.
  */
-import type { CellOutput } from "../protocol/notebook-model";
+import type { CellOutput } from "../core/protocol/notebook-model";
 
 export type StreamName = "stdout" | "stderr";
 export interface StreamSegment {

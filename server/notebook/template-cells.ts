@@ -3,7 +3,7 @@
  * which cells a form change re-renders, when code may be edited, which
  * questions can be answered. Rendering itself belongs to the catalog.
  */
-import type { Cell, CellTemplate, NotebookDocument, ParameterValue, PredictQuestion } from "../protocol/notebook-model";
+import type { Cell, CellTemplate, NotebookDocument, ParameterValue, PredictQuestion } from "../core/protocol/notebook-model";
 import { CommandError } from "./notebook-ops";
 
 /** The scenario catalog's renderer (ScenarioCatalog in production). */

@@ -7,16 +7,15 @@
  */
 import { z } from "zod";
 import { chooseInterpreter } from "../kernel/python-interpreter";
-import type { CellTemplate, ParameterValue, ScenarioSummary } from "../protocol/notebook-model";
+import type { CellTemplate, ParameterValue, ScenarioSummary } from "../core/protocol/notebook-model";
 import { CommandError } from "../notebook/notebook-ops";
-import { parameterFieldSchema, predictQuestionSchema } from "../persistence/types";
+import { parameterFieldSchema, parameterValueSchema, predictQuestionSchema } from "../core/protocol/notebook-schemas";
 import { ScenarioRequestError, ScenarioService } from "./scenario-service";
 
 const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), summary: z.string() }));
-const parameterValue = z.union([z.string(), z.number(), z.boolean()]);
 const templateSchema = z.object({
   id: z.string(),
-  parameters: z.record(z.string(), parameterValue),
+  parameters: z.record(z.string(), parameterValueSchema),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
 });

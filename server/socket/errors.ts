@@ -2,7 +2,7 @@
 import { isPersistenceError } from "../persistence";
 import { CommandError } from "../notebook/notebook-ops";
 import { SourceConflictError } from "../notebook/notebook-runtime";
-import type { SourceConflict } from "../protocol/socket-api";
+import type { SourceConflict } from "../core/protocol/socket-api";
 
 export interface ClientError {
   error: string;

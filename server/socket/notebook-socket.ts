@@ -6,14 +6,15 @@ import type { Server, ServerOptions, Socket } from "socket.io";
 import { checkSocketHandshake, type LabNames } from "../http/request-guard";
 import {
   labCommandSchema,
-  MAX_MESSAGE_BYTES,
   notebookCommandSchema,
   type ClientToServerEvents,
   type CommandAck,
   type LabAck,
   type LabCommand,
   type ServerToClientEvents,
-} from "../protocol/socket-api";
+} from "../core/protocol/socket-api";
+import { assertNever } from "../core/assert-never";
+import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
 import { CommandError } from "../notebook/notebook-ops";
 import type { NotebookHub } from "../notebook/notebook-hub";
@@ -120,7 +121,7 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
       await hub.kernels.shutdownAll(RUNNING_KERNELS_SHUTDOWN_REASON);
       return { ok: true, kernels: await hub.kernels.list() };
     default:
-      return assertNever(command);
+      return assertNever(command, "lab command");
   }
 }
 
@@ -145,8 +146,4 @@ function watchViewers(io: LabServer, hub: NotebookHub): void {
 function notebookOfRoom(room: unknown): string | null {
   const prefix = roomOf("");
   return typeof room === "string" && room.startsWith(prefix) ? room.slice(prefix.length) : null;
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled lab command: ${JSON.stringify(value)}`);
 }

@@ -6,7 +6,7 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { newCell } from "../../server/notebook/notebook-ops";
 import type { OutputBudget } from "../../server/notebook/output-recorder";
 import { NotebookRuntime } from "../../server/notebook/notebook-runtime";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 
 type Waiter = { test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void };
 

@@ -14,9 +14,9 @@ import { after, before, describe, it } from "node:test";
 import { localHost } from "../../server/kernel/kernel-host";
 import { KernelSession } from "../../server/kernel/kernel-session";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../../server/notebook/kernel-policy";
-import type { RunningKernels } from "../../server/protocol/kernels-model";
-import type { KernelStatus } from "../../server/protocol/notebook-model";
-import type { LabAck } from "../../server/protocol/socket-api";
+import type { RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { KernelStatus } from "../../server/core/protocol/notebook-model";
+import type { LabAck } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 import { RunningCell, TestKernel } from "../helpers/test-kernel";
 

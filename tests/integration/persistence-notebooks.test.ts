@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { deleteCell as refDelete, insertCell as refInsert, moveCell as refMove, newCell } from "../../server/notebook/notebook-ops";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "../../server/persistence/errors";
 import { toNotebookDocument } from "../../server/persistence/notebook-repository";
 import type { CellInput } from "../../server/persistence/types";

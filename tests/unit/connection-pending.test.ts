@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { classifyDisconnect, classifyOpenError } from "../../components/model/connection";
 import { newCell } from "../../components/model/notebook-state";
 import {
@@ -20,7 +20,7 @@ import {
   type StructuralCommand,
 } from "../../components/model/pending-edits";
 import { saveStatus, saveStatusText, type SaveInputs, type SaveStatus } from "../../components/model/save-status";
-import { sourceHash } from "../../server/protocol/source-hash";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 
 function snapshot(...cells: Cell[]): NotebookDocument {
   return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "idle", info: fakeInfo }, predictions: {} };

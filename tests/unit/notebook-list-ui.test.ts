@@ -7,9 +7,9 @@ import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { importNotebook, importNotesKey, takeImportNotes } from "../../components/model/lab-client";
 import { NotebookListController } from "../../components/model/notebook-list";
-import type { NotebookListItem } from "../../server/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
-import { labCommandSchema } from "../../server/protocol/socket-api";
+import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema } from "../../server/core/protocol/socket-api";
 
 class MemoryLab implements LabTransport {
   readonly notebooks = new Map<string, NotebookListItem>();

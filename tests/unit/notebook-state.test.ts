@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import {
   appendStream,
   applyLocalAction,

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/model/running-kernels";
-import type { RunningKernel, RunningKernels } from "../../server/protocol/kernels-model";
-import { labCommandSchema, type LabAck, type LabCommand } from "../../server/protocol/socket-api";
+import type { RunningKernel, RunningKernels } from "../../server/core/protocol/kernels-model";
+import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();

@@ -12,7 +12,7 @@ import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { NotebookController } from "../../components/model/notebook-controller";
 import { newCell } from "../../components/model/notebook-state";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import {
   notebookCommandSchema,
   type ClientToServerEvents,
@@ -20,8 +20,8 @@ import {
   type NotebookCommand,
   type NotebookEvent,
   type ServerToClientEvents,
-} from "../../server/protocol/socket-api";
-import { sourceHash } from "../../server/protocol/source-hash";
+} from "../../server/core/protocol/socket-api";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 
 const LIMIT = { timeout: 20_000 };
 

@@ -5,23 +5,11 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
+import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
 import type { DevicePlan } from "./kernel-messages";
 import type { RunningKernels } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
-
-/** Limits enforced on the wire, stated once. */
-export const MAX_SOURCE_CHARS = 1_000_000;
-export const MAX_ID_CHARS = 64;
-/**
- * The largest socket message either end sends, in bytes. A source travels in
- * one command as JSON, where a character may take 6 bytes (a control
- * character escaped as \u0001), so the cap is sized for the longest allowed
- * source at its worst plus room for the command around it: any valid command
- * fits, and the client checks before sending (messageTooLarge) so that a
- * larger one gets an error instead of the server closing the connection.
- */
-export const MAX_MESSAGE_BYTES = 6 * MAX_SOURCE_CHARS + 2 * 1024 * 1024;
 
 /** Why `message` cannot be sent (its JSON is over MAX_MESSAGE_BYTES), or null. */
 export function messageTooLarge(message: unknown): string | null {
@@ -87,10 +75,10 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   z.object({
     op: z.literal("execute"),
     notebookId: id,
-    cellIds: z.array(id).min(1).max(10_000),
+    cellIds: z.array(id).min(1).max(MAX_CELLS),
     sourceHashes: z.record(z.string(), z.string().max(32)).optional(),
   }),
-  z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
+  z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(MAX_CELLS) }),
   /**
    * New values for a templated cell's form. The catalog validates them with
    * the scenario's other values and re-renders every attached cell of that
@@ -145,7 +133,7 @@ export type CommandAck =
     }
   | { ok: false; error: string; conflict?: SourceConflict };
 
-const title = z.string().trim().min(1, "a title is needed").max(200, "a title has at most 200 characters");
+const title = z.string().trim().min(1, "a title is needed").max(MAX_TITLE_CHARS, `a title has at most ${MAX_TITLE_CHARS} characters`);
 
 /** Notebook-list operations: not tied to an open notebook. */
 export const labCommandSchema = z.discriminatedUnion("op", [
