@@ -29,7 +29,7 @@ import {
   type ControlCommand,
 } from "./connection";
 import { newCellId } from "./ids";
-import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "./notebook-state";
+import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
 

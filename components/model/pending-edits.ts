@@ -25,7 +25,7 @@ import { z } from "zod";
 import type { CellKind, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { CommandAck, NotebookCommand } from "../../server/core/protocol/socket-api";
 import { sourceHash } from "../../server/core/protocol/source-hash";
-import { applyLocalAction, newCell, type LocalAction } from "./notebook-state";
+import { applyLocalAction, newCell, type LocalAction } from "../../server/core/notebook/notebook-state";
 
 export interface PendingEdit {
   source: string;

@@ -21,7 +21,7 @@ export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tail
 const POINTS_PER_EVENT = 5_000;
 
 export interface TailSource {
-  tailOf(cellId: string): { elided: number; segments: StreamSegment[] } | null;
+  tailOf(cellId: string): { elided: number; segments: StreamSegment[]; headOutputs: number } | null;
   liveMetricsOf(cellId: string): LiveMetrics | null;
 }
 
@@ -111,7 +111,7 @@ export class EventCoalescer {
     this.dirtyTails.clear();
     for (const cellId of dirty) {
       const tail = this.tails.tailOf(cellId);
-      if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments });
+      if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments, headOutputs: tail.headOutputs });
     }
     const metrics = [...this.dirtyMetrics];
     this.dirtyMetrics.clear();

@@ -49,6 +49,11 @@ export class OutputRecorder {
     return this.elidedChars;
   }
 
+  /** How many outputs come before the tail (and its elided marker) in `outputs()`: they no longer change. */
+  get headOutputs(): number {
+    return this.head.length;
+  }
+
   stream(name: StreamName, text: string): RecorderChange[] {
     if (text.length === 0) return [];
     const changes: RecorderChange[] = [];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { classifyDisconnect, classifyOpenError } from "../../components/model/connection";
-import { newCell } from "../../components/model/notebook-state";
+import { newCell } from "../../server/core/notebook/notebook-state";
 import {
   acknowledgeEdit,
   classifySourceReply,

@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { NotebookController } from "../../components/model/notebook-controller";
-import { newCell } from "../../components/model/notebook-state";
+import { newCell } from "../../server/core/notebook/notebook-state";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import {
   notebookCommandSchema,

@@ -183,8 +183,12 @@ export type NotebookEvent =
   | { type: "cell-output"; cellId: string; output: CellOutput }
   /** Append to the last stream output of that name (or start one). */
   | { type: "cell-stream"; cellId: string; name: "stdout" | "stderr"; text: string }
-  /** Output went past the head budget: replace everything after the head with this tail. */
-  | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }> }
+  /**
+   * Output went past the head budget: the cell's first `headOutputs` outputs
+   * stay; everything after them is replaced by an elided marker (when
+   * `elidedBytes` > 0) and this tail (see replaceTail in core/notebook).
+   */
+  | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }>; headOutputs: number }
   | { type: "cell-finished"; cellId: string; status: NonNullable<Cell["lastRun"]>["status"]; durationMs: number }
   /** Coalesced, a few times a second while a run logs metrics. */
   | { type: "cell-metrics"; cellId: string; liveMetrics: LiveMetrics }
