@@ -28,7 +28,7 @@ export class SocketLabTransport implements LabTransport {
     // Sent at once when connected, else buffered by socket.io until the (re)connect, within the time limit.
     return new Promise((resolve) => {
       this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)" } : reply);
+        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" } : reply);
       });
     });
   }

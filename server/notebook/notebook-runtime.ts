@@ -29,7 +29,8 @@ import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
 import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
-import { CommandError, deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
+import { CommandError, SourceConflictError } from "../errors";
+import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 import { assertEditable, attachedSiblings, attachedTemplate, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
 
@@ -51,13 +52,6 @@ export interface NotebookRuntimeOptions {
   log?: (level: "info" | "warning" | "error", message: string) => void;
   /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
   claimKernel?: () => () => void;
-}
-
-/** set-source refused: the cell changed since the edit's base (another tab). */
-export class SourceConflictError extends CommandError {
-  constructor(readonly cellId: string, readonly theirSource: string) {
-    super(`cell ${cellId} was changed by someone else since you started editing it`);
-  }
 }
 
 export class NotebookRuntime {
@@ -260,15 +254,15 @@ export class NotebookRuntime {
   /** Re-renders a detached cell from the catalog; refuses (nothing changes) when the catalog cannot render it. */
   private async reattach(cellId: string): Promise<void> {
     const cell = findCell(this.doc, cellId);
-    if (!cell.template) throw new CommandError(`cell ${cell.id} is not rendered from a template`);
+    if (!cell.template) throw new CommandError("invalid", `cell ${cell.id} is not rendered from a template`);
     // An answer of ok must mean the code now comes from the catalog.
-    if (!cell.template.detached) throw new CommandError(`cell ${cell.id} is already attached to template ${cell.template.id}; there is nothing to reattach`);
+    if (!cell.template.detached) throw new CommandError("conflict", `cell ${cell.id} is already attached to template ${cell.template.id}; there is nothing to reattach`);
     const templateId = cell.template.id;
     const sibling = attachedSiblings(this.doc, scenarioOf(templateId))[0];
     const values = sibling?.template.parameters ?? cell.template.parameters;
     const rendered = await (this.options.templates ?? NO_TEMPLATES).render(templateId, values).catch((error: unknown) => {
       // The template may be unknown to this catalog or its values invalid (an imported file's claim): say which cell and why.
-      throw error instanceof CommandError ? new CommandError(`cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
+      throw error instanceof CommandError ? new CommandError(error.code, `cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
     });
     if (this.cellOf(cell.id)) await this.applyTemplate(cell.id, rendered.source, rendered.template);
   }
@@ -280,9 +274,9 @@ export class NotebookRuntime {
 
   private async commitPrediction(questionId: string, choice: string): Promise<void> {
     const question = findQuestion(this.doc, questionId);
-    if (!question.choices.includes(choice)) throw new CommandError(`"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
+    if (!question.choices.includes(choice)) throw new CommandError("invalid", `"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
     const existing = this.doc.predictions[questionId];
-    if (existing) throw new CommandError(`a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
+    if (existing) throw new CommandError("conflict", `a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
     const afterRun = questionAlreadyRun(this.doc, questionId);
     const prediction = await this.persistence.commitPrediction({ questionId, question: question.text, choice, afterRun });
     this.coalescer.emit({ type: "prediction-committed", prediction });
@@ -292,7 +286,7 @@ export class NotebookRuntime {
   private execute(cellIds: string[], sourceHashes: Record<string, string>): void {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
-    if (busy) throw new CommandError(`cell ${busy.id} is already queued or running`);
+    if (busy) throw new CommandError("busy", `cell ${busy.id} is already queued or running`);
     for (const cell of cells) {
       const seen = sourceHashes[cell.id];
       // Checked for every cell before anything runs.

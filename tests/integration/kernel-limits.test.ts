@@ -204,9 +204,9 @@ describe("the kernel cap", () => {
     const pids = [await kernelPid(harness, a), await kernelPid(harness, b)];
 
     const refused = await run(client, c, "print('third')");
-    assert.deepEqual(refused.ack, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)" });
+    assert.deepEqual(refused.ack, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)", code: "limit" });
     const restart = await client.send({ op: "restart", notebookId: c });
-    assert.deepEqual(restart, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)" });
+    assert.deepEqual(restart, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)", code: "limit" });
     const doc = await open(client, c);
     assert.equal(doc.kernel.state, "not-started");
     assert.equal(doc.cells.find((cell) => cell.id === refused.cellId)?.runState, "idle", "the refused cell is not left queued");

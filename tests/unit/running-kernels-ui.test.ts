@@ -59,7 +59,7 @@ class KernelLab implements LabTransport {
   }
 
   private answer(command: LabCommand): LabAck {
-    if (this.refuse !== null) return { ok: false, error: this.refuse };
+    if (this.refuse !== null) return { ok: false, error: this.refuse, code: "internal" };
     switch (command.op) {
       case "list-kernels":
         return { ok: true, kernels: this.listing() };
@@ -70,7 +70,7 @@ class KernelLab implements LabTransport {
         this.kernels = [];
         return { ok: true, kernels: this.listing() };
       default:
-        return { ok: false, error: `not a kernel command: ${command.op}` };
+        return { ok: false, error: `not a kernel command: ${command.op}`, code: "invalid" };
     }
   }
 }

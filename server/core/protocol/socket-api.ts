@@ -5,6 +5,7 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
+import type { ErrorCode } from "../errors";
 import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
 import type { DevicePlan } from "./kernel-messages";
 import type { RunningKernels } from "./kernels-model";
@@ -131,7 +132,8 @@ export type CommandAck =
       /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
       journal?: JournalPosition;
     }
-  | { ok: false; error: string; conflict?: SourceConflict };
+  /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
+  | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
 
 const title = z.string().trim().min(1, "a title is needed").max(MAX_TITLE_CHARS, `a title has at most ${MAX_TITLE_CHARS} characters`);
 
@@ -161,7 +163,7 @@ export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
   | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels }
-  | { ok: false; error: string };
+  | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
 export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
