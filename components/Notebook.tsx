@@ -10,7 +10,7 @@ import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";
-import { notebookExportPath } from "../server/protocol/socket-api";
+import { notebookExportPath } from "../server/core/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";

@@ -1,7 +1,7 @@
 "use client";
 /** The outputs under a cell, in order. */
 import { memo } from "react";
-import type { CellOutput } from "../server/protocol/notebook-model";
+import type { CellOutput } from "../server/core/protocol/notebook-model";
 import OutputItem from "./OutputItem";
 
 import "./OutputArea.css";

@@ -3,9 +3,9 @@
 import { memo, useMemo, type ReactNode } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { deviceBarsCsv } from "../model/chart-csv";
-import type { DeviceBarsChart as DeviceBarsModel } from "../model/chart-devices";
-import { deviceColor } from "../model/chart-palette";
-import { tickText } from "../model/chart-svg";
+import type { DeviceBarsChart as DeviceBarsModel } from "../../server/core/charts/chart-devices";
+import { deviceColor } from "../../server/core/charts/chart-palette";
+import { tickText } from "../../server/core/charts/chart-svg";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
 

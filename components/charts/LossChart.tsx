@@ -11,10 +11,10 @@ import { memo, useId, useMemo, useReducer, useRef, useState, type MouseEvent } f
 import { CartesianGrid, LineChart, ReferenceArea, ReferenceDot, ReferenceLine, XAxis, YAxis } from "recharts";
 import { extent, stableDomain } from "../model/chart-domain";
 import { lossCsv } from "../model/chart-csv";
-import { sampleLoss, type LossLine } from "../model/chart-loss";
-import { tickText } from "../model/chart-svg";
+import { sampleLoss, type LossLine } from "../../server/core/charts/chart-loss";
+import { tickText } from "../../server/core/charts/chart-svg";
 import { NO_ZOOM, zoomReducer } from "../model/chart-zoom";
-import { nearestPoint } from "../model/downsample";
+import { nearestPoint } from "../../server/core/charts/downsample";
 import ChartCard from "./ChartCard";
 import HoverReadout, { type HoverHit } from "./HoverReadout";
 import LinePaths from "./LinePaths";

@@ -3,9 +3,9 @@
 import { memo, useMemo } from "react";
 import { CartesianGrid, Line, LineChart, XAxis, YAxis } from "recharts";
 import { speedupCsv } from "../model/chart-csv";
-import { variantColor } from "../model/chart-palette";
-import type { SpeedupChart as SpeedupModel } from "../model/chart-speedup";
-import { tickText } from "../model/chart-svg";
+import { variantColor } from "../../server/core/charts/chart-palette";
+import type { SpeedupChart as SpeedupModel } from "../../server/core/charts/chart-speedup";
+import { tickText } from "../../server/core/charts/chart-svg";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
 

@@ -3,9 +3,9 @@
 import { memo, useMemo } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { timingCsv } from "../model/chart-csv";
-import { WARMUP_RULE } from "../model/chart-stats";
-import { tickText } from "../model/chart-svg";
-import type { PhaseInfo, TimingChart as TimingModel } from "../model/chart-timing";
+import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
+import { tickText } from "../../server/core/charts/chart-svg";
+import type { PhaseInfo, TimingChart as TimingModel } from "../../server/core/charts/chart-timing";
 import BarOverlay, { type OverlayBar } from "./BarOverlay";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
