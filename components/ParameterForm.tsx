@@ -10,6 +10,8 @@ import { useId, useState } from "react";
 import type { CellTemplate, ParameterField, ParameterValue } from "../server/core/protocol/notebook-model";
 import { changedValues, currentValue, fieldText, numberInputAttributes, parseFieldText } from "./model/parameter-form";
 
+import Markdown from "./Markdown";
+
 import "./ParameterForm.css";
 
 interface Props {
@@ -94,7 +96,6 @@ function FieldRow({ field, value, disabled, onApply }: FieldProps) {
   const common = {
     id,
     "data-testid": "parameter-input",
-    title: field.help,
     "aria-describedby": draft.error === null ? helpId : `${helpId} ${errorId}`,
     "aria-invalid": draft.error !== null,
     disabled,
@@ -136,9 +137,7 @@ function FieldRow({ field, value, disabled, onApply }: FieldProps) {
         {field.name}
       </label>
       {control}
-      <small className="parameter-help" id={helpId}>
-        {field.help}
-      </small>
+      <Markdown as="small" inline className="parameter-help" id={helpId} source={field.help} />
       {draft.error !== null && (
         <span className="parameter-error" id={errorId} data-testid="parameter-error" data-kind="field" role="alert">
           {draft.error}

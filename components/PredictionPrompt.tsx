@@ -8,6 +8,8 @@ import { useId, useState } from "react";
 import type { Prediction, PredictQuestion } from "../server/core/protocol/notebook-model";
 import { formatCommittedAt } from "./model/predictions";
 
+import Markdown from "./Markdown";
+
 import "./PredictionPrompt.css";
 
 interface Props {
@@ -27,7 +29,7 @@ export default function PredictionPrompt({ question, prediction, disabled, ranAl
   if (prediction !== null && prediction.questionId === question.id) {
     return (
       <section className="prediction-prompt prediction-locked" data-testid="prediction-prompt" data-question-id={question.id} aria-label="Your prediction">
-        <p className="prediction-question">{question.text}</p>
+        <Markdown as="p" inline className="prediction-question" source={question.text} />
         <p className="prediction-committed" data-testid="prediction-committed">
           You predicted: <strong>{prediction.choice}</strong>{" "}
           <span className="prediction-time">
@@ -44,7 +46,7 @@ export default function PredictionPrompt({ question, prediction, disabled, ranAl
     <section className="prediction-prompt" data-testid="prediction-prompt" data-question-id={question.id} aria-label="Predict first">
       <fieldset className="prediction-fieldset" disabled={disabled}>
         <legend className="prediction-question">
-          <span className="prediction-kicker">Predict first:</span> {question.text}
+          <span className="prediction-kicker">Predict first:</span> <Markdown inline source={question.text} />
         </legend>
         <div className="prediction-choices">
           {question.choices.map((option) => (
@@ -57,7 +59,7 @@ export default function PredictionPrompt({ question, prediction, disabled, ranAl
                 checked={choice === option}
                 onChange={() => setPicked(option)}
               />
-              <span>{option}</span>
+              <Markdown inline source={option} />
             </label>
           ))}
         </div>

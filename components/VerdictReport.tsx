@@ -1,13 +1,17 @@
 "use client";
 /**
  * A scenario's verdicts: for each claim of the source article, the quote,
- * what this run measured about it (a badge that reads without colour, the
- * deciding sentence, the numbers) and the participant's committed
- * prediction beside it. The header says honestly what the run ran on.
+ * what the participant's own run measured about it (a badge that reads
+ * without colour, the deciding sentence, the numbers with the run they came
+ * from and the spread of repeated timings), and the prediction about that
+ * claim beside it, judged right or wrong. The header says honestly what the
+ * run ran on. A claim whose experiment cell has not run with the values
+ * shown says which cell to run: never a verdict from another run.
  */
-import { useContext, useState } from "react";
+import { useContext, useMemo, useState } from "react";
 import type { VerdictReport as Report, VerdictValue } from "../server/core/protocol/verdict-model";
-import { formatCommittedAt, PredictionsContext, type ClaimPrediction } from "./model/predictions";
+import Markdown from "./Markdown";
+import { formatCommittedAt, judgePrediction, PredictionsContext, type ClaimPrediction } from "./model/predictions";
 
 import "./VerdictReport.css";
 
@@ -16,22 +20,41 @@ interface Props {
 }
 
 type Claim = Report["claims"][number];
-type NumberValue = Claim["numbers"][number]["value"];
+type Experiment = Report["experiments"][number];
+type NumberRow = Claim["numbers"][number];
+type NumberValue = NumberRow["value"];
+type RunRef = NonNullable<Claim["run"]>;
+type Spread = NonNullable<Claim["spreads"]>[number];
 
 /** Rows of numbers shown before "show all": enough for a comparison, short enough to keep claims side by side. */
 const NUMBERS_SHOWN = 8;
 
-const VERDICT_TEXT: Record<VerdictValue | "none", { icon: string; text: string }> = {
+type BadgeKind = VerdictValue | "needs-run" | "failed" | "none";
+
+const BADGE: Record<BadgeKind, { icon: string; text: string }> = {
   holds: { icon: "✓", text: "holds" },
   "does-not-hold": { icon: "✗", text: "does not hold" },
   partly: { icon: "◐", text: "holds only partly" },
+  inconclusive: { icon: "≈", text: "inconclusive" },
+  "needs-run": { icon: "▷", text: "needs a run" },
+  failed: { icon: "!", text: "experiment failed" },
   none: { icon: "?", text: "no verdict" },
 };
 
+/** What a claim's badge says: its verdict, or why it has none (reports from before statuses say only "no verdict"). */
+export function claimBadge(claim: Claim): BadgeKind {
+  if (claim.verdict !== null) return claim.verdict;
+  if (claim.status === "needs-run" || claim.status === "failed") return claim.status;
+  return "none";
+}
+
 export default function VerdictReport({ report }: Props) {
   const failed = report.experiments.filter((e) => e.error !== null);
-  const titles = new Map(report.experiments.map((e) => [e.id, e.title]));
+  const experiments = new Map(report.experiments.map((e) => [e.id, e]));
   const params = Object.entries(report.params);
+  const verdicts = useMemo(() => new Map(report.claims.map((c) => [c.id, c.verdict])), [report]);
+  const verdictOf = (claimId: string) => verdicts.get(claimId) ?? null;
+  const withStacks = report.experiments.filter((e) => typeof e.expectedStacks === "string" && e.expectedStacks !== "");
   return (
     <section className="verdict-report" data-testid="verdict-report" data-scenario={report.scenario} aria-label={`Verdicts: ${report.title}`}>
       <header className="verdict-header">
@@ -66,35 +89,64 @@ export default function VerdictReport({ report }: Props) {
       )}
       {report.claims.length === 0 && <p className="verdict-empty">No claims were checked in this run.</p>}
       {report.claims.map((claim) => (
-        <ClaimCard key={claim.id} claim={claim} experimentTitle={titles.get(claim.experiment) ?? claim.experiment} />
+        <ClaimCard key={claim.id} claim={claim} experiment={experiments.get(claim.experiment) ?? null} verdictOf={verdictOf} />
+      ))}
+      {withStacks.map((e) => (
+        <details className="verdict-stacks" key={e.id} data-testid="verdict-expected-stacks" data-experiment-id={e.id}>
+          <summary>stacks (expected: this experiment makes a rank hang) — {e.title}</summary>
+          <pre className="verdict-stacks-text">{e.expectedStacks}</pre>
+        </details>
       ))}
     </section>
   );
 }
 
-function ClaimCard({ claim, experimentTitle }: { claim: Claim; experimentTitle: string }) {
+function ClaimCard({ claim, experiment, verdictOf }: { claim: Claim; experiment: Experiment | null; verdictOf(claimId: string): VerdictValue | null }) {
   const predictions = useContext(PredictionsContext).get(claim.id) ?? [];
-  const verdict = claim.verdict ?? "none";
-  const badge = VERDICT_TEXT[verdict];
+  const badge = claimBadge(claim);
+  const run = claim.run ?? experiment?.run ?? null;
   return (
-    <article className={`verdict-claim verdict-claim-${verdict}`} data-testid="verdict-claim" data-claim-id={claim.id} data-verdict={verdict}>
+    <article
+      className={`verdict-claim verdict-claim-${badge}`}
+      data-testid="verdict-claim"
+      data-claim-id={claim.id}
+      data-verdict={claim.verdict ?? "none"}
+      data-status={claim.status ?? (claim.verdict === null ? "none" : "measured")}
+      data-execution-id={run?.executionId ?? undefined}
+    >
       <div className="verdict-claim-main">
-        <blockquote className="verdict-quote">{claim.quote}</blockquote>
+        <Markdown as="blockquote" className="verdict-quote" source={claim.quote} />
         <p className="verdict-line">
-          <span className={`verdict-badge verdict-badge-${verdict}`} data-testid="verdict-badge">
-            <span aria-hidden="true">{badge.icon}</span> {badge.text}
+          <span className={`verdict-badge verdict-badge-${badge}`} data-testid="verdict-badge">
+            <span aria-hidden="true">{BADGE[badge].icon}</span> {BADGE[badge].text}
           </span>
-          <span className="verdict-explanation">{claim.explanation}</span>
+          <Markdown inline className="verdict-explanation" source={claim.explanation} testId="verdict-explanation" />
         </p>
-        <small className="verdict-experiment">measured by: {experimentTitle}</small>
+        <small className="verdict-experiment" data-testid="verdict-source">
+          measured by: {experiment?.title ?? claim.experiment}
+          {run !== null && <RunLine run={run} />}
+        </small>
+        {claim.spreads && claim.spreads.length > 0 && <SpreadTable spreads={claim.spreads} />}
         {claim.numbers.length > 0 && <NumbersTable numbers={claim.numbers} />}
       </div>
-      <PredictionAside predictions={predictions} />
+      <PredictionAside predictions={predictions} verdictOf={verdictOf} />
     </article>
   );
 }
 
-function PredictionAside({ predictions }: { predictions: readonly ClaimPrediction[] }) {
+/** Which run the numbers are from: the cell's execution count, when, and the values it ran with. */
+function RunLine({ run }: { run: RunRef }) {
+  const params = Object.entries(run.params);
+  return (
+    <span className="verdict-run" data-testid="verdict-run" data-cell-id={run.cellId ?? undefined}>
+      {" "}
+      — its run {run.count !== null ? `[${run.count}] ` : ""}at <time dateTime={run.recordedAt}>{formatCommittedAt(run.recordedAt)}</time>
+      {params.length > 0 && ` with ${params.map(([name, value]) => `${name}=${formatValue(value)}`).join(", ")}`}
+    </span>
+  );
+}
+
+function PredictionAside({ predictions, verdictOf }: { predictions: readonly ClaimPrediction[]; verdictOf(claimId: string): VerdictValue | null }) {
   if (predictions.length === 0) {
     return (
       <aside className="verdict-prediction verdict-prediction-none" data-testid="verdict-prediction" data-committed="false">
@@ -105,12 +157,60 @@ function PredictionAside({ predictions }: { predictions: readonly ClaimPredictio
   return (
     <aside className="verdict-prediction" data-testid="verdict-prediction" data-committed="true">
       {predictions.map((p, i) => (
-        <p key={i} title={`${p.question} (committed ${formatCommittedAt(p.committedAt)})`} data-after-run={p.afterRun}>
-          {p.afterRun ? "Your answer" : "Your prediction"}: <strong>{p.choice}</strong>
-          {p.afterRun && <small className="prediction-late"> (given after the experiment had run)</small>}
-        </p>
+        <PredictionLine key={i} prediction={p} verdictOf={verdictOf} />
       ))}
     </aside>
+  );
+}
+
+function PredictionLine({ prediction: p, verdictOf }: { prediction: ClaimPrediction; verdictOf(claimId: string): VerdictValue | null }) {
+  const outcome = judgePrediction(p, verdictOf);
+  const judged = outcome.kind === "judged" ? (outcome.right ? "right" : "wrong") : outcome.kind;
+  return (
+    <div className="verdict-prediction-item" data-testid="verdict-prediction-item" data-outcome={judged} title={`${p.question} (committed ${formatCommittedAt(p.committedAt)})`} data-after-run={p.afterRun}>
+      <p>
+        {p.afterRun ? "You answered" : "You predicted"}: <strong>{p.choice}</strong>
+        {p.afterRun && <small className="prediction-late"> (given after the experiment had run)</small>}
+      </p>
+      {outcome.kind === "judged" && (
+        <p>
+          Measured: <strong>{outcome.measured}</strong>{" "}
+          <span className={`prediction-judgement prediction-${judged}`} data-testid="prediction-judgement">
+            <span aria-hidden="true">{outcome.right ? "✓" : "✗"}</span> {outcome.right ? "right" : "wrong"}
+          </span>
+        </p>
+      )}
+      {outcome.kind === "undecided" && <p className="prediction-undecided">Not judged: {outcome.reason}.</p>}
+    </div>
+  );
+}
+
+/** Repeated timings after the warm-up: the spread a verdict about speed has to beat. */
+function SpreadTable({ spreads }: { spreads: readonly Spread[] }) {
+  return (
+    <table className="verdict-numbers verdict-spreads" data-testid="verdict-spreads">
+      <caption>repeats after warm-up</caption>
+      <thead>
+        <tr>
+          <th scope="col"></th>
+          <th scope="col">n</th>
+          <th scope="col">min</th>
+          <th scope="col">median</th>
+          <th scope="col">max</th>
+        </tr>
+      </thead>
+      <tbody>
+        {spreads.map((s) => (
+          <tr key={s.label} data-testid="verdict-spread" data-label={s.label}>
+            <th scope="row">{s.label}</th>
+            <td>{s.n}</td>
+            <td>{formatValue(s.min)}</td>
+            <td>{formatValue(s.median)}</td>
+            <td>{formatValue(s.max)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -122,8 +222,10 @@ function NumbersTable({ numbers }: { numbers: Claim["numbers"] }) {
       <table className="verdict-numbers" data-testid="verdict-numbers">
         <tbody>
           {rows.map((n, i) => (
-            <tr key={`${n.label}-${i}`} data-testid="verdict-number">
-              <th scope="row">{n.label}</th>
+            <tr key={`${n.label}-${i}`} data-testid="verdict-number" data-label={n.label} data-value={typeof n.value === "number" ? String(n.value) : undefined}>
+              <th scope="row" title={n.source ? describeSource(n.source) : undefined}>
+                {n.label}
+              </th>
               <td>{formatValue(n.value)}</td>
             </tr>
           ))}
@@ -136,6 +238,14 @@ function NumbersTable({ numbers }: { numbers: Claim["numbers"] }) {
       )}
     </div>
   );
+}
+
+/** Where a number was read from, as the charts show it ("mean of step_ms, steps 2–20, rank 0, DataParallel x2"). */
+function describeSource(source: NonNullable<NumberRow["source"]>): string {
+  const steps = source.steps.length === 0 ? "" : source.steps.length === 1 ? `, step ${source.steps[0]}` : `, steps ${source.steps[0]}–${source.steps[source.steps.length - 1]}`;
+  const ranks = source.ranks.length === 0 ? "" : `, rank${source.ranks.length > 1 ? "s" : ""} ${source.ranks.join(", ")}`;
+  const against = source.baseline ? ` against ${source.baseline}` : "";
+  return `${source.statistic} of ${source.metric}${steps}${ranks}, ${source.tag === "" ? "the cell's run" : source.tag}${against}`;
 }
 
 // The kernel's device labels say "cpu" for emulated devices ("2× cpu, DDP over gloo …") and "CUDA" for real ones.

@@ -27,3 +27,9 @@ export function markdownToSafeHtml(source: string): string | null {
   const html = markdown.parse(source, { async: false });
   return sanitizeHtml(html);
 }
+
+/** One line of markdown (a question, a help text, a verdict sentence): inline elements only, no paragraph around it. */
+export function inlineMarkdownToSafeHtml(source: string): string | null {
+  const html = markdown.parseInline(source, { async: false });
+  return sanitizeHtml(html);
+}

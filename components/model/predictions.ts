@@ -6,7 +6,8 @@
  * only reads it.
  */
 import { createContext } from "react";
-import type { CellTemplate, Prediction } from "../../server/core/protocol/notebook-model";
+import type { CellTemplate, Prediction, PredictQuestion } from "../../server/core/protocol/notebook-model";
+import type { VerdictValue } from "../../server/core/protocol/verdict-model";
 
 export interface ClaimPrediction {
   /** The question as it was asked (filled in with the scenario's values). */
@@ -16,6 +17,36 @@ export interface ClaimPrediction {
   committedAt: string;
   /** Given after the experiment had run: not a blind prediction, and labelled so. */
   afterRun: boolean;
+  /** The question's choices and when each is what a run measured (see PredictQuestion.outcomes). */
+  choices: readonly string[];
+  outcomes: PredictQuestion["outcomes"] | null;
+}
+
+/**
+ * A prediction set against a run's verdicts: `judged` names the choice the
+ * run measured and whether the prediction was it; `undecided` says why the
+ * run cannot tell (a deciding claim has no verdict, or is inconclusive).
+ */
+export type PredictionOutcome =
+  | { kind: "judged"; measured: string; right: boolean }
+  | { kind: "undecided"; reason: string }
+  | { kind: "unjudged" };
+
+/** `verdictOf(claimId)`: the verdict of that claim in the report shown (null: none, e.g. it needs a run). */
+export function judgePrediction(prediction: ClaimPrediction, verdictOf: (claimId: string) => VerdictValue | null): PredictionOutcome {
+  const outcomes = prediction.outcomes;
+  if (!outcomes || outcomes.length !== prediction.choices.length) return { kind: "unjudged" };
+  const deciding = [...new Set(outcomes.flatMap((outcome) => Object.keys(outcome)))];
+  const missing = deciding.filter((claim) => verdictOf(claim) === null);
+  if (missing.length > 0) return { kind: "undecided", reason: "this run has no verdict yet on what decides it" };
+  if (deciding.some((claim) => verdictOf(claim) === "inconclusive")) return { kind: "undecided", reason: "the measurement was inconclusive" };
+  const index = outcomes.findIndex((outcome) => {
+    const conditions = Object.entries(outcome);
+    return conditions.length > 0 && conditions.every(([claim, verdict]) => verdictOf(claim) === verdict);
+  });
+  if (index < 0) return { kind: "undecided", reason: "the verdicts match none of the choices" };
+  const measured = prediction.choices[index];
+  return { kind: "judged", measured, right: measured === prediction.choice };
 }
 
 export type PredictionsByClaim = ReadonlyMap<string, readonly ClaimPrediction[]>;
@@ -43,7 +74,14 @@ export function predictionsByClaim(
     if (prediction === undefined) continue;
     for (const claim of question.claims) {
       const list = byClaim.get(claim) ?? [];
-      list.push({ question: question.text, choice: prediction.choice, committedAt: prediction.committedAt, afterRun: prediction.afterRun });
+      list.push({
+        question: question.text,
+        choice: prediction.choice,
+        committedAt: prediction.committedAt,
+        afterRun: prediction.afterRun,
+        choices: question.choices,
+        outcomes: question.outcomes ?? null,
+      });
       byClaim.set(claim, list);
     }
   }

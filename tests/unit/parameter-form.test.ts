@@ -143,7 +143,11 @@ describe("ParameterForm markup", () => {
     assert.equal(attr(intInput, "max"), "512");
     assert.equal(attr(intInput, "step"), "1");
     assert.equal(attr(intInput, "value"), "128", "the scenario's value, not the default");
-    assert.equal(attr(intInput, "title"), batchSize.help);
+    // The help is described by reference (rendered as markdown beside the input), not repeated as raw text in a tooltip.
+    assert.equal(attr(intInput, "title"), null);
+    const helpId = attr(intInput, "aria-describedby");
+    assert.ok(helpId);
+    assert.ok(field(html, "batch_size").includes(`id="${helpId}">${batchSize.help}<`), "the help text carries the id the input names");
 
     const [floatInput] = tags(field(html, "lr"), "parameter-input");
     assert.ok(floatInput);

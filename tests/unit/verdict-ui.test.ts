@@ -12,10 +12,10 @@ import { createElement, type ReactNode } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import MimeOutput from "../../components/MimeOutput";
 import PredictionPrompt from "../../components/PredictionPrompt";
-import { predictionsByClaim, PredictionsContext, type PredictionsByClaim } from "../../components/model/predictions";
+import { judgePrediction, predictionsByClaim, PredictionsContext, type ClaimPrediction, type PredictionsByClaim } from "../../components/model/predictions";
 import { VERDICTS_MIME } from "../../server/core/protocol/metrics-model";
 import type { CellTemplate, Prediction, PredictQuestion } from "../../server/core/protocol/notebook-model";
-import type { VerdictReport } from "../../server/core/protocol/verdict-model";
+import type { VerdictReport, VerdictValue } from "../../server/core/protocol/verdict-model";
 
 const question: PredictQuestion = {
   id: "dp_basics/speedup",
@@ -58,7 +58,7 @@ describe("PredictionPrompt", () => {
     const names = new Set(radios.map((r) => /name="([^"]*)"/.exec(r)?.[1]));
     assert.equal(names.size, 1, "one radio group");
     // Each radio sits inside its label, so clicking the text picks it.
-    assert.match(html, /<label class="prediction-choice"><input[^>]*value="slower"[^>]*\/><span>slower<\/span><\/label>/);
+    assert.match(html, /<label class="prediction-choice"><input[^>]*value="slower"[^>]*\/><span class="markdown-text">slower<\/span><\/label>/);
     const [commit] = tags(html, "prediction-commit");
     assert.ok(commit?.startsWith("<button"));
     assert.ok(has(commit, "disabled"), "disabled until a choice is picked");
@@ -120,12 +120,45 @@ describe("predictionsByClaim", () => {
       "gone/question": { questionId: "gone/question", choice: "x", afterRun: false, committedAt: "2025-06-01T12:06:00.000Z" },
     });
     assert.deepEqual([...map.keys()], ["speedup", "overhead"]);
-    assert.deepEqual(map.get("speedup"), [{ question: question.text, choice: "about 2× faster", committedAt: committed.committedAt, afterRun: false }]);
+    assert.deepEqual(map.get("speedup"), [
+      { question: question.text, choice: "about 2× faster", committedAt: committed.committedAt, afterRun: false, choices: question.choices, outcomes: null },
+    ]);
     assert.deepEqual(
       map.get("overhead")?.map((p) => p.choice),
       ["about 2× faster", "no"],
     );
     assert.equal(map.get("memory"), undefined);
+  });
+});
+
+describe("judgePrediction", () => {
+  const asked: ClaimPrediction = {
+    question: "With 3 devices, what speed-up?",
+    choice: "about 3x",
+    committedAt: "2025-06-01T12:00:00.000Z",
+    afterRun: false,
+    choices: ["about 3x", "more than 1x but less than 3x", "none or a slowdown"],
+    outcomes: [{ "myth-linear": "holds" }, { "not-linear": "holds", "myth-linear": "does-not-hold" }, {}],
+  };
+  const verdicts = (map: Record<string, VerdictValue | null>) => (claim: string) => map[claim] ?? null;
+
+  it("names the choice the verdicts measured and whether the prediction was it", () => {
+    assert.deepEqual(judgePrediction(asked, verdicts({ "myth-linear": "holds", "not-linear": "does-not-hold" })), { kind: "judged", measured: "about 3x", right: true });
+    assert.deepEqual(judgePrediction(asked, verdicts({ "myth-linear": "does-not-hold", "not-linear": "holds" })), {
+      kind: "judged",
+      measured: "more than 1x but less than 3x",
+      right: false,
+    });
+  });
+
+  it("does not judge from an inconclusive or missing verdict", () => {
+    assert.equal(judgePrediction(asked, verdicts({ "myth-linear": "inconclusive", "not-linear": "holds" })).kind, "undecided");
+    assert.equal(judgePrediction(asked, verdicts({ "not-linear": "holds" })).kind, "undecided");
+    assert.equal(judgePrediction(asked, verdicts({ "myth-linear": "partly", "not-linear": "partly" })).kind, "undecided");
+  });
+
+  it("leaves a question without outcomes unjudged", () => {
+    assert.deepEqual(judgePrediction({ ...asked, outcomes: null }, verdicts({ "myth-linear": "holds" })), { kind: "unjudged" });
   });
 });
 
@@ -220,13 +253,13 @@ describe("VerdictReport through MimeOutput", () => {
     assert.equal(badgeText("split"), "holds");
     assert.equal(badgeText("overhead"), "holds only partly");
     assert.equal(badgeText("memory"), "no verdict");
-    assert.match(claim(html, "speedup"), /<blockquote class="verdict-quote">DataParallel makes training faster on multiple GPUs\.<\/blockquote>/);
+    assert.match(claim(html, "speedup"), /<blockquote class="markdown-text verdict-quote">DataParallel makes training faster on multiple GPUs\.<\/blockquote>/);
     assert.match(claim(html, "speedup"), /One epoch took 1\.92 s on 2 emulated devices/);
     assert.match(claim(html, "speedup"), /measured by: Epoch time/);
   });
 
   it("shows the numbers as label → value, formatted", () => {
-    const rows = [...claim(html, "speedup").matchAll(/data-testid="verdict-number"><th scope="row">([^<]*)<\/th><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
+    const rows = [...claim(html, "speedup").matchAll(/data-testid="verdict-number"[^>]*><th scope="row">([^<]*)<\/th><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
     assert.deepEqual(rows, [
       ["single_s", "1.1"],
       ["dp_s", "1.923"],
@@ -250,19 +283,66 @@ describe("VerdictReport through MimeOutput", () => {
     for (const id of ["speedup", "overhead"]) {
       const [aside] = tags(claim(html, id), "verdict-prediction");
       assert.match(aside ?? "", /data-committed="true"/, id);
-      assert.match(claim(html, id), /Your prediction: <strong>about 2× faster<\/strong>/, id);
+      assert.match(claim(html, id), /You predicted: <strong>about 2× faster<\/strong>/, id);
     }
     for (const id of ["split", "memory"]) {
       assert.match(claim(html, id), /data-committed="false"[^>]*>no prediction committed</, id);
-      assert.doesNotMatch(claim(html, id), /Your prediction/, id);
+      assert.doesNotMatch(claim(html, id), /You predicted/, id);
     }
   });
 
   it("labels an answer given after the run as such, not as a prediction", () => {
     const late = predictionsByClaim([templated("dp_basics/a", question)], { [question.id]: { ...committed, afterRun: true } });
     const lateHtml = render(bundle(JSON.stringify(report)), late);
-    assert.match(claim(lateHtml, "speedup"), /data-after-run="true"[^>]*>Your answer: <strong>about 2× faster<\/strong><small[^>]*> \(given after the experiment had run\)/);
-    assert.doesNotMatch(claim(lateHtml, "speedup"), /Your prediction/);
+    assert.match(claim(lateHtml, "speedup"), /data-after-run="true"[^>]*><p>You answered: <strong>about 2× faster<\/strong><small[^>]*> \(given after the experiment had run\)/);
+    assert.doesNotMatch(claim(lateHtml, "speedup"), /You predicted/);
+  });
+
+  it("judges a prediction right or wrong from the verdicts of the claims that decide it", () => {
+    const judged: PredictQuestion = {
+      ...question,
+      claims: ["speedup"],
+      outcomes: [{ speedup: "holds" }, { speedup: "does-not-hold" }, {}],
+    };
+    const judge = (choice: string) =>
+      claim(render(bundle(JSON.stringify(report)), predictionsByClaim([templated("dp_basics/a", judged)], { [question.id]: { ...committed, choice } })), "speedup");
+    const wrong = judge("about 2× faster");
+    assert.match(wrong, /data-outcome="wrong"/);
+    assert.match(wrong, /Measured: <strong>about the same<\/strong>/);
+    assert.match(judge("about the same"), /data-outcome="right"[\s\S]*✓<\/span> right/);
+    // Beside its own claim only.
+    const overhead = claim(render(bundle(JSON.stringify(report)), predictionsByClaim([templated("dp_basics/a", judged)], { [question.id]: committed })), "overhead");
+    assert.match(overhead, /no prediction committed/);
+  });
+
+  it("says what an inconclusive claim and one that needs a run are, and shows spreads and the run the numbers came from", () => {
+    const run = { templateId: "dp_basics/scaling", cellId: "c1", executionId: "e-42", count: 3, recordedAt: "2025-06-01T12:00:00.000Z", params: { devices: 3 } };
+    const next: VerdictReport = {
+      ...report,
+      experiments: [...report.experiments, { id: "hang", title: "A rank hangs", variants: [], seconds: 1, error: null, expectedStacks: "rank 1: File x.py, in all_reduce" }],
+      claims: [
+        {
+          ...report.claims[0],
+          verdict: "inconclusive",
+          status: "measured",
+          run,
+          spreads: [{ label: "DataParallel x2", n: 5, min: 1.5, median: 2, max: 2.6, mean: 2.01 }],
+        },
+        { ...report.claims[1], verdict: null, status: "needs-run", explanation: "Run the cell 'Batch split' (it has not run with devices=3)." },
+      ],
+    };
+    const html = render(bundle(JSON.stringify(next)));
+    const speed = claim(html, "speedup");
+    assert.match(speed, /verdict-badge-inconclusive/);
+    assert.match(speed, /data-execution-id="e-42"/);
+    assert.match(speed, /its run \[3\] at <time dateTime="2025-06-01T12:00:00.000Z">/);
+    assert.match(speed, /with devices=3/);
+    assert.match(speed, /data-label="DataParallel x2"><th scope="row">DataParallel x2<\/th><td>5<\/td><td>1.5<\/td><td>2<\/td><td>2.6<\/td>/);
+    const split = claim(html, "split");
+    assert.match(split, /data-status="needs-run"/);
+    assert.match(split, /needs a run/);
+    assert.match(split, /Run the cell &#x27;Batch split&#x27;/);
+    assert.match(html, /<details class="verdict-stacks" data-testid="verdict-expected-stacks" data-experiment-id="hang"><summary>stacks \(expected: this experiment makes a rank hang\)/);
   });
 
   it("lists failed experiments with their error", () => {

@@ -2,6 +2,8 @@
  * The notebook document as both ends see it. Pure types: imported by the
  * server, the socket API and the React components alike.
  */
+import type { VerdictValue } from "./verdict-model";
+
 export type CellKind = "code" | "markdown";
 
 export type MimeBundle = Record<string, string>;
@@ -55,8 +57,14 @@ export interface PredictQuestion {
   id: string;
   text: string;
   choices: string[];
-  /** Ids of the claims this question is about: the verdict view shows the prediction beside them. */
+  /** Ids of the claims this question is about: the verdict view shows the prediction beside them (and only them). */
   claims: string[];
+  /**
+   * Parallel to `choices`: choice i is what a run measured when every claim
+   * named in `outcomes[i]` got the verdict named there ({} : no run shows it).
+   * Absent on questions stored before it: then a prediction is shown, not judged.
+   */
+  outcomes?: Array<Record<string, VerdictValue>>;
 }
 
 /**

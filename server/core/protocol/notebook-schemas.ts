@@ -5,6 +5,7 @@
  * Each is proven equal to its type at compile time (`Same<>` below).
  */
 import { z } from "zod";
+import { VERDICTS } from "./verdict-model";
 import type { CellOutput, CellTemplate, Cell } from "./notebook-model";
 
 const mimeBundleSchema = z.record(z.string(), z.string());
@@ -50,6 +51,7 @@ export const predictQuestionSchema = z.object({
   text: z.string(),
   choices: z.array(z.string()),
   claims: z.array(z.string()),
+  outcomes: z.array(z.record(z.string(), z.enum(VERDICTS))).optional(),
 });
 
 /** What Cell.templateGuide holds: the parts of a template that only the catalog can compute. */
