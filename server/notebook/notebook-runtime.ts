@@ -32,7 +32,17 @@ import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPe
 import { CommandError, SourceConflictError } from "../errors";
 import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
-import { assertEditable, attachedSiblings, attachedTemplate, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
+import {
+  assertEditable,
+  attachedSiblings,
+  attachedTemplate,
+  findQuestion,
+  NO_TEMPLATES,
+  questionAlreadyRun,
+  scenarioOf,
+  staleExperimentCells,
+  type TemplateRenderer,
+} from "./template-cells";
 
 export interface NotebookRuntimeOptions {
   host: () => KernelHost;
@@ -74,6 +84,12 @@ export class NotebookRuntime {
    * `inDocument` turns false when its cell is deleted.
    */
   private metricsTarget: { cellId: string; executionId: string; live: LiveMetrics | null; inDocument: boolean } | null = null;
+  /**
+   * Cells the current kernel ran to the end without error, with the hash of
+   * the source it ran: what the kernel's scenario evidence was recorded by.
+   * A new kernel process starts with none (its evidence registry is empty too).
+   */
+  private readonly ranInKernel = new Map<string, string>();
   /** Form changes render asynchronously; one at a time, so each starts from the values the last one left. */
   private templateWork: Promise<unknown> = Promise.resolve();
 
@@ -102,6 +118,7 @@ export class NotebookRuntime {
       onDevicePlan: (message) => this.recordDevicePlan(message),
     });
     this.kernel.onStatus((status) => {
+      if (status.state !== "idle" && status.state !== "busy" && status.state !== "interrupting") this.ranInKernel.clear();
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
       else if (status.state === "shutdown" && this.stopping) this.persistence.kernelEnded("interrupted", this.stopping.reason);
       else if (status.state === "restarting") this.persistence.kernelEnded("finished", null);
@@ -284,9 +301,19 @@ export class NotebookRuntime {
     this.coalescer.emit({ type: "prediction-committed", prediction });
   }
 
-  /** Runs the stored sources; a cell whose text is not the one the user sees (`sourceHashes`) is a conflict. */
+  /**
+   * Runs the stored sources; a cell whose text is not the one the user sees
+   * (`sourceHashes`) is a conflict. A scenario's verdicts cell first queues the
+   * experiment cells whose evidence this kernel does not have for the values
+   * shown: they run visibly, under their own cells, before the verdicts.
+   */
   private execute(cellIds: string[], sourceHashes: Record<string, string>): void {
-    const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
+    const asked = cellIds.map((cellId) => findCell(this.doc, cellId));
+    const cells: Cell[] = [];
+    for (const cell of asked) {
+      const stale = staleExperimentCells(this.doc, cell, (other) => this.ranInKernel.get(other.id) === sourceHash(other.source));
+      cells.push(...stale.filter((other) => !cells.includes(other) && !asked.includes(other)), cell);
+    }
     const busy = cells.find((cell) => cell.runState !== "idle");
     if (busy) throw new CommandError("busy", `cell ${busy.id} is already queued or running`);
     for (const cell of cells) {
@@ -297,11 +324,11 @@ export class NotebookRuntime {
     for (const cell of cells) {
       if (cell.kind !== "code") continue;
       this.setRunState(cell.id, "queued");
-      this.kernel.execute(cell.source, this.sinkFor(cell.id));
+      this.kernel.execute(cell.source, this.sinkFor(cell.id, sourceHash(cell.source)));
     }
   }
 
-  private sinkFor(cellId: string): ExecutionSink {
+  private sinkFor(cellId: string, ranSourceHash: string): ExecutionSink {
     let record: ExecutionRecord | null = null;
     return {
       started: () => {
@@ -328,6 +355,8 @@ export class NotebookRuntime {
       hang: (report) => this.recordOutput(cellId, hangOutput(report), record),
       finished: ({ status, executionCount, durationMs }) => {
         this.coalescer.flush(); // the document now has every output the viewers were sent
+        if (status === "ok") this.ranInKernel.set(cellId, ranSourceHash);
+        else this.ranInKernel.delete(cellId);
         if (this.liveRecord === record) {
           this.liveRecord = null;
           this.liveCellId = null;

@@ -63,3 +63,35 @@ export function findQuestion(doc: NotebookDocument, questionId: string): Predict
   }
   throw new CommandError("not-found", `no question ${questionId} in this notebook`);
 }
+
+/** The id every scenario gives its last cell, the one that shows the verdicts. */
+export const VERDICTS_CELL = "verdicts";
+
+/** The scenario whose verdicts this cell shows, or null for any other cell. */
+export function verdictsScenarioOf(cell: Cell): string | null {
+  if (cell.kind !== "code" || cell.template === null) return null;
+  const scenario = scenarioOf(cell.template.id);
+  return cell.template.id === `${scenario}/${VERDICTS_CELL}` ? scenario : null;
+}
+
+/**
+ * The experiment cells a verdicts cell reads that must run before it: the
+ * scenario's code cells above it (attached or detached: both record their
+ * evidence) that have not run in this kernel with the source they show now.
+ * `ranHere(cell)` says whether the kernel ran exactly this source of it. The
+ * verdicts never come from another run, so these run first, visibly.
+ */
+export function staleExperimentCells(doc: NotebookDocument, verdictsCell: Cell, ranHere: (cell: Cell) => boolean): Cell[] {
+  const scenario = verdictsScenarioOf(verdictsCell);
+  if (scenario === null) return [];
+  const above = doc.cells.slice(0, Math.max(0, doc.cells.findIndex((cell) => cell.id === verdictsCell.id)));
+  return above.filter(
+    (cell) =>
+      cell.kind === "code" &&
+      cell.template !== null &&
+      scenarioOf(cell.template.id) === scenario &&
+      verdictsScenarioOf(cell) === null &&
+      cell.runState === "idle" &&
+      !ranHere(cell),
+  );
+}
