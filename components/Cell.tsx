@@ -6,7 +6,7 @@
  * object, its conflict or its selection changed (the reducer keeps identity
  * of untouched cells).
  */
-import { memo } from "react";
+import { memo, useState } from "react";
 import type { Cell as CellModel, Prediction } from "../server/core/protocol/notebook-model";
 import CodeEditor from "./CodeEditor";
 import ConflictBanner from "./ConflictBanner";
@@ -37,9 +37,12 @@ interface Props {
   formError: string | null;
   /** Commands need a live connection (forms, predictions). */
   online: boolean;
+  /** False for an explanation whose claims' verdicts are not shown yet: it stays folded (it would give a prediction away). */
+  revealed: boolean;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed }: Props) {
+  const [shownAnyway, setShownAnyway] = useState(false);
   const template = cell.template;
   const attached = template !== null && !template.detached;
   const isMarkdown = cell.kind === "markdown";
@@ -71,7 +74,15 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
           onCommit={(choice) => controller.commitPrediction(template.question!.id, choice)}
         />
       )}
-      {template !== null && attached && (
+      {template !== null && attached && isMarkdown && (
+        <div className="template-follows" data-testid="template-follows" data-template-id={template.id}>
+          This text follows the scenario&apos;s form values.{" "}
+          <button type="button" className="button" data-testid="template-detach-text" disabled={!online} onClick={() => controller.detachTemplate(cell.id)}>
+            Detach to edit
+          </button>
+        </div>
+      )}
+      {template !== null && attached && !isMarkdown && (
         <ParameterForm
           template={template}
           disabled={!online}
@@ -99,8 +110,15 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
               onBlur={() => controller.editorBlurred(cell.id)}
               onKey={(input) => controller.handleKey(input)}
             />
-          ) : (
+          ) : revealed || shownAnyway ? (
             <MarkdownCell cellId={cell.id} source={cell.source} onEdit={() => controller.selectCell(cell.id, "edit")} />
+          ) : (
+            <div className="explanation-folded" data-testid="explanation-folded" data-cell-id={cell.id}>
+              <span>Explanation hidden until the verdicts it explains are shown, so it does not give a prediction away.</span>{" "}
+              <button type="button" className="button" data-testid="explanation-show" onClick={() => setShownAnyway(true)}>
+                Show it now
+              </button>
+            </div>
           )}
         </div>
       </div>

@@ -9,7 +9,7 @@
 /* eslint-disable @next/next/no-img-element -- kernel images are data: URLs, which next/image cannot optimise */
 import { VERDICTS_MIME } from "../server/core/protocol/metrics-model";
 import type { MimeBundle } from "../server/core/protocol/notebook-model";
-import { verdictReportSchema, type VerdictReport as Report } from "../server/core/protocol/verdict-model";
+import { parseVerdictReport } from "./model/verdict-reveal";
 import { ansiToHtml } from "./model/console-text";
 import { markdownToSafeHtml, sanitizeHtml } from "./sanitize-html";
 import VerdictReport from "./VerdictReport";
@@ -28,19 +28,6 @@ export default function MimeOutput({ data }: Props) {
   const { [VERDICTS_MIME]: _malformed, ...rest } = data;
   if (Object.keys(rest).length > 0) return <OtherOutput data={rest} />;
   return <div className="output-unsupported">[a verdict report that could not be read]</div>;
-}
-
-/** The JSON text of a verdict report, validated; null when it is not JSON or not a report. */
-function parseVerdictReport(text: string): Report | null {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    if (err instanceof SyntaxError) return null;
-    throw err;
-  }
-  const parsed = verdictReportSchema.safeParse(json);
-  return parsed.success ? parsed.data : null;
 }
 
 function OtherOutput({ data }: Props) {

@@ -10,6 +10,7 @@ import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";
+import { claimsWithVerdict, isRevealed } from "./model/verdict-reveal";
 import { notebookExportPath } from "../server/core/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
@@ -54,6 +55,8 @@ export default function Notebook({ notebookId }: Props) {
   const predictions = doc?.predictions;
   // Verdict reports deep in outputs show the committed predictions beside their claims.
   const byClaim = useMemo(() => (cells && predictions ? predictionsByClaim(cells, predictions) : new Map()), [cells, predictions]);
+  // Explanations that would give a prediction away wait for their claims' verdicts.
+  const shownClaims = useMemo(() => claimsWithVerdict(cells ?? []), [cells]);
 
   useEffect(() => {
     controller.start();
@@ -189,6 +192,7 @@ export default function Notebook({ notebookId }: Props) {
               prediction={cell.template?.question ? (doc.predictions[cell.template.question.id] ?? null) : null}
               formError={state.formErrors[cell.id] ?? null}
               online={state.connection.status === "connected"}
+              revealed={isRevealed(cell.template?.revealAfter, shownClaims)}
             />
           ))}
           </PredictionsContext>

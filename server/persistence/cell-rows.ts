@@ -37,13 +37,14 @@ export function rowToCell(notebookId: string, row: CellRow): StoredCell {
   if (!lastRun.success) throw new InvalidDataError(`${where}: stored lastRun is invalid`);
   let template: CellTemplate | null = null;
   if (row.templateId !== null) {
-    const guide = (row.templateGuide ?? { fields: [], question: null }) as { fields?: unknown; question?: unknown };
+    const guide = (row.templateGuide ?? { fields: [], question: null }) as { fields?: unknown; question?: unknown; revealAfter?: unknown };
     const parsed = cellTemplateSchema.safeParse({
       id: row.templateId,
       parameters: row.parameters ?? {},
       detached: row.templateDetached,
       fields: guide.fields,
       question: guide.question,
+      revealAfter: guide.revealAfter,
     });
     if (!parsed.success) throw new InvalidDataError(`${where}: stored template is invalid: ${parsed.error.issues[0]?.message ?? ""}`);
     template = parsed.data;
@@ -164,7 +165,8 @@ export function templateData(template: CellTemplate | null) {
 
 /** What Cell.templateGuide holds: the parts of a template only the catalog computes. */
 export function guideOf(template: CellTemplate): Prisma.InputJsonValue {
-  return { fields: template.fields, question: template.question } as unknown as Prisma.InputJsonValue;
+  const guide = template.revealAfter === undefined ? { fields: template.fields, question: template.question } : { fields: template.fields, question: template.question, revealAfter: template.revealAfter };
+  return guide as unknown as Prisma.InputJsonValue;
 }
 
 function sameJson(stored: unknown, value: unknown): boolean {

@@ -17,6 +17,7 @@ const templateSchema = z.object({
   parameters: z.record(z.string(), parameterValueSchema),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
+  revealAfter: z.array(z.string()).optional(),
 });
 const cellsSchema = z.array(z.object({ kind: z.enum(["code", "markdown"]), source: z.string(), template: templateSchema.nullable() }));
 const renderedSchema = z.object({ source: z.string(), template: templateSchema });

@@ -81,6 +81,11 @@ export interface CellTemplate {
   /** The parameters this cell's code uses, in form order. */
   fields: ParameterField[];
   question: PredictQuestion | null;
+  /**
+   * An explanation (a markdown cell) that would give a prediction away: shown
+   * once the verdicts of these claims are shown, folded before. Absent: always shown.
+   */
+  revealAfter?: string[];
 }
 
 /** A participant's committed answer to a PredictQuestion. */

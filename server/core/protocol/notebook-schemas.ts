@@ -58,6 +58,7 @@ export const predictQuestionSchema = z.object({
 export const templateGuideSchema = z.object({
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
+  revealAfter: z.array(z.string()).optional(),
 });
 
 export const cellTemplateSchema = z.object({
@@ -66,6 +67,7 @@ export const cellTemplateSchema = z.object({
   detached: z.boolean(),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
+  revealAfter: z.array(z.string()).optional(),
 });
 
 /** true only when A and B are the same type: a schema that drifts from its type breaks the build. */
