@@ -155,7 +155,9 @@ class VariantTime:
 
 
 def variant_time(metrics: MetricSet, tag: str) -> Optional[VariantTime]:
-    means, ranks, steps = [], [], ()
+    means: List[float] = []
+    ranks: List[int] = []
+    steps: Tuple[int, ...] = ()
     for rank in metrics.ranks(tag, "step_ms"):
         series = metrics.get(tag, rank, "step_ms")
         mean = step_mean(series)
