@@ -158,3 +158,20 @@ def check_budget(model: nn.Module, chunk_rows: Sequence[int], budget_mib: float)
                 f"{need['activations'] / 2 ** 20:.2f} MiB) > budget {budget_mib:.2f} MiB — this is a CPU "
                 "emulation of a device memory limit, not a real CUDA OOM")
     return out
+
+
+def replica_parameters(original: nn.Module, replica: nn.Module) -> List[torch.Tensor]:
+    """A DataParallel replica's parameter tensors, in the original's order.
+
+    Replicas hold them as plain (non-leaf) tensor attributes, which
+    ``replica.parameters()`` does not list: they are looked up by the
+    original's parameter names.
+    """
+    out: List[torch.Tensor] = []
+    for name, _ in original.named_parameters():
+        obj: Any = replica
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+        if isinstance(obj, torch.Tensor):
+            out.append(obj)
+    return out

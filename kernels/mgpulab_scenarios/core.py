@@ -24,7 +24,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-VERDICTS = ("holds", "does-not-hold", "partly")
+VERDICTS = ("holds", "does-not-hold", "partly", "inconclusive")
+"""``inconclusive``: the measurement cannot decide (the spread is as large as the effect, or this host
+cannot show it); the explanation gives the numbers and what to change."""
+STATUSES = ("measured", "needs-run", "failed")
+"""A claim's status in a report: ``measured`` (it has a verdict), ``needs-run`` (its experiment cell has not
+run with the values shown: no verdict, the explanation names the cell), ``failed`` (its experiment failed)."""
 Evidence = Dict[str, Any]
 Verdict = Tuple[str, str]
 
@@ -41,6 +46,18 @@ class ParameterError(ValueError):
 
 
 VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (runs the experiments, shows verdicts)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary with an ellipsis, never mid-word."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:max(0, limit - 1)]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a boundary not too far back; else a very long "word" (a path) is cut
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
@@ -161,12 +178,18 @@ class Claim:
 
 @dataclass(frozen=True)
 class Experiment:
+    """What one experiment cell measures. ``id`` is the id of the cell that runs it; ``evidence`` computes
+    the evidence from what that cell observed (:class:`mgpulab_scenarios.evidence.Observed`: its metric
+    series and facts), when the cell finishes its recording. ``run`` is the older headless
+    re-implementation, for experiments not yet recorded by their cells."""
+
     id: str
     title: str
     variants: Tuple[str, ...]
-    run: Callable[[Dict[str, Any]], Evidence]
+    run: Optional[Callable[[Dict[str, Any]], Evidence]] = None
     metrics: Tuple[str, ...] = ()
     chart: str = ""
+    evidence: Optional[Callable[[Any], Evidence]] = None
 
 
 @dataclass
@@ -191,6 +214,8 @@ class Scenario:
             assert claim.experiment in experiments, (self.id, claim.id)
         cell_ids = [cell.id for step in self.steps for cell in step.cells]
         assert len(cell_ids) == len(set(cell_ids)), (self.id, cell_ids)
+        for experiment in self.experiments:  # a recorded experiment is run by the cell of the same id
+            assert experiment.evidence is None or experiment.id in cell_ids, (self.id, experiment.id)
         assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
         for step in self.steps:
             for cell in step.cells:
@@ -251,6 +276,17 @@ class Scenario:
         if cell_id == VERDICTS_CELL:
             return verdicts_template(self)
         return self.cell(cell_id).template
+
+    def experiment(self, experiment_id: str) -> Experiment:
+        for experiment in self.experiments:
+            if experiment.id == experiment_id:
+                return experiment
+        raise KeyError(f"scenario {self.id!r} has no experiment {experiment_id!r}")
+
+    def used(self, cell_id: str) -> List[str]:
+        """Names of the parameters the cell's template uses, in the scenario's order."""
+        used = set(_PLACEHOLDER.findall(self.cell_source(cell_id)))
+        return [p.name for p in self.parameters if p.name in used]
 
     def fields(self, cell_id: str) -> List[dict]:
         """``Parameter.to_dict()`` of the parameters the cell's template uses, in the scenario's order."""

@@ -13,6 +13,7 @@ import pytest
 import mgpulab_scenarios as sc
 from mgpulab_scenarios import ParameterError, VERDICTS
 from mgpulab_scenarios.core import render_text
+from mgpulab_scenarios.headless import run_scenario
 
 KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the articles live beside the repo (../shared/seeds); MGPULAB_SEEDS overrides
@@ -148,7 +149,7 @@ def test_cross_parameter_limit_devices_available():
 
 @pytest.fixture(scope="module")
 def small_runs():
-    return {sid: sc.run(sid, SMALL[sid]) for sid in sc.IDS}
+    return {sid: run_scenario(sid, SMALL[sid]) for sid in sc.IDS}
 
 
 @pytest.mark.parametrize("scenario_id", sc.IDS)
@@ -170,25 +171,25 @@ def _verdict(doc, claim_id):
 
 
 def test_split_verdict_flips_with_divisibility():
-    even = sc.run("dp-basics", {"batch_size": 64, "devices": 4}, experiments=["split"])
-    uneven = sc.run("dp-basics", {"batch_size": 66, "devices": 4}, experiments=["split"])
+    even = run_scenario("dp-basics", {"batch_size": 64, "devices": 4}, only=["split"])
+    uneven = run_scenario("dp-basics", {"batch_size": 66, "devices": 4}, only=["split"])
     assert _verdict(even, "splits-evenly") == "holds"
     assert _verdict(uneven, "splits-evenly") == "partly"
     assert uneven["experiments"][0]["evidence"]["samples_per_device"] == [17, 17, 17, 15]
 
 
 def test_manual_update_verdict_flips_with_what_the_loop_touches():
-    primary = sc.run("params-not-updated", {"manual_target": "module_children"}, experiments=["variants"])
-    replicas = sc.run("params-not-updated", {"manual_target": "replicas"}, experiments=["variants"])
+    primary = run_scenario("params-not-updated", {"manual_target": "module_children"}, only=["train"])
+    replicas = run_scenario("params-not-updated", {"manual_target": "replicas"}, only=["train"])
     assert _verdict(primary, "manual-fails") == "does-not-hold"
     assert _verdict(replicas, "manual-fails") == "holds"
 
 
 def test_padding_and_custom_layer_verdicts_flip_with_their_faults():
-    ok = sc.run("dp-not-starting", {"trim_padding": False, "weight_kind": "parameter"},
-                experiments=["padded", "custom-layer"])
-    bad = sc.run("dp-not-starting", {"trim_padding": True, "weight_kind": "plain_tensor"},
-                 experiments=["padded", "custom-layer"])
+    ok = run_scenario("dp-not-starting", {"trim_padding": False, "weight_kind": "parameter"},
+                only=["padded", "custom-layer"])
+    bad = run_scenario("dp-not-starting", {"trim_padding": True, "weight_kind": "plain_tensor"},
+                 only=["padded", "custom-layer"])
     assert _verdict(ok, "padded-errors") == "does-not-hold"
     assert _verdict(bad, "padded-errors") == "holds"
     assert "Gather got an input of invalid size" in next(c for c in bad["claims"] if c["id"] == "padded-errors")[
@@ -198,8 +199,8 @@ def test_padding_and_custom_layer_verdicts_flip_with_their_faults():
 
 
 def test_emulated_oom_verdict_flips_with_the_budget():
-    fits = sc.run("hangs", {"device_memory_mib": 64.0}, experiments=["oom"])
-    oom = sc.run("hangs", {"device_memory_mib": 0.5}, experiments=["oom"])
+    fits = run_scenario("hangs", {"device_memory_mib": 64.0}, only=["oom"])
+    oom = run_scenario("hangs", {"device_memory_mib": 0.5}, only=["oom"])
     assert _verdict(fits, "oom-hang") == "does-not-hold"
     assert _verdict(oom, "oom-hang") == "partly"
     assert "emulated OOM" in oom["experiments"][0]["evidence"]["error"]
@@ -208,10 +209,10 @@ def test_emulated_oom_verdict_flips_with_the_budget():
 def test_skipped_collective_is_detected_as_a_hang_and_the_clean_run_is_not():
     # CPU ranks on any host: the stack and timeout wording below are gloo's (an NCCL all_reduce returns
     # at once and the rank waits in the next sync instead; its timeout error reads differently)
-    clean = sc.run("hangs", {"fault": "none", "hang_timeout_s": 2.0, "placement": "cpu"},
-                   experiments=["collective-fault"])
-    hung = sc.run("hangs", {"fault": "skip_collective", "fix": "pg_timeout", "hang_timeout_s": 2.0,
-                            "pg_timeout_s": 2.0, "placement": "cpu"}, experiments=["collective-fault"])
+    clean = run_scenario("hangs", {"fault": "none", "hang_timeout_s": 2.0, "placement": "cpu"},
+                   only=["collective-fault"])
+    hung = run_scenario("hangs", {"fault": "skip_collective", "fix": "pg_timeout", "hang_timeout_s": 2.0,
+                            "pg_timeout_s": 2.0, "placement": "cpu"}, only=["collective-fault"])
     assert _verdict(clean, "deadlock") == "does-not-hold"
     assert _verdict(hung, "deadlock") == "holds"
     ev = hung["experiments"][0]["evidence"]
@@ -357,7 +358,9 @@ def test_scenario_notebook_cells_compile_and_the_verdict_cell_prints_measured_ve
     import ast
 
     import mgpulab_scenarios as sc
+    from mgpulab_scenarios import evidence
 
+    evidence.clear()  # a fresh kernel
     cells = sc.notebook("params-not-updated")
     code = [cell for cell in cells if cell["kind"] == "code"]
     for cell in code:
@@ -366,5 +369,12 @@ def test_scenario_notebook_cells_compile_and_the_verdict_cell_prints_measured_ve
     namespace: dict = {}
     exec(compile(code[-1]["source"], "<verdict cell>", "exec"), namespace)  # noqa: S102 - the notebook's own cell
     printed = capsys.readouterr().out
-    assert "verdict: " in printed
-    assert any(word in printed for word in ("HOLDS", "DOES-NOT-HOLD", "PARTLY"))
+    # nothing ran yet: no verdict is made up, each claim says which cell to run
+    assert "verdict: NEEDS-RUN" in printed and "HOLDS" not in printed
+    assert "Run the cell 'State mutated inside forward" in printed
+    for cell in code:  # the participant runs every cell in order, the verdicts last
+        exec(compile(cell["source"], f"<{cell['template']['id']}>", "exec"), namespace)  # noqa: S102
+    printed = capsys.readouterr().out
+    report = printed[printed.index("== params-not-updated"):]
+    assert "NEEDS-RUN" not in report
+    assert any(word in report for word in ("HOLDS", "DOES-NOT-HOLD", "PARTLY"))
