@@ -23,6 +23,7 @@ const VERDICT_TEXT: Record<VerdictValue | "none", { icon: string; text: string }
   holds: { icon: "✓", text: "holds" },
   "does-not-hold": { icon: "✗", text: "does not hold" },
   partly: { icon: "◐", text: "holds only partly" },
+  inconclusive: { icon: "≈", text: "inconclusive" },
   none: { icon: "?", text: "no verdict" },
 };
 
