@@ -144,7 +144,7 @@ def run_overhead(p: Dict[str, Any]) -> Dict[str, Any]:
                        kwargs=dict(seed=p["seed"], batch=p["batch_size"], d=8, depth=p["depth"],
                                    repeats=p["repeats"]), echo=False, timeout_s=20, time_limit_s=90)
         if res.ok:
-            ddp = max(rr["max_forward_ms"] for rr in res.results)
+            ddp = max(rr["forward_ms"] for rr in res.results)
             out.update(ddp_ms=c.r(ddp), ddp_ratio=c.r(ddp / single),
                        ddp_per_rank_ms=[c.r(rr["forward_ms"]) for rr in res.results])
         else:

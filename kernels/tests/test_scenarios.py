@@ -22,7 +22,7 @@ HOSTILE = "1); import os; os.system('x')"
 
 # the smallest parameters that still exercise every experiment
 SMALL = {
-    "dp-basics": {"devices": 2, "batch_size": 8, "hidden": 4, "d_in": 4, "steps": 1, "timing_repeats": 1,
+    "dp-basics": {"devices": 2, "batch_size": 8, "hidden": 4, "d_in": 4, "steps": 1, "timing_repeats": 2,
                   "compare_ddp": False},
     "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "batch_size": 4, "num_steps": 2},
     "params-not-updated": {"devices": 2, "batch_size": 8, "steps": 2},
@@ -228,19 +228,58 @@ def _claim(scenario_id, claim_id):
     return next(c for c in sc.get(scenario_id).claims if c.id == claim_id)
 
 
+def _timing(*values):
+    from mgpulab_scenarios import stats
+    return stats.spread(values).to_dict()
+
+
+def _scaling(single, dp, speedup, kind="cpu-emulated", cores=8, ddp=None):
+    plan = {"kind": kind, "host_cores": cores, "label": f"4x {kind}"}
+    variants = [{"tag": "1 device", "engine": "single", "devices": 1, "step_ms": single, "speedup": 1.0, "plan": plan},
+                {"tag": "DataParallel x4", "engine": "DataParallel", "devices": 4, "step_ms": dp, "speedup": speedup,
+                 "plan": plan}]
+    if ddp is not None:
+        variants.append({"tag": "DDP x4", "engine": "DDP", "devices": 4, "step_ms": ddp, "speedup": 1.0, "plan": plan})
+    return {"devices": 4, "basis": "sample", "plan": plan, "variants": variants}
+
+
+def test_timing_verdicts_flip_to_inconclusive_when_the_spread_exceeds_the_effect_and_back():
+    not_linear = _claim("dp-basics", "not-linear").verdict
+    noisy = _scaling(_timing(1.0, 4.0, 7.0), _timing(1.5, 3.5, 6.5), 1.1)  # medians 0.5 apart, ranges overlap by 5
+    verdict, text = not_linear(noisy)
+    assert verdict == "inconclusive"
+    assert "no more than their ranges overlap" in text and "more steps or repeats" in text
+    quiet = _scaling(_timing(3.9, 4.0, 4.1), _timing(3.4, 3.5, 3.6), 1.1)  # the same effect, without the spread
+    assert not_linear(quiet)[0] == "holds"
+    few = _scaling(_timing(3.9, 4.0), _timing(1.0, 1.1), 3.6)  # two repeats cannot show a spread
+    assert not_linear(few)[0] == "inconclusive" and "too few timed repeats" in not_linear(few)[1]
+    ddp = _claim("dp-basics", "ddp-more-efficient").verdict
+    assert ddp(_scaling(_timing(4, 4, 4), _timing(2, 2.1, 2.2), 1.9, ddp=_timing(1, 1.1, 1.2)))[0] == "holds"
+    assert ddp(_scaling(_timing(4, 4, 4), _timing(2, 2.1, 2.2), 1.9, ddp=_timing(1.5, 2.15, 3)))[0] == "inconclusive"
+
+
+def test_a_superlinear_speedup_on_shared_hardware_is_never_a_result():
+    fast = _scaling(_timing(4.0, 4.1, 3.9), _timing(0.8, 0.85, 0.9), 4.8, kind="cpu-emulated", cores=2)
+    for claim in ("not-linear", "myth-linear"):
+        verdict, text = _claim("dp-basics", claim).verdict(fast)
+        assert verdict == "inconclusive" and "impossible" in text and "noise" in text
+    on_gpus = _scaling(_timing(4.0, 4.1, 3.9), _timing(0.8, 0.85, 0.9), 4.8, kind="cuda", cores=2)
+    assert _claim("dp-basics", "not-linear").verdict(on_gpus)[0] == "does-not-hold"  # separate GPUs: a result
+    shared = _scaling(_timing(4.0, 4.1, 3.9), _timing(0.8, 0.85, 0.9), 4.8, kind="cuda-shared", cores=16)
+    assert _claim("dp-basics", "myth-linear").verdict(shared)[0] == "inconclusive"
+
+
 def test_verdict_functions_are_not_constant_on_synthetic_evidence():
     split = {"samples_per_device": [16, 16, 16, 16], "batch_size": 64, "devices": 4, "rows_scattered": 64}
     assert _claim("dp-basics", "splits-evenly").verdict(split)[0] == "holds"
     assert _claim("dp-basics", "splits-evenly").verdict(
         dict(split, samples_per_device=[2, 2, 2], batch_size=6, rows_scattered=6))[0] == "partly"
 
-    scaling = {"devices": 4, "deviceMode": "x", "rows": [{"devices": 1, "step_ms": 4.0, "speedup": 1.0},
-                                                          {"devices": 4, "step_ms": 1.6, "speedup": 2.5}],
-               "speedup_at_max": 2.5}
-    assert _claim("dp-basics", "not-linear").verdict(scaling)[0] == "holds"
-    assert _claim("dp-basics", "myth-linear").verdict(scaling)[0] == "does-not-hold"
-    linear = dict(scaling, rows=[scaling["rows"][0], {"devices": 4, "step_ms": 1.0, "speedup": 4.0}],
-                  speedup_at_max=4.0)
+    # scaling: verdicts from the speed-up and the step-time spreads of the charts
+    clear = _scaling(_timing(4.0, 4.1, 3.9, 4.05), _timing(1.6, 1.7, 1.5, 1.65), 2.5)
+    assert _claim("dp-basics", "not-linear").verdict(clear)[0] == "holds"
+    assert _claim("dp-basics", "myth-linear").verdict(clear)[0] == "does-not-hold"
+    linear = _scaling(_timing(4.0, 4.1, 3.9), _timing(1.0, 1.05, 0.95), 4.0)
     assert _claim("dp-basics", "not-linear").verdict(linear)[0] == "does-not-hold"
     assert _claim("dp-basics", "myth-linear").verdict(linear)[0] == "holds"
 

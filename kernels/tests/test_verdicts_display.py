@@ -104,10 +104,16 @@ def test_numbers_prefer_what_the_verdict_read_and_stay_bounded():
 
 
 def test_a_headless_run_carries_numbers_read_by_each_verdict():
-    doc = sc.run("dp-basics", {"batch_size": 6, "devices": 4}, experiments=["split"])
+    from mgpulab_scenarios.headless import run_scenario
+    doc = run_scenario("dp-basics", {"batch_size": 6, "devices": 4, "timing_repeats": 2}, only=["split"])
     claim = next(c for c in doc["claims"] if c["id"] == "splits-evenly")
     labels = [n["label"] for n in claim["numbers"]]
     assert labels[:3] == ["batch_size", "devices", "samples_per_device[0]"]
+    # a number read from the cell's metric series says which series and statistic it is
+    first = claim["numbers"][2]
+    assert first["value"] == 2 and first["source"] == {"tag": "DataParallel x4", "metric": "samples", "ranks": [0],
+                                                       "steps": [1, 2], "statistic": "mean"}
+    assert claim["run"]["templateId"] == "dp-basics/split" and claim["run"]["executionId"].startswith("cli-")
     report = verdict_report(doc)
     _check_report(report)
     json.dumps(report, allow_nan=False)
