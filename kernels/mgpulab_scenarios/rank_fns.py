@@ -293,3 +293,67 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
     dist.all_reduce(metric)
     return {"rank": rank, "steps": steps, "seconds": time.perf_counter() - t0, "total_steps": float(metric),
             "series": sent}
+
+
+def ddp_oom_on_one_rank(seed: int, d_in: int, rows: int, batch: int, oom_step: int, action: str,
+                        budget_mib: float, emit: bool = False) -> Dict[str, Any]:
+    """Train in lockstep; at ``oom_step`` rank 1's batch does not fit its (emulated) device memory.
+
+    action: ``raise`` (the out-of-memory error ends rank 1) | ``skip_batch`` (rank 1 catches it and
+    goes on with its next batch, as a "robust" loop might — from then on it runs one gradient
+    all-reduce fewer than the others). After the loop every rank meets at a barrier (a checkpoint).
+    """
+    from torch.utils.data import DataLoader, TensorDataset
+    rank = dist.get_rank()
+    device = lab.devices.rank_device()
+    x, y = c.data(seed + rank, rows, d_in)
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch)
+    model = _ddp(c.mlp(seed, d_in, 8))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    steps = skipped = 0
+    with _Sent(emit) as sent:
+        for step, (xb, yb) in enumerate(loader):
+            if rank == 1 and step == oom_step:
+                try:
+                    c.check_budget(model.module, [len(xb) * 100_000], budget_mib)  # this batch's activations
+                except c.EmulatedOOM as err:
+                    if action == "raise":
+                        raise
+                    print(f"rank {rank}: skipping batch {step}: {err}", flush=True)
+                    skipped += 1
+                    continue
+            loss = c.train_step(model, opt, xb.to(device), yb.to(device))
+            if emit:
+                lab.log(step, rank_loss=loss, samples=len(xb))
+            else:
+                lab.beat(step)
+            steps += 1
+    dist.barrier()
+    return {"rank": rank, "steps": steps, "skipped": skipped, "series": sent}
+
+
+def ddp_count_collectives(seed: int, d_in: int, batch: int, steps: int, emit: bool = False) -> Dict[str, Any]:
+    """DDP training steps with a comm hook that counts the gradient all-reduces (buckets) of each step,
+    logged as ``allreduce_buckets`` per step and rank."""
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    x, y = c.data(seed, batch, d_in)
+    xs, ys = _shard(x, rank, world).to(device), _shard(y, rank, world).to(device)
+    model = _ddp(c.mlp(seed, d_in, 64, layers=3))
+    count = [0]
+
+    def counting(state, bucket):  # unannotated: DDP rejects annotations other than its own types
+        count[0] += 1
+        return allreduce_hook(state, bucket)
+
+    ddp: Any = model  # torch 1.13's stubs do not declare DistributedDataParallel.register_comm_hook
+    ddp.register_comm_hook(state=None, hook=counting)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with _Sent(emit) as sent:
+        for step in range(steps):
+            count[0] = 0
+            c.train_step(model, opt, xs, ys)
+            if emit:
+                lab.log(step, allreduce_buckets=count[0], samples=len(xs))
+    return {"rank": rank, "buckets_last_step": count[0], "series": sent}

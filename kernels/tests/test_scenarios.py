@@ -26,9 +26,9 @@ SMALL = {
                   "compare_ddp": False},
     "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "batch_size": 4, "num_steps": 2},
     "params-not-updated": {"devices": 2, "batch_size": 8, "steps": 2},
-    "incomplete-results-gil": {"devices": 2, "samples": 40, "batch_size": 10, "depth": 4, "repeats": 1,
+    "incomplete-results-gil": {"devices": 2, "samples": 40, "batch_size": 10, "depth": 4, "repeats": 2,
                                "num_workers": 0, "sample_cost_ms": 0.0},
-    "hangs": {"world_size": 2, "fault": "none", "steps": 1, "comm_delay_ms": 20.0},
+    "hangs": {"world_size": 2, "fault": "none", "steps": 2, "comm_delay_ms": 20.0},
 }
 
 
@@ -209,17 +209,18 @@ def test_emulated_oom_verdict_flips_with_the_budget():
 def test_skipped_collective_is_detected_as_a_hang_and_the_clean_run_is_not():
     # CPU ranks on any host: the stack and timeout wording below are gloo's (an NCCL all_reduce returns
     # at once and the rank waits in the next sync instead; its timeout error reads differently)
-    clean = run_scenario("hangs", {"fault": "none", "hang_timeout_s": 2.0, "placement": "cpu"},
-                   only=["collective-fault"])
+    clean = run_scenario("hangs", {"fault": "none", "hang_timeout_s": 2.0, "placement": "cpu"}, only=["fault"])
     hung = run_scenario("hangs", {"fault": "skip_collective", "fix": "pg_timeout", "hang_timeout_s": 2.0,
-                            "pg_timeout_s": 2.0, "placement": "cpu"}, only=["collective-fault"])
+                                  "pg_timeout_s": 2.0, "placement": "cpu"}, only=["fault", "fix"])
     assert _verdict(clean, "deadlock") == "does-not-hold"
     assert _verdict(hung, "deadlock") == "holds"
-    ev = hung["experiments"][0]["evidence"]
-    assert ev["faulty"]["status"] == "hang"
-    wheres = [r["where"] or "" for r in ev["faulty"]["ranks"]]
+    fault, fix = (e["evidence"] for e in hung["experiments"])
+    assert fault["status"] == "hang"
+    wheres = [r["where"] or "" for r in fault["ranks"]]
     assert any("all_reduce" in w for w in wheres), wheres  # per-rank stacks say where each rank waited
-    assert ev["fixed"]["status"] == "failed" and "Timed out" in ev["fixed"]["summary"]
+    assert "all_reduce" in fault["expected_stacks"]  # the report can fold them: this experiment hangs on purpose
+    assert fix["status"] == "failed" and "Timed out" in fix["summary"]
+    assert [e["needed"] for e in hung["experiments"]] == [True, False]  # no claim reads the fix
 
 
 # -- verdict functions are functions of the evidence -----------------------------------------------
@@ -289,27 +290,57 @@ def test_verdict_functions_are_not_constant_on_synthetic_evidence():
     assert _claim("incomplete-results-gil", "incomplete").verdict(
         dict(complete, rows_out=90, completeness_pct=90.0))[0] == "holds"
 
-    gil = {"devices": 2, "forward_kind": "python", "single_ms": 1.0, "dp_ms": 2.5, "dp_ratio": 2.5,
-           "dp_apply_ms": [1, 1], "dp_threads": ["a", "b"], "ddp_ms": 1.0, "ddp_ratio": 1.0,
-           "ddp_per_rank_ms": [1.0, 1.0], "host_cores": 2}
+    def overhead(single, dp, ddp):
+        return {"devices": 2, "forward_kind": "python", "depth": 4, "batch_size": 10, "threads": ["a", "b"],
+                "host_cores": 2, "variants": [{"tag": "1 device", "forward_ms": single, "per_rank_ms": [1.0]},
+                                              {"tag": "DataParallel x2", "forward_ms": dp, "per_rank_ms": [2.5]},
+                                              {"tag": "DDP x2", "forward_ms": ddp, "per_rank_ms": [1.0, 1.0]}]}
+
+    gil = overhead(_timing(1.0, 1.05, 0.95), _timing(2.5, 2.6, 2.4), _timing(1.0, 1.1, 0.9))
     assert _claim("incomplete-results-gil", "gil-restricts").verdict(gil)[0] == "holds"
-    assert _claim("incomplete-results-gil", "gil-restricts").verdict(dict(gil, dp_ratio=1.0))[0] == "does-not-hold"
+    same = overhead(_timing(1.0, 1.05, 0.95), _timing(1.0, 1.02, 0.98), _timing(1.0, 1.1, 0.9))
+    assert _claim("incomplete-results-gil", "gil-restricts").verdict(same)[0] == "inconclusive"  # within the noise
+    faster = overhead(_timing(1.0, 1.05, 0.95), _timing(0.5, 0.52, 0.48), _timing(1.0, 1.1, 0.9))
+    assert _claim("incomplete-results-gil", "gil-restricts").verdict(faster)[0] == "does-not-hold"
     assert _claim("incomplete-results-gil", "ddp-avoids-gil").verdict(gil)[0] == "holds"
-    assert _claim("incomplete-results-gil", "ddp-avoids-gil").verdict(dict(gil, ddp_ratio=3.0))[0] == "does-not-hold"
+    slow_ddp = overhead(_timing(1.0, 1.05, 0.95), _timing(2.5, 2.6, 2.4), _timing(3.0, 3.1, 2.9))
+    assert _claim("incomplete-results-gil", "ddp-avoids-gil").verdict(slow_ddp)[0] == "does-not-hold"
+
+    backward = {"devices": 2, "replicas": 2, "backward_thread_concurrency": 1.0, "backward_replica_overlap": 1.8,
+                "forward_concurrency": 1.6, "backward_threads": ["MainThread"], "forward_threads": ["r0", "r1"],
+                "main_thread": "MainThread", "backward_ms": _timing(5, 5, 5), "optimizer_ms": _timing(1, 1, 1),
+                "step_ms": _timing(9, 9, 9), "optimizer_devices": ["cpu"], "optimizer_tensors": 8,
+                "plan": {"kind": "cpu-emulated", "label": "2x cpu", "gpus_used": 0}}
+    assert _claim("incomplete-results-gil", "backward-sequential").verdict(backward)[0] == "partly"
+    assert _claim("incomplete-results-gil", "gil-prevents-concurrency").verdict(backward)[0] == "does-not-hold"
+    gpus = dict(backward, backward_threads=["dev0", "dev1"], backward_thread_concurrency=1.9,
+                plan={"kind": "cuda", "label": "2x GPU", "gpus_used": 2})
+    assert _claim("incomplete-results-gil", "backward-sequential").verdict(gpus)[0] == "does-not-hold"
+    serial = dict(gpus, backward_thread_concurrency=1.0)
+    assert _claim("incomplete-results-gil", "backward-sequential").verdict(serial)[0] == "holds"
+    assert _claim("incomplete-results-gil", "gil-prevents-concurrency").verdict(serial)[0] == "partly"
 
     uneven = {"world_size": 2, "batches": [10, 20], "status": "ok", "summary": "", "seconds": 1.0, "diverged": [],
-              "rows_compared": 4, "final_loss_per_rank": [1.0, 2.0]}
+              "rows_compared": 4, "final_loss": 1.5, "final_rank_loss": [1.0, 2.0]}
     assert _claim("hangs", "uneven-batches").verdict(uneven)[0] == "does-not-hold"
     assert _claim("hangs", "uneven-batches").verdict(dict(uneven, status="hang", summary="stuck"))[0] == "holds"
 
-    link = {"world_size": 2, "comm_delay_ms": 50.0, "status": "ok", "summary": "", "seconds": 1.0,
-            "per_rank": [{"rank": 0, "baseline": {"step_ms": 10.0, "comm_ms": 2.0, "comm_share": 0.2},
-                          "delayed": {"step_ms": 60.0, "comm_ms": 52.0, "comm_share": 0.87}}]}
-    assert _claim("hangs", "slow-link").verdict(link)[0] == "partly"
-    flat = dict(link, per_rank=[dict(link["per_rank"][0], delayed={"step_ms": 10.5, "comm_ms": 2.1,
-                                                                   "comm_share": 0.2})])
+    def link(baseline, delayed, comm0=2.0, comm1=52.0):
+        return {"world_size": 2, "comm_delay_ms": 50.0, "status": "ok", "summary": "", "seconds": 1.0,
+                "backend": "gloo", "per_rank": [{"rank": 0, "baseline": {"step_ms": baseline, "comm_ms": _timing(comm0, comm0, comm0),
+                                                                         "comm_share": comm0 / baseline["mean"]},
+                                                 "delayed": {"step_ms": delayed, "comm_ms": _timing(comm1, comm1, comm1),
+                                                             "comm_share": comm1 / delayed["mean"]}}]}
+
+    slow = link(_timing(10.0, 10.5, 9.5), _timing(60.0, 61.0, 59.0))
+    assert _claim("hangs", "slow-link").verdict(slow)[0] == "partly"
+    assert _claim("hangs", "waiting-dominates").verdict(slow)[0] == "holds"
+    assert _claim("hangs", "stall-indefinitely").verdict(slow)[0] == "does-not-hold"
+    flat = link(_timing(10.0, 10.5, 9.5), _timing(10.2, 10.4, 10.6), comm1=2.1)
     assert _claim("hangs", "slow-link").verdict(flat)[0] == "does-not-hold"
-    assert _claim("hangs", "slow-link").verdict(dict(link, status="hang", summary="x"))[0] == "holds"
+    noisy = link(_timing(10.0, 20.0, 30.0), _timing(12.0, 22.0, 31.0))
+    assert _claim("hangs", "slow-link").verdict(noisy)[0] == "inconclusive"
+    assert _claim("hangs", "slow-link").verdict(dict(slow, status="hang", summary="x"))[0] == "holds"
 
     state = {"devices": 2, "forwards": 3, "rows_per_device": [4, 4], "single": {"calls": 3, "rows_seen": 24.0},
              "dp": {"calls": 0, "rows_seen": 12.0}}
@@ -317,13 +348,12 @@ def test_verdict_functions_are_not_constant_on_synthetic_evidence():
     assert _claim("params-not-updated", "updates-discarded").verdict(
         dict(state, dp={"calls": 3, "rows_seen": 24.0}))[0] == "does-not-hold"
 
-    fault = {"fault": "skip_collective", "sleep_s": 1.0, "hang_timeout_s": 3.0,
-             "faulty": {"status": "hang", "seconds": 4.0, "summary": "",
-                        "ranks": [{"rank": 0, "state": "killed", "where": "all_reduce", "last_step": 3}]}}
+    fault = {"fault": "skip_collective", "sleep_s": 1.0, "hang_timeout_s": 3.0, "status": "hang", "seconds": 4.0,
+             "summary": "", "ranks": [{"rank": 0, "state": "killed", "where": "all_reduce", "last_step": 3,
+                                       "error": None}]}
     assert _claim("hangs", "deadlock").verdict(fault)[0] == "holds"
     assert _claim("hangs", "deadlock").verdict(dict(fault, fault="slow_rank"))[0] == "partly"  # slow, not deadlocked
-    assert _claim("hangs", "deadlock").verdict(
-        dict(fault, faulty=dict(fault["faulty"], status="ok")))[0] == "does-not-hold"
+    assert _claim("hangs", "deadlock").verdict(dict(fault, status="ok"))[0] == "does-not-hold"
 
     copied = {"devices": 2, "model_params": 10, "params_per_replica": [10, 10], "rows_per_replica": [2, 2], "rows": 4}
     assert _claim("dp-not-starting", "model-parallelism").verdict(copied)[0] == "does-not-hold"
@@ -383,7 +413,7 @@ def test_every_rendered_cell_executes():
         "dp-basics": {"devices": 2, "batch_size": 8, "timing_repeats": 2},
         "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "num_steps": 2},
         "params-not-updated": {"steps": 2},
-        "incomplete-results-gil": {"samples": 40, "batch_size": 10, "repeats": 1, "sample_cost_ms": 0.0},
+        "incomplete-results-gil": {"samples": 40, "batch_size": 10, "repeats": 2, "sample_cost_ms": 0.0},
         "hangs": {"hang_timeout_s": 2.0, "pg_timeout_s": 2.0},
     }
     env = dict(os.environ, PYTHONPATH=KERNELS)
