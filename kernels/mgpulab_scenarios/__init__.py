@@ -2,8 +2,9 @@
 
 ``SCENARIOS`` (id -> Scenario), :func:`get`, :func:`validate`, :func:`render`
 (a cell's source), :func:`render_template` (source and template),
-:func:`notebook` (the scenario as cells), :func:`run` (headless: runs every
-experiment and computes every claim's verdict from that run's evidence),
+:func:`notebook` (the scenario as cells), :func:`run` (the verdicts cell:
+every claim's verdict from the evidence the experiment cells recorded, see
+:mod:`mgpulab_scenarios.evidence`),
 :func:`show_verdicts`, :func:`catalog` (JSON-able descriptions). The
 long-lived catalog process for the server is :mod:`mgpulab_scenarios.service`.
 Importing this package does not import torch; the scenario modules do, on
@@ -12,7 +13,6 @@ first use.
 from __future__ import annotations
 
 import importlib
-import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import evidence as _evidence
@@ -119,8 +119,6 @@ def experiment_of(template_id: str) -> Tuple[Any, List[str]]:
         experiment = scenario.experiment(cell_id)
     except KeyError:
         raise UnknownTemplate(f"cell {template_id} runs no experiment of scenario {scenario.id!r}") from None
-    if experiment.evidence is None:
-        raise UnknownTemplate(f"experiment {template_id} is not recorded by its cell yet")
     return experiment, scenario.used(cell_id)
 
 
@@ -164,8 +162,9 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
     evidence, numbers, run}`` — ``run`` names the cell and execution the
     numbers came from and the values they ran with; ``numbers`` is the
     evidence flattened to ``{label, value, source?}`` scalars, those the
-    verdict read first (see :mod:`mgpulab_scenarios.report`). Experiments not
-    yet recorded by their cells are run here, headless.
+    verdict read first (see :mod:`mgpulab_scenarios.report`). Nothing is
+    measured here: :mod:`mgpulab_scenarios.headless` runs the cells first when
+    there is no notebook.
     """
     scenario = get(scenario_id)
     values = scenario.validate(params)
@@ -180,22 +179,12 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
             continue
         entry: Dict[str, Any] = {"id": exp.id, "title": exp.title, "variants": list(exp.variants),
                                  "needed": exp.id in needed}
-        if exp.evidence is None:
-            t0 = time.perf_counter()
-            try:
-                ev = exp.run(values)
-                error = None
-            except Exception as err:  # an experiment bug must not hide the others' verdicts
-                ev, error = {}, f"{type(err).__name__}: {err}"
-            entry.update(status="measured" if error is None else "failed", seconds=round(time.perf_counter() - t0, 3),
-                         evidence=ev, error=error, run=None, why=None, sources={})
-        else:
-            status, record, why = _lookup(scenario, exp, values)
-            measured = status == "measured"
-            entry.update(status=status, seconds=record.seconds if measured else 0.0,
-                         evidence=record.evidence if measured else {}, error=None,
-                         run=record.describe() if record is not None else None, why=why,
-                         sources=record.sources if measured else {})
+        status, record, why = _lookup(scenario, exp, values)
+        measured = status == "measured"
+        entry.update(status=status, seconds=record.seconds if measured else 0.0,
+                     evidence=record.evidence if measured else {}, error=None,
+                     run=record.describe() if record is not None else None, why=why,
+                     sources=record.sources if measured else {})
         found[exp.id] = entry
         results.append(entry)
     claims = []

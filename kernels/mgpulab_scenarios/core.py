@@ -1,10 +1,12 @@
 """Scenario model: typed parameters, templated cells, claims with verdict functions.
 
 A scenario is data: parameters (typed, ranged), steps (markdown, an optional
-"predict first" question, templated code cells), experiments (functions that
-run variants side by side and return a JSON-able evidence dict) and claims
+"predict first" question, templated code cells), experiments (one per
+experiment cell: the function that turns what the cell recorded into a
+JSON-able evidence dict, see :mod:`mgpulab_scenarios.evidence`) and claims
 (an article's sentence quoted verbatim plus a ``verdict(evidence)`` function
-that computes holds | does-not-hold | partly from the run's own numbers).
+that computes holds | does-not-hold | partly | inconclusive from the run's own
+numbers).
 
 Templates use ``{{name}}`` placeholders. :func:`render_text` inserts each
 validated value as a Python literal (``repr`` of an int, float, bool, or a
@@ -180,16 +182,14 @@ class Claim:
 class Experiment:
     """What one experiment cell measures. ``id`` is the id of the cell that runs it; ``evidence`` computes
     the evidence from what that cell observed (:class:`mgpulab_scenarios.evidence.Observed`: its metric
-    series and facts), when the cell finishes its recording. ``run`` is the older headless
-    re-implementation, for experiments not yet recorded by their cells."""
+    series and facts), when the cell finishes its recording."""
 
     id: str
     title: str
     variants: Tuple[str, ...]
-    run: Optional[Callable[[Dict[str, Any]], Evidence]] = None
+    evidence: Callable[[Any], Evidence]
     metrics: Tuple[str, ...] = ()
     chart: str = ""
-    evidence: Optional[Callable[[Any], Evidence]] = None
 
 
 @dataclass
@@ -214,8 +214,8 @@ class Scenario:
             assert claim.experiment in experiments, (self.id, claim.id)
         cell_ids = [cell.id for step in self.steps for cell in step.cells]
         assert len(cell_ids) == len(set(cell_ids)), (self.id, cell_ids)
-        for experiment in self.experiments:  # a recorded experiment is run by the cell of the same id
-            assert experiment.evidence is None or experiment.id in cell_ids, (self.id, experiment.id)
+        for experiment in self.experiments:  # an experiment is run (and recorded) by the cell of the same id
+            assert experiment.id in cell_ids, (self.id, experiment.id)
         assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
         for step in self.steps:
             for cell in step.cells:
@@ -381,7 +381,8 @@ def dict_literal(values: Dict[str, Any]) -> str:
 
 
 def verdicts_template(scenario: "Scenario") -> str:
-    """The verdicts cell: runs every experiment with the cell's values and shows each claim's verdict."""
+    """The verdicts cell: reads the evidence the experiment cells recorded with the cell's values (it never
+    re-measures) and shows each claim's verdict, or which cell to run."""
     params = "{" + ", ".join(f"{literal(p.name)}: {{{{{p.name}}}}}" for p in scenario.parameters) + "}"
     return (f"import mgpulab_scenarios\n"
             f"mgpulab_scenarios.show_verdicts(mgpulab_scenarios.run({literal(scenario.id)}, {params}))\n")
