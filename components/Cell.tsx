@@ -7,7 +7,7 @@
  * of untouched cells).
  */
 import { memo } from "react";
-import type { Cell as CellModel, Prediction } from "../server/protocol/notebook-model";
+import type { Cell as CellModel, Prediction } from "../server/core/protocol/notebook-model";
 import CodeEditor from "./CodeEditor";
 import ConflictBanner from "./ConflictBanner";
 import LiveMetricsTable from "./LiveMetricsTable";
@@ -20,6 +20,8 @@ import ParameterForm from "./ParameterForm";
 import PredictionPrompt from "./PredictionPrompt";
 import TemplateBar from "./TemplateBar";
 import CellCharts from "./CellCharts";
+
+import "./Cell.css";
 
 interface Props {
   cell: CellModel;

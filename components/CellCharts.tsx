@@ -6,8 +6,8 @@
  * frame. Renders nothing until the execution has a metric series.
  */
 import { memo, useCallback, useEffect, useMemo, useState } from "react";
-import type { MetricFeed } from "./model/metric-store";
-import { MetricStore } from "./model/metric-store";
+import type { MetricFeed } from "../server/core/charts/metric-store";
+import { MetricStore } from "../server/core/charts/metric-store";
 import { FrameThrottledVersion } from "./model/chart-frame";
 import ChartPanel from "./charts/ChartPanel";
 import ComparePicker from "./charts/ComparePicker";

@@ -7,6 +7,8 @@ import dynamic from "next/dynamic";
 import type { KeyInput } from "./model/command-mode";
 import EditorFallback, { EditorSourceContext } from "./EditorFallback";
 
+import "./CodeEditor.css";
+
 const MonacoEditor = dynamic(() => import("./MonacoEditor"), {
   ssr: false,
   loading: () => <EditorFallback />,

@@ -2,6 +2,8 @@
 /** Shown on a cell whose edit the server refused because another tab changed the cell first. */
 import type { CellConflict, ConflictChoice } from "./model/connection";
 
+import "./ConflictBanner.css";
+
 interface Props {
   conflict: CellConflict;
   onResolve(choice: ConflictChoice): void;

@@ -1,7 +1,9 @@
 "use client";
 /** Whether this page is talking to the server, and whether typed code is still waiting to be saved. */
 import type { ConnectionState } from "./model/connection";
-import { assertNever } from "./model/notebook-state";
+import { assertNever } from "../server/core/assert-never";
+
+import "./ConnectionStatus.css";
 
 interface Props {
   state: ConnectionState;

@@ -2,6 +2,8 @@
 /** The open notebook was deleted (here or in another tab): say so, and offer to undo it. */
 import { useState } from "react";
 
+import "./DeletedBanner.css";
+
 interface Props {
   onRestore(): Promise<boolean>;
 }

@@ -1,8 +1,11 @@
 "use client";
 /** "Recently deleted": notebooks deleted softly, each with a way back. */
-import type { NotebookListItem } from "../server/protocol/notebook-model";
+import type { NotebookListItem } from "../server/core/protocol/notebook-model";
 import { formatRelativeTime } from "./model/format";
 import type { NotebookListController } from "./model/notebook-list";
+
+import "./NotebookRow.css";
+import "./DeletedNotebooks.css";
 
 interface Props {
   items: readonly NotebookListItem[];

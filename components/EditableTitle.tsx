@@ -3,6 +3,8 @@
 import { useState } from "react";
 import TitleInput from "./TitleInput";
 
+import "./EditableTitle.css";
+
 interface Props {
   title: string;
   testId: string;

@@ -4,10 +4,12 @@
  * is doing (one summary line each), their full stacks side by side, and the
  * two ways out.
  */
-import type { CellOutput } from "../server/protocol/notebook-model";
+import type { CellOutput } from "../server/core/protocol/notebook-model";
 import { formatIdle } from "./model/format";
 import { RESTART_QUESTION } from "./model/notebook-controller";
 import type { RunActions } from "./OutputArea";
+
+import "./HangReport.css";
 
 interface Props {
   report: Extract<CellOutput, { kind: "hang" }>;

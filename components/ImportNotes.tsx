@@ -1,5 +1,6 @@
 "use client";
 /** What an import could not keep as it was (outputs cut to the budget, cells imported detached…), until dismissed. */
+import "./ImportNotes.css";
 
 interface Props {
   notes: readonly string[];

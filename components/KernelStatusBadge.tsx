@@ -3,9 +3,11 @@
  * The kernel's state, said plainly: what runs it (CPU or GPU, from the
  * kernel's own report), and why it died with a way to restart it.
  */
-import type { KernelStatus } from "../server/protocol/notebook-model";
+import type { KernelStatus } from "../server/core/protocol/notebook-model";
 import { deviceSummary, kernelDetails } from "./model/format";
-import { assertNever } from "./model/notebook-state";
+import { assertNever } from "../server/core/assert-never";
+
+import "./KernelStatusBadge.css";
 
 interface Props {
   status: KernelStatus;

@@ -1,8 +1,10 @@
 "use client";
 /** The latest metric values of a cell's run, one row per rank/device (real charts come later). */
 import { memo } from "react";
-import type { LiveMetrics } from "../server/protocol/notebook-model";
+import type { LiveMetrics } from "../server/core/protocol/notebook-model";
 import { metricsTable } from "./model/metrics-table";
+
+import "./LiveMetricsTable.css";
 
 interface Props {
   cellId: string;

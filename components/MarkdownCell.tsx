@@ -6,6 +6,8 @@
 import { useMemo } from "react";
 import { markdownToSafeHtml } from "./sanitize-html";
 
+import "./MarkdownCell.css";
+
 interface Props {
   cellId: string;
   source: string;

@@ -7,12 +7,14 @@
  * sole text form, and then only after sanitising.
  */
 /* eslint-disable @next/next/no-img-element -- kernel images are data: URLs, which next/image cannot optimise */
-import { VERDICTS_MIME } from "../server/protocol/metrics-model";
-import type { MimeBundle } from "../server/protocol/notebook-model";
-import { verdictReportSchema, type VerdictReport as Report } from "../server/protocol/verdict-model";
+import { VERDICTS_MIME } from "../server/core/protocol/metrics-model";
+import type { MimeBundle } from "../server/core/protocol/notebook-model";
+import { verdictReportSchema, type VerdictReport as Report } from "../server/core/protocol/verdict-model";
 import { ansiToHtml } from "./model/console-text";
 import { markdownToSafeHtml, sanitizeHtml } from "./sanitize-html";
 import VerdictReport from "./VerdictReport";
+
+import "./MarkdownCell.css";
 
 interface Props {
   data: MimeBundle;

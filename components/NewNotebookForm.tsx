@@ -2,7 +2,10 @@
 /** "New notebook": asks for a title, creates the notebook on the server, then opens it. */
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { MAX_TITLE_CHARS } from "../server/core/limits";
 import type { NotebookListController } from "./model/notebook-list";
+
+import "./NewNotebookForm.css";
 
 interface Props {
   list: NotebookListController;
@@ -40,7 +43,7 @@ export default function NewNotebookForm({ list }: Props) {
         aria-label="Title of the new notebook"
         placeholder="Title, e.g. DDP vs DataParallel on 2 GPUs"
         autoFocus
-        maxLength={200}
+        maxLength={MAX_TITLE_CHARS}
         value={title}
         onChange={(e) => setTitle(e.target.value)}
         onKeyDown={(e) => {

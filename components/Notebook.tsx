@@ -10,7 +10,7 @@ import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";
-import { notebookExportPath } from "../server/protocol/socket-api";
+import { notebookExportPath } from "../server/core/protocol/socket-api";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
@@ -22,6 +22,8 @@ import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
 import Toolbar from "./Toolbar";
+
+import "./Notebook.css";
 
 interface Props {
   notebookId: string;

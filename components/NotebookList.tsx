@@ -15,6 +15,8 @@ import NotebookRow from "./NotebookRow";
 import ScenarioPicker from "./ScenarioPicker";
 import UndoToast from "./UndoToast";
 
+import "./NotebookList.css";
+
 /** How often "3 min ago" is brought up to date. */
 const CLOCK_MS = 30_000;
 

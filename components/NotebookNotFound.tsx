@@ -1,6 +1,8 @@
 /** An id the server does not know: say so plainly and lead back to the list. */
 import Link from "next/link";
 
+import "./NotebookNotFound.css";
+
 interface Props {
   notebookId: string;
   reason: string;

@@ -2,11 +2,13 @@
 /** One notebook in the list: open it, rename it in place, duplicate, export or delete it. */
 import Link from "next/link";
 import { useState } from "react";
-import type { NotebookListItem } from "../server/protocol/notebook-model";
-import { notebookExportPath } from "../server/protocol/socket-api";
+import type { NotebookListItem } from "../server/core/protocol/notebook-model";
+import { notebookExportPath } from "../server/core/protocol/socket-api";
 import { formatRelativeTime } from "./model/format";
 import type { NotebookListController } from "./model/notebook-list";
 import TitleInput from "./TitleInput";
+
+import "./NotebookRow.css";
 
 interface Props {
   item: NotebookListItem;

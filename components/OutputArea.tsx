@@ -1,8 +1,10 @@
 "use client";
 /** The outputs under a cell, in order. */
 import { memo } from "react";
-import type { CellOutput } from "../server/protocol/notebook-model";
+import type { CellOutput } from "../server/core/protocol/notebook-model";
 import OutputItem from "./OutputItem";
+
+import "./OutputArea.css";
 
 /** What an output may ask of the notebook (the hang report's buttons). */
 export interface RunActions {

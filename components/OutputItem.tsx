@@ -4,11 +4,11 @@
  * ANSI-coloured traceback, the marker for output elided by the server, or
  * the watchdog's hang report.
  */
-import type { CellOutput } from "../server/protocol/notebook-model";
+import type { CellOutput } from "../server/core/protocol/notebook-model";
 import { ansiToHtml } from "./model/console-text";
 import HangReport from "./HangReport";
 import { formatBytes } from "./model/format";
-import { assertNever } from "./model/notebook-state";
+import { assertNever } from "../server/core/assert-never";
 import MimeOutput from "./MimeOutput";
 import type { RunActions } from "./OutputArea";
 import StreamOutput from "./StreamOutput";

@@ -7,8 +7,10 @@
  * again (and across parameters); its refusal arrives as `serverError`.
  */
 import { useId, useState } from "react";
-import type { CellTemplate, ParameterField, ParameterValue } from "../server/protocol/notebook-model";
+import type { CellTemplate, ParameterField, ParameterValue } from "../server/core/protocol/notebook-model";
 import { changedValues, currentValue, fieldText, numberInputAttributes, parseFieldText } from "./model/parameter-form";
+
+import "./ParameterForm.css";
 
 interface Props {
   template: CellTemplate;

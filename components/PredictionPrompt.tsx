@@ -5,8 +5,10 @@
  * can be set honestly against what the run measured.
  */
 import { useId, useState } from "react";
-import type { Prediction, PredictQuestion } from "../server/protocol/notebook-model";
+import type { Prediction, PredictQuestion } from "../server/core/protocol/notebook-model";
 import { formatCommittedAt } from "./model/predictions";
+
+import "./PredictionPrompt.css";
 
 interface Props {
   question: PredictQuestion;

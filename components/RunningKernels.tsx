@@ -9,6 +9,9 @@ import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";
 import { kernelRow, RunningKernelsController, summaryLine } from "./model/running-kernels";
 
+import "./NotebookRow.css";
+import "./RunningKernels.css";
+
 /** How often "3 min ago" is brought up to date between refreshes. */
 const CLOCK_MS = 15_000;
 

@@ -3,6 +3,8 @@
 import type { SaveStatus as SaveStatusModel } from "./model/save-status";
 import { saveStatusText } from "./model/save-status";
 
+import "./SaveStatus.css";
+
 interface Props {
   status: SaveStatusModel;
 }

@@ -4,8 +4,10 @@
  * notebook with its explanation, claims, experiments and a verdicts cell.
  */
 import { useEffect, useState } from "react";
-import type { ScenarioSummary } from "../server/protocol/notebook-model";
+import type { ScenarioSummary } from "../server/core/protocol/notebook-model";
 import type { LabTransport } from "./model/lab-client";
+
+import "./ScenarioPicker.css";
 
 interface Props {
   transport: LabTransport;

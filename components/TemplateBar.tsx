@@ -3,7 +3,9 @@
  * Shown instead of the parameter form on a templated cell the user detached:
  * says the form no longer drives the code, and offers the way back.
  */
-import type { CellTemplate } from "../server/protocol/notebook-model";
+import type { CellTemplate } from "../server/core/protocol/notebook-model";
+
+import "./TemplateBar.css";
 
 interface Props {
   template: CellTemplate;

@@ -1,6 +1,9 @@
 "use client";
 /** A text field for a title: Enter or leaving it commits, Escape cancels. */
 import { useState } from "react";
+import { MAX_TITLE_CHARS } from "../server/core/limits";
+
+import "./TitleInput.css";
 
 interface Props {
   initial: string;
@@ -28,7 +31,7 @@ export default function TitleInput({ initial, testId, className = "", placeholde
       aria-label="Notebook title"
       placeholder={placeholder}
       autoFocus
-      maxLength={200}
+      maxLength={MAX_TITLE_CHARS}
       value={value}
       onChange={(e) => setValue(e.target.value)}
       onBlur={() => finish(true)}

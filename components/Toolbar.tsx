@@ -1,8 +1,10 @@
 "use client";
 /** The notebook toolbar; every button is also reachable from the keyboard (see command-mode.ts). */
-import type { CellKind, KernelStatus } from "../server/protocol/notebook-model";
+import type { CellKind, KernelStatus } from "../server/core/protocol/notebook-model";
 import type { NotebookController } from "./model/notebook-controller";
 import ToolbarButton from "./ToolbarButton";
+
+import "./Toolbar.css";
 
 interface Props {
   controller: NotebookController;

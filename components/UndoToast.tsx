@@ -2,6 +2,8 @@
 /** "Deleted 'X' — Undo": the way back from a deletion, for a few seconds. */
 import type { UndoOffer } from "./model/notebook-list";
 
+import "./UndoToast.css";
+
 interface Props {
   offer: UndoOffer;
   onUndo(): void;

@@ -6,8 +6,10 @@
  * prediction beside it. The header says honestly what the run ran on.
  */
 import { useContext, useState } from "react";
-import type { VerdictReport as Report, VerdictValue } from "../server/protocol/verdict-model";
+import type { VerdictReport as Report, VerdictValue } from "../server/core/protocol/verdict-model";
 import { formatCommittedAt, PredictionsContext, type ClaimPrediction } from "./model/predictions";
+
+import "./VerdictReport.css";
 
 interface Props {
   report: Report;

@@ -7,7 +7,7 @@ import { renderPythonProtocol } from "./kernel-protocol-python";
 
 export const REPO_ROOT = path.resolve(__dirname, "..");
 /** The one definition of the kernel protocol (repository-relative). */
-export const PROTOCOL_SOURCE = "server/protocol/kernel-messages.ts";
+export const PROTOCOL_SOURCE = "server/core/protocol/kernel-messages.ts";
 /** The Python module generated from it, checked in. */
 export const PYTHON_PROTOCOL = "kernels/mgpulab_wire/protocol_generated.py";
 export const GENERATOR = "scripts/generate-kernel-protocol.ts";

@@ -49,7 +49,7 @@ ensure_node_modules() {
 ensure_next_build() {
   local stamp=.next/.mgpulab-build-stamp
   local current
-  current=$(find app components server/protocol next.config.js package-lock.json tsconfig.json -type f -print0 2>/dev/null | sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
+  current=$(find app components server/core next.config.js package-lock.json tsconfig.json -type f -print0 2>/dev/null | sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
   if [ -f .next/BUILD_ID ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$current" ]; then
     return 0
   fi

@@ -17,7 +17,7 @@ import { localHost } from "./kernel/kernel-host";
 import { openLab } from "./lab";
 import { createLogger } from "./logger";
 import { LOCAL_USER } from "./persistence";
-import type { ClientToServerEvents, ServerToClientEvents } from "./protocol/socket-api";
+import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "./socket/notebook-socket";
 
 async function main(): Promise<void> {

@@ -5,16 +5,18 @@
  * version; the run-wide aggregates follow a slower clock while data streams.
  */
 import { memo, useMemo, type ReactNode } from "react";
-import { DEFAULT_BUDGET, lossLines } from "../model/chart-loss";
-import { panelAggregates } from "../model/chart-panel";
-import { WARMUP_RULE } from "../model/chart-stats";
-import type { MetricStore } from "../model/metric-store";
+import { DEFAULT_BUDGET, lossLines } from "../../server/core/charts/chart-loss";
+import { panelAggregates } from "../../server/core/charts/chart-panel";
+import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
+import type { MetricStore } from "../../server/core/charts/metric-store";
 import DeviceBarsChart from "./DeviceBarsChart";
 import LossChart from "./LossChart";
 import SpeedupChart from "./SpeedupChart";
 import StragglerList from "./StragglerList";
 import TimingChart from "./TimingChart";
 import { useTrailingVersion } from "./use-trailing-version";
+
+import "./charts.css";
 
 /** Bar charts, speed-up and stragglers redraw at most this often while a run streams. */
 export const AGGREGATE_INTERVAL_MS = 1_000;

@@ -5,8 +5,8 @@
  * overlays its loss lines.
  */
 import { memo, useState, type SyntheticEvent } from "react";
-import type { ExecutionSummary } from "../../server/protocol/metrics-model";
-import { compareChoices, runOption } from "../model/chart-compare";
+import type { ExecutionSummary } from "../../server/core/protocol/metrics-model";
+import { compareChoices, runOption } from "../../server/core/charts/chart-compare";
 import { fetchExecutions } from "../model/chart-fetch";
 
 type ListState = { state: "idle" } | { state: "loading" } | { state: "loaded"; runs: ExecutionSummary[] } | { state: "failed"; error: string };

@@ -3,9 +3,9 @@
 import { memo, useMemo, type ReactNode } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { deviceBarsCsv } from "../model/chart-csv";
-import type { DeviceBarsChart as DeviceBarsModel } from "../model/chart-devices";
-import { deviceColor } from "../model/chart-palette";
-import { tickText } from "../model/chart-svg";
+import type { DeviceBarsChart as DeviceBarsModel } from "../../server/core/charts/chart-devices";
+import { deviceColor } from "../../server/core/charts/chart-palette";
+import { tickText } from "../../server/core/charts/chart-svg";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
 
@@ -29,7 +29,7 @@ const DeviceBarsPlot = memo(function DeviceBarsPlot({ drawn, height }: { drawn: 
   return (
     <div className="chart-plot">
       <BarChart responsive style={{ width: "100%", height }} data={drawn.data} margin={{ top: 8, right: 16, bottom: 8, left: 4 }}>
-        <CartesianGrid stroke="#e6e6e6" strokeDasharray="3 3" vertical={false} />
+        <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" vertical={false} />
         <XAxis dataKey="label" type="category" interval={0} />
         <YAxis width={56} tickFormatter={tickText} label={{ value: drawn.unit, angle: -90, position: "insideLeft", offset: 8 }} />
         {drawn.ranks.map((rank, i) => (

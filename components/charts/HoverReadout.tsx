@@ -1,7 +1,7 @@
 "use client";
 /** The exact stored values of the real points nearest the cursor, one per line (never a downsampled point). */
-import type { LossLine } from "../model/chart-loss";
-import type { NearestPoint } from "../model/downsample";
+import type { LossLine } from "../../server/core/charts/chart-loss";
+import type { NearestPoint } from "../../server/core/charts/downsample";
 
 export interface HoverHit {
   line: LossLine;

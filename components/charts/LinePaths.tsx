@@ -8,7 +8,7 @@
  */
 import { memo } from "react";
 import { usePlotArea, useXAxisScale, useYAxisScale, type ScaleFunction } from "recharts";
-import type { SampledLine } from "../model/chart-loss";
+import type { SampledLine } from "../../server/core/charts/chart-loss";
 
 interface Props {
   lines: readonly SampledLine[];

@@ -11,10 +11,10 @@ import { memo, useId, useMemo, useReducer, useRef, useState, type MouseEvent } f
 import { CartesianGrid, LineChart, ReferenceArea, ReferenceDot, ReferenceLine, XAxis, YAxis } from "recharts";
 import { extent, stableDomain } from "../model/chart-domain";
 import { lossCsv } from "../model/chart-csv";
-import { sampleLoss, type LossLine } from "../model/chart-loss";
-import { tickText } from "../model/chart-svg";
+import { sampleLoss, type LossLine } from "../../server/core/charts/chart-loss";
+import { tickText } from "../../server/core/charts/chart-svg";
 import { NO_ZOOM, zoomReducer } from "../model/chart-zoom";
-import { nearestPoint } from "../model/downsample";
+import { nearestPoint } from "../../server/core/charts/downsample";
 import ChartCard from "./ChartCard";
 import HoverReadout, { type HoverHit } from "./HoverReadout";
 import LinePaths from "./LinePaths";
@@ -103,7 +103,7 @@ function LossChart({ lines, version, budget, height = 220 }: Props) {
         onDoubleClick={() => dispatch({ type: "reset" })}
       >
         <LineChart responsive style={{ width: "100%", height }} margin={{ top: 8, right: 16, bottom: 16, left: 4 }}>
-          <CartesianGrid stroke="#e6e6e6" strokeDasharray="3 3" />
+          <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" />
           <XAxis
             type="number"
             dataKey="x"
@@ -114,10 +114,10 @@ function LossChart({ lines, version, budget, height = 220 }: Props) {
           />
           <YAxis type="number" width={56} domain={[yLo, yHi]} allowDataOverflow tickFormatter={tickText} label={{ value: "loss", angle: -90, position: "insideLeft", offset: 8 }} />
           <LinePaths lines={sampled.lines} clipId={clipId} />
-          {zoom.drag ? <ReferenceArea x1={zoom.drag.from} x2={zoom.drag.to} fill="#0072B2" fillOpacity={0.12} ifOverflow="hidden" /> : null}
-          {hits && hits[0] ? <ReferenceLine x={hits[0].point.step} stroke="#888" strokeDasharray="2 2" ifOverflow="hidden" /> : null}
+          {zoom.drag ? <ReferenceArea x1={zoom.drag.from} x2={zoom.drag.to} fill="var(--chart-selection)" fillOpacity={0.12} ifOverflow="hidden" /> : null}
+          {hits && hits[0] ? <ReferenceLine x={hits[0].point.step} stroke="var(--chart-cursor)" strokeDasharray="2 2" ifOverflow="hidden" /> : null}
           {hits?.map(({ line, point }) =>
-            point.value === null ? null : <ReferenceDot key={line.id} x={point.step} y={point.value} r={3} fill={line.color} stroke="#fff" ifOverflow="hidden" />,
+            point.value === null ? null : <ReferenceDot key={line.id} x={point.step} y={point.value} r={3} fill={line.color} stroke="var(--chart-dot-ring)" ifOverflow="hidden" />,
           )}
           <ScaleProbe probe={probe} />
         </LineChart>

@@ -3,9 +3,9 @@
 import { memo, useMemo } from "react";
 import { CartesianGrid, Line, LineChart, XAxis, YAxis } from "recharts";
 import { speedupCsv } from "../model/chart-csv";
-import { variantColor } from "../model/chart-palette";
-import type { SpeedupChart as SpeedupModel } from "../model/chart-speedup";
-import { tickText } from "../model/chart-svg";
+import { variantColor } from "../../server/core/charts/chart-palette";
+import type { SpeedupChart as SpeedupModel } from "../../server/core/charts/chart-speedup";
+import { tickText } from "../../server/core/charts/chart-svg";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
 
@@ -19,7 +19,7 @@ interface Drawing {
   lines: Array<{ family: string; label: string; color: string; data: Array<{ x: number; y: number }> }>;
 }
 
-const IDEAL_COLOR = "#999999";
+const IDEAL_COLOR = "var(--chart-reference)";
 
 /** Redrawn only when the drawn numbers change (see useContentMemo). */
 const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawing; height: number }) {
@@ -31,7 +31,7 @@ const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawin
   return (
     <div className="chart-plot">
       <LineChart responsive style={{ width: "100%", height }} margin={{ top: 8, right: 16, bottom: 16, left: 4 }}>
-        <CartesianGrid stroke="#e6e6e6" strokeDasharray="3 3" />
+        <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" />
         <XAxis type="number" dataKey="x" domain={[1, drawn.maxDevices]} ticks={ticks} allowDecimals={false} label={{ value: "devices", position: "insideBottom", offset: -10 }} />
         <YAxis width={56} dataKey="y" domain={[0, "auto"]} tickFormatter={tickText} label={{ value: "speed-up ×", angle: -90, position: "insideLeft", offset: 8 }} />
         <Line data={ideal} dataKey="y" name="ideal" stroke={IDEAL_COLOR} strokeDasharray="4 4" dot={false} activeDot={false} isAnimationActive={false} />

@@ -1,8 +1,8 @@
 "use client";
 /** Ranks flagged as stragglers, with the rule that flagged them stated beside the list. */
 import { memo } from "react";
-import { STRAGGLER_RULE, type Straggler } from "../model/chart-stragglers";
-import { variantLabel } from "../model/chart-variants";
+import { STRAGGLER_RULE, type Straggler } from "../../server/core/charts/chart-stragglers";
+import { variantLabel } from "../../server/core/charts/chart-variants";
 
 interface Props {
   flagged: readonly Straggler[];

@@ -3,9 +3,9 @@
 import { memo, useMemo } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { timingCsv } from "../model/chart-csv";
-import { WARMUP_RULE } from "../model/chart-stats";
-import { tickText } from "../model/chart-svg";
-import type { PhaseInfo, TimingChart as TimingModel } from "../model/chart-timing";
+import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
+import { tickText } from "../../server/core/charts/chart-svg";
+import type { PhaseInfo, TimingChart as TimingModel } from "../../server/core/charts/chart-timing";
 import BarOverlay, { type OverlayBar } from "./BarOverlay";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
@@ -44,7 +44,7 @@ const TimingPlot = memo(function TimingPlot({ drawn, height }: { drawn: Drawing;
   return (
     <div className="chart-plot">
       <BarChart responsive style={{ width: "100%", height: height + (many ? 30 : 0) }} data={drawn.data} margin={{ top: 8, right: 16, bottom: many ? 40 : 8, left: 4 }}>
-        <CartesianGrid stroke="#e6e6e6" strokeDasharray="3 3" vertical={false} />
+        <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" vertical={false} />
         <XAxis
           dataKey="key"
           type="category"

@@ -2,7 +2,12 @@
  * PNG of a chart: its recharts SVG cloned under a title and above a legend
  * drawn in SVG (the on-screen legend is HTML), with the page's font size and
  * a local font stack set on the root since page CSS does not travel with the
- * image; rasterised through an <img> on a 2× canvas. Nothing is fetched.
+ * image; colours given as the page's tokens (`var(--chart-grid)`) are
+ * written out as their current values for the same reason. Rasterised
+ * through an <img> on a 2× canvas. Nothing is fetched.
+ *
+ * The image's own frame (white ground, dark title and legend text) is fixed:
+ * an exported chart is a document, light whatever the page's theme.
  */
 import { downloadBlob } from "./download";
 
@@ -43,6 +48,7 @@ export async function exportChartPng(chart: SVGSVGElement, title: string, legend
     root.appendChild(rect(8, y + 2, 12, 10, entry.color));
     root.appendChild(text(26, y + 11, entry.label, "normal", "#333333"));
   });
+  inlineTokens(root, getComputedStyle(chart));
 
   const xml = new XMLSerializer().serializeToString(root);
   const url = URL.createObjectURL(new Blob([xml], { type: "image/svg+xml;charset=utf-8" }));
@@ -84,4 +90,19 @@ function text(x: number, y: number, content: string, weight: string, fill: strin
   t.setAttribute("fill", fill);
   t.textContent = content;
   return t;
+}
+
+/** Every fill or stroke written as var(--token) gets the value the token has on the page: the image is drawn without the page's CSS. */
+function inlineTokens(root: SVGSVGElement, page: CSSStyleDeclaration): void {
+  for (const element of root.querySelectorAll("[fill], [stroke]")) {
+    for (const name of ["fill", "stroke"]) {
+      const value = element.getAttribute(name);
+      if (value !== null && value.includes("var(")) element.setAttribute(name, resolveVars(value, page));
+    }
+  }
+}
+
+/** Each `var(--name)` replaced by the property's value in `style`; one the page does not set is left as written. */
+function resolveVars(value: string, style: CSSStyleDeclaration): string {
+  return value.replace(/var\(\s*(--[\w-]+)\s*\)/g, (whole, name: string) => style.getPropertyValue(name).trim() || whole);
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { fetchExecutionMetrics } from "../model/chart-fetch";
 import { MetricSync } from "../model/chart-sync";
-import type { MetricFeed, MetricStore } from "../model/metric-store";
+import type { MetricFeed, MetricStore } from "../../server/core/charts/metric-store";
 
 export function useMetricSync(store: MetricStore, feed: MetricFeed, executionId: string | null, running: boolean): MetricSync | null {
   const [sync, setSync] = useState<MetricSync | null>(null);

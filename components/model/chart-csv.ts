@@ -4,11 +4,11 @@
  * that parses back to the same double, so nothing is rounded; a missing value
  * is empty.
  */
-import type { DeviceBarsChart } from "./chart-devices";
-import type { LossLine } from "./chart-loss";
-import type { SpeedupChart } from "./chart-speedup";
-import type { TimingChart } from "./chart-timing";
-import { windowRange, type XWindow } from "./downsample";
+import type { DeviceBarsChart } from "../../server/core/charts/chart-devices";
+import type { LossLine } from "../../server/core/charts/chart-loss";
+import type { SpeedupChart } from "../../server/core/charts/chart-speedup";
+import type { TimingChart } from "../../server/core/charts/chart-timing";
+import { windowRange, type XWindow } from "../../server/core/charts/downsample";
 
 export type CsvValue = string | number | null;
 

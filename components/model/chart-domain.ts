@@ -4,7 +4,7 @@
  * only the lines, not the axes, so recharts does not rebuild its axes and
  * ticks on every frame; the domain moves only when data crosses a tick.
  */
-import { niceTicks } from "./chart-svg";
+import { niceTicks } from "../../server/core/charts/chart-svg";
 
 export type Domain = readonly [number, number];
 

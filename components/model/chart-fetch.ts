@@ -3,8 +3,8 @@
  * before anything uses them (the server half is written separately).
  */
 import { z } from "zod";
-import { devicePlanSchema } from "../../server/protocol/kernel-messages";
-import { EXECUTIONS_PATH, executionMetricsPath, type ExecutionMetrics, type ExecutionSummary } from "../../server/protocol/metrics-model";
+import { devicePlanSchema } from "../../server/core/protocol/kernel-messages";
+import { EXECUTIONS_PATH, executionMetricsPath, type ExecutionMetrics, type ExecutionSummary } from "../../server/core/protocol/metrics-model";
 
 export type FetchResult<T> = { ok: true; data: T } | { ok: false; status: number | null; error: string };
 

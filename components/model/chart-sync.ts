@@ -6,9 +6,9 @@
  * counts a (tag, rank, step, name) once, so the order they arrive in does not
  * matter. Compared runs are fetched once each.
  */
-import type { ExecutionMetrics } from "../../server/protocol/metrics-model";
+import type { ExecutionMetrics } from "../../server/core/protocol/metrics-model";
 import type { FetchResult } from "./chart-fetch";
-import type { MetricFeed, MetricStore } from "./metric-store";
+import type { MetricFeed, MetricStore } from "../../server/core/charts/metric-store";
 
 export type FetchMetrics = (executionId: string) => Promise<FetchResult<ExecutionMetrics>>;
 

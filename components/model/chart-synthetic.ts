@@ -3,7 +3,7 @@
  * decays with noise and spikes, and per-rank phase timings, in the same
  * shape as stored metrics. Deterministic (seeded), so runs compare.
  */
-import type { ExecutionMetrics, ExecutionSummary, MetricSeriesData } from "../../server/protocol/metrics-model";
+import type { ExecutionMetrics, ExecutionSummary, MetricSeriesData } from "../../server/core/protocol/metrics-model";
 
 export function syntheticSummary(executionId: string, overrides: Partial<ExecutionSummary> = {}): ExecutionSummary {
   return {

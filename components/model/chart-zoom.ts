@@ -1,5 +1,5 @@
 /** Drag-to-zoom on the x axis as a reducer: a drag selects [from, to]; releasing zooms; reset shows everything. */
-import type { XWindow } from "./downsample";
+import type { XWindow } from "../../server/core/charts/downsample";
 
 export interface ZoomState {
   window: XWindow | null;

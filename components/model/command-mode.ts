@@ -10,7 +10,8 @@
  * was the last) · Ctrl/Cmd+Enter run in place · Alt+Enter run and insert below.
  * Edit mode: Esc → command mode; every other key belongs to the editor.
  */
-import type { CellKind } from "../../server/protocol/notebook-model";
+import { assertNever } from "../../server/core/assert-never";
+import type { CellKind } from "../../server/core/protocol/notebook-model";
 
 export type Mode = "command" | "edit";
 
@@ -162,7 +163,7 @@ function chordAction(s: CommandModeState, key: ChordKey, index: number, ctx: Key
       return done({ ...s, selectedId: after?.id ?? null }, [{ type: "delete-cell", cellId: selected.id }]);
     }
     default:
-      return assertNeverKey(key);
+      return assertNever(key, "chord");
   }
 }
 
@@ -188,8 +189,4 @@ function done(state: CommandModeState, actions: CommandAction[] = []): KeyResult
 
 function unhandled(state: CommandModeState): KeyResult {
   return { state, actions: [], handled: false };
-}
-
-function assertNeverKey(key: never): never {
-  throw new Error(`unhandled chord ${String(key)}`);
 }

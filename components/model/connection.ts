@@ -24,7 +24,8 @@
  * Notebook-list commands (rename, restore) go over the same socket.
  */
 import { io, type Socket } from "socket.io-client";
-import type { NotebookDocument, CellKind } from "../../server/protocol/notebook-model";
+import type { ErrorCode } from "../../server/core/errors";
+import type { NotebookDocument, CellKind } from "../../server/core/protocol/notebook-model";
 import type {
   ClientToServerEvents,
   CommandAck,
@@ -35,8 +36,8 @@ import type {
   NotebookEvent,
   SequencedEvent,
   ServerToClientEvents,
-} from "../../server/protocol/socket-api";
-import { messageTooLarge } from "../../server/protocol/socket-api";
+} from "../../server/core/protocol/socket-api";
+import { messageTooLarge } from "../../server/core/protocol/socket-api";
 import {
   acknowledgeEdit,
   classifySourceReply,
@@ -71,9 +72,9 @@ export type CellConflicts = Readonly<Record<string, CellConflict>>;
 
 export type ConflictChoice = "use-theirs" | "keep-mine";
 
-/** Whether a refused `open` can be retried; the protocol has no error codes, so the message is read. */
-export function classifyOpenError(error: string): "not-found" | "retry" {
-  return /\bnot found\b|\bno such notebook\b|\bdoes not exist\b/i.test(error) ? "not-found" : "retry";
+/** Whether a refused `open` can be retried, from the refusal's code: only a notebook that does not exist cannot. */
+export function classifyOpenError(code: ErrorCode): "not-found" | "retry" {
+  return code === "not-found" ? "not-found" : "retry";
 }
 
 /** Commands that need the server's answer now (never queued offline). */
@@ -137,7 +138,10 @@ export function classifyDisconnect(reason: string): DisconnectPolicy {
 }
 
 /** A command's answer, or the fact that none came (not connected, timed out, link dropped). */
-type Reply = CommandAck | { ok: false; error: string; lost: true };
+type Reply = CommandAck | { ok: false; error: string; code: "unavailable"; lost: true };
+
+/** A failure this end reports itself, in the shape of the server's. */
+type Failure = { ok: false; error: string; code: ErrorCode };
 
 const isLost = (reply: Reply): reply is Extract<Reply, { lost: true }> => "lost" in reply;
 
@@ -159,7 +163,7 @@ export class NotebookConnection {
   private readonly inFlight = new Set<string>();
   private conflictsByCell: CellConflicts = {};
   /** Why the last save was refused, until one succeeds. */
-  private lastSaveError: string | null = null;
+  private lastSaveError: Omit<Failure, "ok"> | null = null;
   /** Runs waiting for their cells' edits to be saved; each re-checks when the edits' state changes. */
   private readonly saveWaiters = new Set<() => void>();
   private outbox: OutboxEntry[] = [];
@@ -202,7 +206,7 @@ export class NotebookConnection {
   }
 
   get saveError(): string | null {
-    return this.lastSaveError;
+    return this.lastSaveError?.error ?? null;
   }
 
   /** Structural commands not yet acknowledged, in the order they were made. */
@@ -329,7 +333,7 @@ export class NotebookConnection {
           this.recheckSaves();
           return;
         case "refused":
-          this.lastSaveError = outcome.error;
+          this.lastSaveError = { error: outcome.error, code: reply.ok ? "internal" : reply.code };
           this.listener.changed();
           this.recheckSaves();
           this.scheduleRetry();
@@ -363,30 +367,30 @@ export class NotebookConnection {
    * server runs what it stores.
    */
   async sendControl(command: ControlCommand): Promise<CommandAck> {
-    if (!this.synced) return { ok: false, error: NOT_CONNECTED };
+    if (!this.synced) return { ok: false, error: NOT_CONNECTED, code: "unavailable" };
     if (command.op === "execute") {
       this.flushSources();
       const unsaved = await this.whenSaved(command.cellIds);
-      if (unsaved !== null) return { ok: false, error: unsaved };
+      if (unsaved !== null) return unsaved;
     }
     const reply = await this.emit(command);
-    return isLost(reply) ? { ok: false, error: reply.error } : reply;
+    return isLost(reply) ? { ok: false, error: reply.error, code: reply.code } : reply;
   }
 
   /** Resolves null once none of `cellIds` has an unsaved edit, or why not (a conflict, a refusal, a timeout). */
-  private whenSaved(cellIds: readonly string[]): Promise<string | null> {
-    const check = (): string | null | "wait" => {
+  private whenSaved(cellIds: readonly string[]): Promise<Failure | null> {
+    const check = (): Failure | null | "wait" => {
       const conflicted = cellIds.find((cellId) => cellId in this.conflictsByCell);
-      if (conflicted !== undefined) return `cell ${conflicted} was changed in another tab: choose “Use theirs” or “Keep mine” first`;
+      if (conflicted !== undefined) return { ok: false, code: "conflict", error: `cell ${conflicted} was changed in another tab: choose “Use theirs” or “Keep mine” first` };
       if (!cellIds.some((cellId) => this.pending[cellId] !== undefined)) return null;
-      if (this.lastSaveError !== null) return `a cell to run could not be saved: ${this.lastSaveError}`;
+      if (this.lastSaveError !== null) return { ok: false, code: this.lastSaveError.code, error: `a cell to run could not be saved: ${this.lastSaveError.error}` };
       return "wait";
     };
     const first = check();
     if (first !== "wait") return Promise.resolve(first);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => finish("the cells' latest text did not reach the server in time; try again"), this.ackTimeoutMs);
-      const finish = (outcome: string | null): void => {
+      const timer = setTimeout(() => finish({ ok: false, code: "unavailable", error: "the cells' latest text did not reach the server in time; try again" }), this.ackTimeoutMs);
+      const finish = (outcome: Failure | null): void => {
         clearTimeout(timer);
         this.saveWaiters.delete(recheck);
         resolve(outcome);
@@ -402,10 +406,10 @@ export class NotebookConnection {
   /** A notebook-list command (rename, restore…) over this page's socket. */
   sendLab(command: LabCommand): Promise<LabAck> {
     const socket = this.socket;
-    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED });
+    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable" });
     return new Promise((resolve) => {
       socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: NO_ANSWER } : reply);
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : reply);
       });
     });
   }
@@ -433,7 +437,7 @@ export class NotebookConnection {
         return;
       }
       const resumable = ack.ok && ack.missed !== undefined && this.journal !== null;
-      if (!ack.ok && classifyOpenError(ack.error) === "not-found") {
+      if (!ack.ok && classifyOpenError(ack.code) === "not-found") {
         // Nothing to reconnect to: stop here (typed drafts stay in the browser).
         this.writeDraftNow();
         this.closeSocket();
@@ -550,13 +554,13 @@ export class NotebookConnection {
 
   private emit(command: NotebookCommand): Promise<Reply> {
     const socket = this.socket;
-    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, lost: true });
+    if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable", lost: true });
     // Past the transport's cap the server would close the connection: refuse here, with the reason.
     const tooLarge = messageTooLarge(command);
-    if (tooLarge !== null) return Promise.resolve({ ok: false, error: tooLarge });
+    if (tooLarge !== null) return Promise.resolve({ ok: false, error: tooLarge, code: "too-large" });
     return new Promise((resolve) => {
       socket.timeout(this.ackTimeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
-        resolve(err !== null ? { ok: false, error: NO_ANSWER, lost: true } : reply);
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable", lost: true } : reply);
       });
     });
   }

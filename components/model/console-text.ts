@@ -211,9 +211,9 @@ export function terminalText(text: string): string {
 /**
  * ANSI-coloured text → HTML for a <pre>. ansi_up escapes `<`, `>`, `&`, quotes
  * (escape_html is forced on here), and maps the 16 base colours to
- * `ansi-*-fg`/`ansi-*-bg` classes (styled in app/globals.css); 256-colour and
- * truecolour become inline `color:rgb(…)` styles. OSC 8 hyperlinks become
- * links only for http(s).
+ * `ansi-*-fg`/`ansi-*-bg` classes (styled in components/OutputArea.css, their
+ * colours in app/tokens.css); 256-colour and truecolour become inline
+ * `color:rgb(…)` styles. OSC 8 hyperlinks become links only for http(s).
  */
 export function ansiToHtml(text: string): string {
   const au = new AnsiUp();

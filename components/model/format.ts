@@ -1,5 +1,5 @@
 /** Small pure formatters shared by the components. */
-import type { Cell, KernelInfo } from "../../server/protocol/notebook-model";
+import type { Cell, KernelInfo } from "../../server/core/protocol/notebook-model";
 
 const BYTE_UNITS = ["bytes", "kB", "MB", "GB", "TB"] as const;
 

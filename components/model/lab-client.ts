@@ -5,7 +5,8 @@
  */
 import { io } from "socket.io-client";
 import { z } from "zod";
-import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand } from "../../server/protocol/socket-api";
+import { MAX_TITLE_CHARS } from "../../server/core/limits";
+import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
 import type { NotebookSocket } from "./connection";
 
 /** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
@@ -27,7 +28,7 @@ export class SocketLabTransport implements LabTransport {
     // Sent at once when connected, else buffered by socket.io until the (re)connect, within the time limit.
     return new Promise((resolve) => {
       this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)" } : reply);
+        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" } : reply);
       });
     });
   }
@@ -50,7 +51,7 @@ const importRefused = z.object({ error: z.string() });
 
 /** The title an imported file gets: its name without the extension. */
 export function titleFromFileName(fileName: string): string {
-  return fileName.replace(/\.ipynb$/i, "").trim().slice(0, 200);
+  return fileName.replace(/\.ipynb$/i, "").trim().slice(0, MAX_TITLE_CHARS);
 }
 
 /** POST the raw .ipynb text to the import route; the server's own message on refusal. */

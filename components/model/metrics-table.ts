@@ -4,7 +4,7 @@
  * One row per rank/device; the known per-phase columns in a fixed order, then
  * up to a few other metrics the run logged, by name.
  */
-import type { LiveMetrics } from "../../server/protocol/notebook-model";
+import type { LiveMetrics } from "../../server/core/protocol/notebook-model";
 
 /** Known metrics, in display order, with their headers. */
 const KNOWN_COLUMNS: ReadonlyArray<{ key: string; label: string }> = [

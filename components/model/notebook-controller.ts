@@ -14,11 +14,11 @@
  * notification for them is batched to one per animation frame; the user's
  * own actions notify at once.
  */
-import type { DevicePlan } from "../../server/protocol/kernel-messages";
-import type { MetricPointMessage } from "../../server/protocol/metrics-model";
-import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/protocol/notebook-model";
-import type { LabAck } from "../../server/protocol/socket-api";
-import { sourceHash } from "../../server/protocol/source-hash";
+import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
+import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
+import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
+import type { LabAck } from "../../server/core/protocol/socket-api";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
 import {
   NotebookConnection,
@@ -29,7 +29,7 @@ import {
   type ControlCommand,
 } from "./connection";
 import { newCellId } from "./ids";
-import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "./notebook-state";
+import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
 

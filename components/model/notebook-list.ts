@@ -5,8 +5,8 @@
  * through `subscribe`/`getState`; every server answer goes through here, and
  * a refusal becomes one message the page shows.
  */
-import type { NotebookListItem } from "../../server/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
+import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
 
 export interface UndoOffer {

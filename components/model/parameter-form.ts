@@ -5,7 +5,7 @@
  * across parameters); this gives instant feedback and keeps the form from
  * sending a value it already knows is invalid.
  */
-import type { CellTemplate, ParameterField, ParameterValue } from "../../server/protocol/notebook-model";
+import type { CellTemplate, ParameterField, ParameterValue } from "../../server/core/protocol/notebook-model";
 
 export type FieldParse = { ok: true; value: ParameterValue } | { ok: false; message: string };
 

@@ -22,10 +22,10 @@
  *   "use theirs" (forget the edit) or "keep mine" (`force` it).
  */
 import { z } from "zod";
-import type { CellKind, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { CommandAck, NotebookCommand } from "../../server/protocol/socket-api";
-import { sourceHash } from "../../server/protocol/source-hash";
-import { applyLocalAction, newCell, type LocalAction } from "./notebook-state";
+import type { CellKind, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { CommandAck, NotebookCommand } from "../../server/core/protocol/socket-api";
+import { sourceHash } from "../../server/core/protocol/source-hash";
+import { applyLocalAction, newCell, type LocalAction } from "../../server/core/notebook/notebook-state";
 
 export interface PendingEdit {
   source: string;

@@ -6,7 +6,7 @@
  * only reads it.
  */
 import { createContext } from "react";
-import type { CellTemplate, Prediction } from "../../server/protocol/notebook-model";
+import type { CellTemplate, Prediction } from "../../server/core/protocol/notebook-model";
 
 export interface ClaimPrediction {
   /** The question as it was asked (filled in with the scenario's values). */

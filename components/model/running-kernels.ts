@@ -4,11 +4,11 @@
  * through `subscribe`/`getState`; what each row says is computed here by
  * pure functions, so the page only renders.
  */
-import { describePeriod, type RunningKernel, type RunningKernels } from "../../server/protocol/kernels-model";
-import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
+import { describePeriod, type RunningKernel, type RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { formatBytes, formatDuration, formatRelativeTime } from "./format";
 import type { LabTransport } from "./lab-client";
-import { assertNever } from "./notebook-state";
+import { assertNever } from "../../server/core/assert-never";
 
 export interface RunningKernelsState {
   status: "loading" | "ready" | "error";

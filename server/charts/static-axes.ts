@@ -1,5 +1,5 @@
 /** Axes for the static chart: linear scales over nice ticks, grid lines, tick labels and axis titles. */
-import { niceTicks, tickText } from "../../components/model/chart-svg";
+import { niceTicks, tickText } from "../core/charts/chart-svg";
 import { el, text, type Box } from "./svg";
 
 export interface Scale {

@@ -8,13 +8,13 @@
  * 3 draws its axes and series from effects after mount, so
  * renderToStaticMarkup returns only an empty wrapper <div>.
  */
-import type { ExecutionMetrics } from "../protocol/metrics-model";
-import { deviceNotice } from "../../components/model/chart-panel";
-import { lossLines } from "../../components/model/chart-loss";
-import { RunIndex } from "../../components/model/chart-run-index";
-import { timingChart, type TimingChart } from "../../components/model/chart-timing";
-import { MetricStore } from "../../components/model/metric-store";
-import type { LossLine } from "../../components/model/chart-loss";
+import type { ExecutionMetrics } from "../core/protocol/metrics-model";
+import { deviceNotice } from "../core/charts/chart-panel";
+import { lossLines } from "../core/charts/chart-loss";
+import { RunIndex } from "../core/charts/chart-run-index";
+import { timingChart, type TimingChart } from "../core/charts/chart-timing";
+import { MetricStore } from "../core/charts/metric-store";
+import type { LossLine } from "../core/charts/chart-loss";
 import { lossPlot } from "./static-loss";
 import { timingPlot } from "./static-timing";
 import { el, FONT, legend, text, type StaticLegendEntry } from "./svg";

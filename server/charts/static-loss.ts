@@ -1,6 +1,6 @@
 /** The static chart's loss panel: the app's loss lines (downsampled, min/max per bucket), gaps where loss was non-finite. */
-import type { LossLine } from "../../components/model/chart-loss";
-import { sampleLoss } from "../../components/model/chart-loss";
+import type { LossLine } from "../core/charts/chart-loss";
+import { sampleLoss } from "../core/charts/chart-loss";
 import { linearScale, xAxis, yAxis } from "./static-axes";
 import { el, px, type Box } from "./svg";
 

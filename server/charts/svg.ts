@@ -2,7 +2,7 @@
  * A few SVG writers for the static export chart: every attribute value and
  * text node goes through escapeXml, coordinates are rounded to 0.1 px.
  */
-import { escapeXml } from "../../components/model/chart-svg";
+import { escapeXml } from "../core/charts/chart-svg";
 
 export type Attrs = Record<string, string | number | undefined>;
 

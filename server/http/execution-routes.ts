@@ -7,10 +7,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { PrismaClient } from "../persistence";
 import { MetricRepository } from "../persistence";
 import { parseDevicePlans } from "../persistence/run-repository";
-import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../protocol/metrics-model";
-import type { ParameterValue } from "../protocol/notebook-model";
+import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../core/protocol/metrics-model";
+import type { ParameterValue } from "../core/protocol/notebook-model";
 import { renderExecutionChartsSvg } from "../charts/static-chart";
-import { replyError, sendJson } from "./json-reply";
+import { replyError, sendError, sendJson } from "./json-reply";
 
 const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
 const TEMPLATE_ID = /^[A-Za-z0-9_/-]{1,200}$/;
@@ -25,10 +25,10 @@ export function handleExecutionRoutes(req: IncomingMessage, res: ServerResponse,
   const url = new URL(req.url ?? "/", "http://localhost");
   const metricsMatch = METRICS_PATH.exec(url.pathname);
   if (url.pathname !== EXECUTIONS_PATH && !metricsMatch) return false;
-  if (req.method !== "GET") return sendJson(res, 405, { error: "use GET" });
+  if (req.method !== "GET") return sendError(res, "invalid", "use GET", 405);
   const reply = metricsMatch ? executionMetrics(options.prisma, metricsMatch[1]!) : executionList(options.prisma, url.searchParams.get("templateId"));
   void reply.then(
-    (body) => (body === null ? sendJson(res, 404, { error: `no execution ${metricsMatch?.[1] ?? ""}` }) : sendJson(res, 200, body)),
+    (body) => (body === null ? sendError(res, "not-found", `no execution ${metricsMatch?.[1] ?? ""}`) : sendJson(res, 200, body)),
     (error: unknown) => replyError(res, error, options.onError, "read metrics"),
   );
   return true;

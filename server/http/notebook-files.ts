@@ -10,8 +10,9 @@ import { ImportGate } from "../ipynb/import-gate";
 import { IPYNB_LIMITS } from "../ipynb/limits";
 import type { TemplateRenderer } from "../notebook/template-cells";
 import type { NotebookRepository } from "../persistence";
-import { replyError, sendJson } from "./json-reply";
-import { NOTEBOOK_IMPORT_PATH } from "../protocol/socket-api";
+import { replyError, sendError, sendJson } from "./json-reply";
+import { MAX_TITLE_CHARS } from "../core/limits";
+import { NOTEBOOK_IMPORT_PATH } from "../core/protocol/socket-api";
 
 const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
 
@@ -32,13 +33,13 @@ const importGate = new ImportGate(IPYNB_LIMITS.maxBytes);
 export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, options: NotebookFilesOptions): boolean {
   const url = new URL(req.url ?? "/", "http://localhost");
   if (url.pathname === NOTEBOOK_IMPORT_PATH) {
-    if (req.method !== "POST") return sendJson(res, 405, { error: "use POST with the .ipynb file as the body" });
+    if (req.method !== "POST") return sendError(res, "invalid", "use POST with the .ipynb file as the body", 405);
     void importFile(req, res, url, options).catch((error: unknown) => replyError(res, error, options.onError, "handle this file"));
     return true;
   }
   const exportMatch = EXPORT_PATH.exec(url.pathname);
   if (exportMatch) {
-    if (req.method !== "GET") return sendJson(res, 405, { error: "use GET" });
+    if (req.method !== "GET") return sendError(res, "invalid", "use GET", 405);
     void exportFile(res, exportMatch[1]!, options).catch((error: unknown) => replyError(res, error, options.onError, "handle this file"));
     return true;
   }
@@ -46,18 +47,18 @@ export function handleNotebookFiles(req: IncomingMessage, res: ServerResponse, o
 }
 
 async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, options: NotebookFilesOptions): Promise<void> {
-  const title = (url.searchParams.get("title") ?? "").trim().slice(0, 200) || "Imported notebook";
+  const title = (url.searchParams.get("title") ?? "").trim().slice(0, MAX_TITLE_CHARS) || "Imported notebook";
   const declared = contentLength(req);
   if (declared !== null && declared > IPYNB_LIMITS.maxBytes) {
     await drain(req);
-    sendJson(res, 413, { error: `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes` });
+    sendError(res, "too-large", `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes`);
     return;
   }
   const release = await importGate.acquire(declared ?? IPYNB_LIMITS.maxBytes);
   try {
     const imported = await receiveNotebook(req);
     if (imported === null) {
-      sendJson(res, 413, { error: `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes` });
+      sendError(res, "too-large", `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes`);
       return;
     }
     const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates });

@@ -3,7 +3,7 @@
  * schema. Lab-only data (template, parameters, last run) goes in each cell's
  * metadata under "mgpulab", which JupyterLab keeps when it saves the file.
  */
-import type { CellOutput, MimeBundle } from "../protocol/notebook-model";
+import type { CellOutput, MimeBundle } from "../core/protocol/notebook-model";
 import type { NotebookRepository } from "../persistence/notebook-repository";
 import type { JsonValue, StoredCell } from "../persistence/types";
 import { elidedMarker } from "./markers";

@@ -2,8 +2,7 @@
  * What an imported .ipynb may hold. Checked before and while parsing, so a
  * hostile file costs bounded time and memory and is refused with a reason.
  */
-import { MAX_SOURCE_CHARS } from "../protocol/socket-api";
-import { MAX_CELLS } from "../notebook/notebook-ops";
+import { MAX_CELLS, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../core/limits";
 import { DEFAULT_OUTPUT_BUDGET, type OutputBudget } from "../notebook/output-recorder";
 
 export interface IpynbLimits {
@@ -32,7 +31,7 @@ export const IPYNB_LIMITS: Readonly<IpynbLimits> = {
   maxOutputChars: 16 * 1024 * 1024,
   maxTracebackLines: 10_000,
   maxMimeTypes: 64,
-  maxTitleChars: 200,
+  maxTitleChars: MAX_TITLE_CHARS,
   outputBudget: {
     // Stream text: exactly what a live run keeps (head + tail, elided count between).
     ...DEFAULT_OUTPUT_BUDGET,

@@ -4,7 +4,7 @@
  * own); wrong types, missing fields and oversized values are errors with a path.
  */
 import { z } from "zod";
-import { cellTemplateSchema, lastRunSchema } from "../persistence/types";
+import { cellTemplateSchema, lastRunSchema } from "../core/protocol/notebook-schemas";
 import type { IpynbLimits } from "./limits";
 import { TextParts } from "./text-parts";
 

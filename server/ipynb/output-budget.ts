@@ -4,7 +4,7 @@
  * text, last tailChars, an elided marker between; oversized rich outputs
  * reduced), and the import notes say what it cut.
  */
-import type { CellOutput } from "../protocol/notebook-model";
+import type { CellOutput } from "../core/protocol/notebook-model";
 import { OutputRecorder, richOutputChars, type OutputBudget, type StreamName } from "../notebook/output-recorder";
 import type { NbformatOutput } from "./nbformat-schema";
 import { parseElidedMarker } from "./markers";

@@ -4,9 +4,9 @@
  * attached when the catalog renders exactly its code for its template and
  * values (the lab's own export), and stays detached otherwise, with a note.
  */
-import type { CellTemplate } from "../protocol/notebook-model";
+import type { CellTemplate } from "../core/protocol/notebook-model";
 import type { CellInput } from "../persistence/types";
-import { CommandError } from "../notebook/notebook-ops";
+import { toClientError } from "../errors";
 import type { TemplateRenderer } from "../notebook/template-cells";
 
 export interface TemplateClaim {
@@ -45,7 +45,8 @@ async function checkClaim(source: string, claimed: CellTemplate, templates: Temp
     return { attached: rendered.template };
   } catch (error) {
     // A refusal (unknown template, invalid values) is the file's; anything else (the catalog down) is not, but the cell still cannot be vouched for.
-    const reason = (error instanceof Error ? error.message : String(error)).slice(0, REASON_MAX_CHARS);
-    return { why: error instanceof CommandError ? `the scenario catalog refuses it: ${reason}` : `the scenario catalog could not check it: ${reason}` };
+    const failure = toClientError(error);
+    const reason = failure.error.slice(0, REASON_MAX_CHARS);
+    return { why: failure.expected ? `the scenario catalog refuses it: ${reason}` : `the scenario catalog could not check it: ${reason}` };
   }
 }

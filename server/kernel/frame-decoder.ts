@@ -4,7 +4,7 @@
  * anywhere — inside the prefix, the nonce, the JSON or a UTF-8 sequence. A
  * frame with another nonce is never matched, so it stays plain text.
  */
-import { FRAME_END, FRAME_PREFIX, NONCE_HEX_LENGTH } from "../protocol/kernel-messages";
+import { FRAME_END, FRAME_PREFIX, NONCE_HEX_LENGTH } from "../core/protocol/kernel-messages";
 
 export type DecodedPiece =
   | { kind: "raw"; bytes: Buffer }

@@ -10,12 +10,12 @@ import {
   DUMP_STACKS_BYTE,
   INTERRUPT_BYTE,
   KERNEL_PROTOCOL_VERSION,
-  encodeKernelInput,
   kernelMessageSchema,
+  type BootPayload,
   type KernelMessage,
   type KernelMessageOf,
   type KernelRequest,
-} from "../protocol/kernel-messages";
+} from "../core/protocol/kernel-messages";
 import { FrameDecoder } from "./frame-decoder";
 import { KERNEL_ENTRY, loadKernelBundle } from "./kernel-bundle";
 import type { KernelHost } from "./kernel-host";
@@ -175,6 +175,11 @@ export class KernelChannel {
     if (!this.helloSeen) this.bootOutput = (this.bootOutput + text).slice(-BOOT_OUTPUT_KEPT);
     if (text) this.events.console(text);
   }
+}
+
+/** One line of kernel input: base64(JSON) + "\n", as kernel-messages.ts describes. */
+export function encodeKernelInput(message: KernelRequest | BootPayload): string {
+  return Buffer.from(JSON.stringify(message), "utf8").toString("base64") + "\n";
 }
 
 export function describeExit(exit: PtyExit, prefix = "kernel exited"): string {

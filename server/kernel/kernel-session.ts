@@ -5,8 +5,9 @@
  * that produced it; the session never caps or stores it.
  */
 import { randomUUID } from "node:crypto";
-import type { KernelInfo, KernelStatus } from "../protocol/notebook-model";
-import type { KernelMessage, KernelMessageOf } from "../protocol/kernel-messages";
+import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
+import { assertNever } from "../core/assert-never";
+import type { KernelMessage, KernelMessageOf } from "../core/protocol/kernel-messages";
 import { KernelChannel, KernelStartError, describeExit } from "./kernel-channel";
 import type { KernelHost } from "./kernel-host";
 import type { PtyExit } from "./pty-process";
@@ -262,7 +263,7 @@ export class KernelSession {
       case "hello":
         return;
       default:
-        assertNever(message);
+        assertNever(message, "kernel message");
     }
   }
 
@@ -415,8 +416,4 @@ export function describeKernel(hello: KernelMessageOf<"hello">): KernelInfo {
     torch: hello.torch,
     deviceMode,
   };
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled kernel message: ${JSON.stringify(value)}`);
 }

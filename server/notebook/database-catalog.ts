@@ -1,6 +1,6 @@
 /** The notebook catalog on the lab's database (repositories over one Prisma client). */
-import type { NotebookListItem } from "../protocol/notebook-model";
-import { LOCAL_USER, MetricRepository, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
+import type { NotebookListItem } from "../core/protocol/notebook-model";
+import { LOCAL_USER, MetricRepository, NotFoundError, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
 import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
@@ -63,7 +63,7 @@ export class DatabaseCatalog implements NotebookCatalog {
 
   async summary(notebookId: string): Promise<NotebookListItem> {
     const found = (await this.repos.notebooks.list({ state: "all" })).find((summary) => summary.id === notebookId);
-    if (!found) throw new Error(`notebook ${notebookId} not found`);
+    if (!found) throw new NotFoundError("notebook", notebookId);
     return toListItem(found);
   }
 }

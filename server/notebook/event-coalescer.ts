@@ -3,9 +3,9 @@
  * dozen times a second, with discrete events always after the text that
  * preceded them. Tail snapshots (flooding cells) go out at a slower cadence.
  */
-import type { LiveMetrics } from "../protocol/notebook-model";
-import type { MetricPointMessage } from "../protocol/metrics-model";
-import type { NotebookEvent } from "../protocol/socket-api";
+import type { LiveMetrics } from "../core/protocol/notebook-model";
+import type { MetricPointMessage } from "../core/protocol/metrics-model";
+import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { StreamName, StreamSegment } from "./output-recorder";
 
 export interface CoalescerOptions {
@@ -21,7 +21,7 @@ export const DEFAULT_COALESCING: CoalescerOptions = { appendIntervalMs: 30, tail
 const POINTS_PER_EVENT = 5_000;
 
 export interface TailSource {
-  tailOf(cellId: string): { elided: number; segments: StreamSegment[] } | null;
+  tailOf(cellId: string): { elided: number; segments: StreamSegment[]; headOutputs: number } | null;
   liveMetricsOf(cellId: string): LiveMetrics | null;
 }
 
@@ -111,7 +111,7 @@ export class EventCoalescer {
     this.dirtyTails.clear();
     for (const cellId of dirty) {
       const tail = this.tails.tailOf(cellId);
-      if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments });
+      if (tail) this.send({ type: "cell-stream-tail", cellId, elidedBytes: tail.elided, tail: tail.segments, headOutputs: tail.headOutputs });
     }
     const metrics = [...this.dirtyMetrics];
     this.dirtyMetrics.clear();

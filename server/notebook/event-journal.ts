@@ -5,7 +5,7 @@
  * snapshot instead.
  */
 import { randomUUID } from "node:crypto";
-import type { JournalPosition, NotebookEvent, SequencedEvent } from "../protocol/socket-api";
+import type { JournalPosition, NotebookEvent, SequencedEvent } from "../core/protocol/socket-api";
 
 export interface JournalLimits {
   maxEvents: number;

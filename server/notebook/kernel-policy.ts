@@ -8,8 +8,9 @@
  * prints nothing for minutes), and neither is an open tab that does nothing
  * (its user expects the kernel's variables to be there).
  */
-import { describePeriod, type RunningKernelState } from "../protocol/kernels-model";
-import type { KernelStatus } from "../protocol/notebook-model";
+import { describePeriod, type RunningKernelState } from "../core/protocol/kernels-model";
+import { assertNever } from "../core/assert-never";
+import type { KernelStatus } from "../core/protocol/notebook-model";
 
 export type KernelState = KernelStatus["state"];
 
@@ -106,8 +107,4 @@ export type Admission = { ok: true } | { ok: false; reason: string };
 export function admitKernel(live: number, idle: number, max: number): Admission {
   if (live < max) return { ok: true };
   return { ok: false, reason: `this lab runs at most ${max} ${max === 1 ? "kernel" : "kernels"}; shut one down in Running kernels (${idle} idle)` };
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled: ${JSON.stringify(value)}`);
 }

@@ -7,9 +7,9 @@
  */
 import type { KernelSession } from "../kernel/kernel-session";
 import { MEMORY_METHOD, ProcessTable } from "../kernel/process-memory";
-import type { RunningKernel, RunningKernels } from "../protocol/kernels-model";
+import type { RunningKernel, RunningKernels } from "../core/protocol/kernels-model";
 import { admitKernel, cullDecision, isLive, kernelUse, type KernelFacts } from "./kernel-policy";
-import { CommandError } from "./notebook-ops";
+import { CommandError } from "../errors";
 
 /** What the registry needs of an open notebook (a NotebookRuntime). */
 export interface KernelOwner {
@@ -89,7 +89,7 @@ export class KernelRegistry {
       if (state === "idle" && other.owner.kernel.pendingExecutions === 0) idle += 1;
     }
     const admission = admitKernel(live, idle, this.limits.maxKernels);
-    if (!admission.ok) throw new CommandError(admission.reason);
+    if (!admission.ok) throw new CommandError("limit", admission.reason);
     tracked.claims += 1;
     let released = false;
     return () => {

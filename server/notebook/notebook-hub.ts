@@ -3,8 +3,8 @@
  * first open and kept until the server stops. Their kernels are counted,
  * capped and shut down when unused by the kernel registry.
  */
-import type { CellTemplate, NotebookDocument, NotebookListItem } from "../protocol/notebook-model";
-import type { NotebookEvent } from "../protocol/socket-api";
+import type { CellTemplate, NotebookDocument, NotebookListItem } from "../core/protocol/notebook-model";
+import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { KernelHost } from "../kernel/kernel-host";
 import type { NotebookPersistence } from "./notebook-persistence";
 import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";

@@ -1,60 +1,51 @@
 /**
- * Pure edits of a notebook document: each returns the event that tells the
- * viewers, or throws a CommandError with a message for the user.
+ * The server's rules for structural edits of a notebook document: each
+ * checks a command against the document and returns the events that carry
+ * it out, or throws a CommandError (a code and a message for the user). Pure: the
+ * runtime applies the events with the one document reducer
+ * (core/notebook/notebook-state.ts) and sends them to the viewers.
  */
-import type { Cell, CellKind, NotebookDocument } from "../protocol/notebook-model";
-import type { NotebookEvent } from "../protocol/socket-api";
+import { MAX_CELLS } from "../core/limits";
+import type { Cell, CellKind, NotebookDocument } from "../core/protocol/notebook-model";
+import type { NotebookEvent } from "../core/protocol/socket-api";
+import { CommandError } from "../errors";
 
-export class CommandError extends Error {}
-
-export const MAX_CELLS = 10_000;
-
-export function newCell(id: string, kind: CellKind = "code", source = ""): Cell {
-  return { id, kind, source, outputs: [], executionCount: null, runState: "idle", liveMetrics: null, lastRun: null, executionId: null, template: null };
-}
+type EventOf<T extends NotebookEvent["type"]> = Extract<NotebookEvent, { type: T }>;
 
 export function findCell(doc: NotebookDocument, cellId: string): Cell {
   const cell = doc.cells.find((candidate) => candidate.id === cellId);
-  if (!cell) throw new CommandError(`no cell ${cellId} in notebook ${doc.id}`);
+  if (!cell) throw new CommandError("not-found", `no cell ${cellId} in notebook ${doc.id}`);
   return cell;
 }
 
-export function insertCell(doc: NotebookDocument, index: number, cell: Cell): NotebookEvent {
-  if (doc.cells.length >= MAX_CELLS) throw new CommandError(`a notebook holds at most ${MAX_CELLS} cells`);
-  if (doc.cells.some((existing) => existing.id === cell.id)) throw new CommandError(`cell ${cell.id} already exists`);
-  const at = Math.min(index, doc.cells.length);
-  doc.cells.splice(at, 0, cell);
-  return { type: "cell-inserted", index: at, cell };
+export function insertCell(doc: NotebookDocument, index: number, cell: Cell): EventOf<"cell-inserted"> {
+  if (doc.cells.length >= MAX_CELLS) throw new CommandError("limit", `a notebook holds at most ${MAX_CELLS} cells`);
+  if (doc.cells.some((existing) => existing.id === cell.id)) throw new CommandError("conflict", `cell ${cell.id} already exists`);
+  return { type: "cell-inserted", index: Math.min(index, doc.cells.length), cell };
 }
 
-export function deleteCell(doc: NotebookDocument, cellId: string): NotebookEvent {
+export function deleteCell(doc: NotebookDocument, cellId: string): EventOf<"cell-deleted"> {
   const cell = findCell(doc, cellId);
-  if (cell.runState !== "idle") throw new CommandError("a queued or running cell cannot be deleted; interrupt it first");
-  doc.cells.splice(doc.cells.indexOf(cell), 1);
+  if (cell.runState !== "idle") throw new CommandError("busy", "a queued or running cell cannot be deleted; interrupt it first");
   return { type: "cell-deleted", cellId };
 }
 
-export function moveCell(doc: NotebookDocument, cellId: string, toIndex: number): NotebookEvent {
-  const cell = findCell(doc, cellId);
-  doc.cells.splice(doc.cells.indexOf(cell), 1);
-  const at = Math.min(toIndex, doc.cells.length);
-  doc.cells.splice(at, 0, cell);
-  return { type: "cell-moved", cellId, toIndex: at };
+/** `toIndex` is where the cell ends up, counted without it (at most the last place). */
+export function moveCell(doc: NotebookDocument, cellId: string, toIndex: number): EventOf<"cell-moved"> {
+  findCell(doc, cellId);
+  return { type: "cell-moved", cellId, toIndex: Math.min(toIndex, doc.cells.length - 1) };
 }
 
-export function setSource(doc: NotebookDocument, cellId: string, source: string, by: string): NotebookEvent {
-  findCell(doc, cellId).source = source;
+export function setSource(doc: NotebookDocument, cellId: string, source: string, by: string): EventOf<"cell-source"> {
+  findCell(doc, cellId);
   return { type: "cell-source", cellId, source, by };
 }
 
 export function setKind(doc: NotebookDocument, cellId: string, kind: CellKind): NotebookEvent[] {
   const cell = findCell(doc, cellId);
-  if (cell.runState !== "idle") throw new CommandError("a queued or running cell cannot change kind");
-  cell.kind = kind;
+  if (cell.runState !== "idle") throw new CommandError("busy", "a queued or running cell cannot change kind");
   const events: NotebookEvent[] = [{ type: "cell-kind", cellId, kind }];
-  if (kind === "markdown" && cell.outputs.length > 0) {
-    cell.outputs = [];
-    events.push({ type: "cell-outputs-cleared", cellId });
-  }
+  // A markdown cell has no outputs.
+  if (kind === "markdown" && cell.outputs.length > 0) events.push({ type: "cell-outputs-cleared", cellId });
   return events;
 }

@@ -5,9 +5,9 @@
  * `commit()` writes whatever is batched and resolves once it is stored: the
  * runtime shows viewers nothing before that (durable before visible).
  */
-import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../protocol/notebook-model";
+import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
-import type { DevicePlan } from "../protocol/kernel-messages";
+import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
 import { WriteQueue } from "./write-queue";

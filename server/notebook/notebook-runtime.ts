@@ -1,18 +1,27 @@
 /**
  * One open notebook: its document, its kernel session, and the translation
  * from kernel output to notebook events for every viewer and to database
- * writes. Commands arrive already validated; each either changes the
- * document, saves and broadcasts, or throws a CommandError.
+ * writes. Commands arrive already validated; each is checked against the
+ * document (notebook-ops.ts, template-cells.ts) and either becomes events,
+ * saved and broadcast, or throws a CommandError.
+ *
+ * One reducer: the document changes only by applying an event with the
+ * reducer every viewer runs (core/notebook/notebook-state.ts), at the moment
+ * the event is numbered, so a joining viewer's snapshot is exactly what the
+ * live viewers were shown. Nothing here holds a cell object across events:
+ * cells are looked up by id in the current document.
  *
  * Durable before visible: every event is numbered when it happens but sent
  * to viewers only once the writes queued before it are committed
  * (DurabilityGate), and a joining viewer's snapshot is answered only then.
  */
 import { randomUUID } from "node:crypto";
-import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../protocol/notebook-model";
-import type { KernelMessageOf } from "../protocol/kernel-messages";
-import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../protocol/socket-api";
-import { sourceHash } from "../protocol/source-hash";
+import { applyServerEvent, newCell } from "../core/notebook/notebook-state";
+import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
+import type { KernelMessageOf } from "../core/protocol/kernel-messages";
+import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
+import { sourceHash } from "../core/protocol/source-hash";
+import { assertNever } from "../core/assert-never";
 import type { KernelHost } from "../kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
@@ -20,7 +29,8 @@ import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
 import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
-import { CommandError, deleteCell, findCell, insertCell, moveCell, newCell, setKind, setSource } from "./notebook-ops";
+import { CommandError, SourceConflictError } from "../errors";
+import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 import { assertEditable, attachedSiblings, attachedTemplate, findQuestion, NO_TEMPLATES, questionAlreadyRun, scenarioOf, type TemplateRenderer } from "./template-cells";
 
@@ -44,13 +54,6 @@ export interface NotebookRuntimeOptions {
   claimKernel?: () => () => void;
 }
 
-/** set-source refused: the cell changed since the edit's base (another tab). */
-export class SourceConflictError extends CommandError {
-  constructor(readonly cellId: string, readonly theirSource: string) {
-    super(`cell ${cellId} was changed by someone else since you started editing it`);
-  }
-}
-
 export class NotebookRuntime {
   readonly kernel: KernelSession;
   private readonly host: KernelHost;
@@ -61,25 +64,34 @@ export class NotebookRuntime {
   private readonly persistence: NotebookPersistence;
   /** The running execution's record: metrics count as hearing from it. */
   private liveRecord: ExecutionRecord | null = null;
+  /** The cell whose execution `liveRecord` records. */
+  private liveCellId: string | null = null;
   /** Set while the lab server stops: how the kernel run and its running cell are stored. */
   private stopping: { reason: string } | null = null;
-  /** The cell whose code the kernel runs now, or ran last: metrics are attributed to it. */
-  private metricsCell: Cell | null = null;
+  /**
+   * The execution the kernel runs now, or ran last: metrics are attributed to
+   * it, and its cell's live metrics build up here (viewers get them coalesced).
+   * `inDocument` turns false when its cell is deleted.
+   */
+  private metricsTarget: { cellId: string; executionId: string; live: LiveMetrics | null; inDocument: boolean } | null = null;
   /** Form changes render asynchronously; one at a time, so each starts from the values the last one left. */
   private templateWork: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
+  private document: NotebookDocument;
+
+  constructor(doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
+    this.document = doc;
     this.persistence = options.persistence ?? NO_PERSISTENCE;
     this.gate = new DurabilityGate(
       options.durableBroadcast === false ? () => Promise.resolve() : () => this.persistence.commit(),
       ({ event, seq }) => options.broadcast(event, seq),
     );
-    this.coalescer = new EventCoalescer((event) => this.gate.hold({ event, seq: this.journal.record(event) }), {
+    this.coalescer = new EventCoalescer((event) => this.publish(event), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);
-        return recorder ? { elided: recorder.elided, segments: recorder.tailSegments() } : null;
+        return recorder ? { elided: recorder.elided, segments: recorder.tailSegments(), headOutputs: recorder.headOutputs } : null;
       },
-      liveMetricsOf: (cellId) => this.doc.cells.find((cell) => cell.id === cellId)?.liveMetrics ?? null,
+      liveMetricsOf: (cellId) => (this.metricsTarget?.cellId === cellId ? this.metricsTarget.live : null),
     }, options.coalescing);
     this.host = options.host();
     this.kernel = new KernelSession({
@@ -90,13 +102,17 @@ export class NotebookRuntime {
       onDevicePlan: (message) => this.recordDevicePlan(message),
     });
     this.kernel.onStatus((status) => {
-      this.doc.kernel = status;
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
       else if (status.state === "shutdown" && this.stopping) this.persistence.kernelEnded("interrupted", this.stopping.reason);
       else if (status.state === "restarting") this.persistence.kernelEnded("finished", null);
       else if (status.state === "shutdown") this.persistence.kernelEnded("finished", status.reason);
       this.coalescer.emit({ type: "kernel-status", status });
     });
+  }
+
+  /** The document as of the last event numbered; never changed in place (the reducer makes a new one per change). */
+  get doc(): NotebookDocument {
+    return this.document;
   }
 
   /**
@@ -108,7 +124,8 @@ export class NotebookRuntime {
     this.coalescer.flush();
     const journal = this.journal.position;
     const missed = resume ? this.journal.since(resume) : null;
-    const reply: Extract<CommandAck, { ok: true }> = missed ? { ok: true, missed, journal } : { ok: true, notebook: structuredClone(this.doc), journal };
+    // The current document is the snapshot as it is: later events make new documents, they do not change this one.
+    const reply: Extract<CommandAck, { ok: true }> = missed ? { ok: true, missed, journal } : { ok: true, notebook: this.doc, journal };
     await this.gate.durable();
     return reply;
   }
@@ -129,7 +146,7 @@ export class NotebookRuntime {
       case "insert-cell": {
         const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));
         this.coalescer.emit(event);
-        await this.persistence.insertCell(event.type === "cell-inserted" ? event.index : command.index, command.cell);
+        await this.persistence.insertCell(event.index, command.cell);
         return;
       }
       case "delete-cell":
@@ -140,7 +157,7 @@ export class NotebookRuntime {
       case "move-cell": {
         const event = moveCell(this.doc, command.cellId, command.toIndex);
         this.coalescer.emit(event);
-        await this.persistence.moveCell(command.cellId, event.type === "cell-moved" ? event.toIndex : command.toIndex);
+        await this.persistence.moveCell(command.cellId, event.toIndex);
         return;
       }
       case "set-source": {
@@ -161,7 +178,7 @@ export class NotebookRuntime {
         this.execute(command.cellIds, command.sourceHashes ?? {});
         return;
       case "clear-outputs":
-        for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId));
+        for (const cellId of command.cellIds) this.clearOutputs(findCell(this.doc, cellId).id);
         return;
       case "set-parameters":
         await this.serially(() => this.setParameters(command.cellId, command.values));
@@ -169,7 +186,7 @@ export class NotebookRuntime {
       case "detach-template":
         await this.serially(async () => {
           const cell = findCell(this.doc, command.cellId);
-          await this.applyTemplate(cell, cell.source, { ...attachedTemplate(cell), detached: true });
+          await this.applyTemplate(cell.id, cell.source, { ...attachedTemplate(cell), detached: true });
         });
         return;
       case "reattach-template":
@@ -193,13 +210,11 @@ export class NotebookRuntime {
   }
 
   async rename(title: string): Promise<void> {
-    this.doc.title = title;
     this.coalescer.emit({ type: "notebook-renamed", title });
     await this.persistence.rename(title);
   }
 
   markDeleted(deleted: boolean): void {
-    this.doc.deleted = deleted;
     this.coalescer.emit({ type: deleted ? "notebook-deleted" : "notebook-restored" });
   }
 
@@ -232,42 +247,40 @@ export class NotebookRuntime {
     const targets = attachedSiblings(this.doc, scenarioOf(template.id));
     const templates = this.options.templates ?? NO_TEMPLATES;
     const rendered = await Promise.all(targets.map((cell) => templates.render(cell.template.id, merged)));
+    // Rendering took a while: a cell deleted or detached meanwhile is left as it is now.
     await Promise.all(
-      targets.map((cell, i) => (this.doc.cells.includes(cell) && cell.template?.detached === false ? this.applyTemplate(cell, rendered[i]!.source, rendered[i]!.template) : undefined)),
+      targets.map((target, i) => (this.cellOf(target.id)?.template?.detached === false ? this.applyTemplate(target.id, rendered[i]!.source, rendered[i]!.template) : undefined)),
     );
   }
 
   /** Re-renders a detached cell from the catalog; refuses (nothing changes) when the catalog cannot render it. */
   private async reattach(cellId: string): Promise<void> {
     const cell = findCell(this.doc, cellId);
-    if (!cell.template) throw new CommandError(`cell ${cell.id} is not rendered from a template`);
+    if (!cell.template) throw new CommandError("invalid", `cell ${cell.id} is not rendered from a template`);
     // An answer of ok must mean the code now comes from the catalog.
-    if (!cell.template.detached) throw new CommandError(`cell ${cell.id} is already attached to template ${cell.template.id}; there is nothing to reattach`);
+    if (!cell.template.detached) throw new CommandError("conflict", `cell ${cell.id} is already attached to template ${cell.template.id}; there is nothing to reattach`);
     const templateId = cell.template.id;
     const sibling = attachedSiblings(this.doc, scenarioOf(templateId))[0];
     const values = sibling?.template.parameters ?? cell.template.parameters;
     const rendered = await (this.options.templates ?? NO_TEMPLATES).render(templateId, values).catch((error: unknown) => {
       // The template may be unknown to this catalog or its values invalid (an imported file's claim): say which cell and why.
-      throw error instanceof CommandError ? new CommandError(`cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
+      throw error instanceof CommandError ? new CommandError(error.code, `cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
     });
-    if (this.doc.cells.includes(cell)) await this.applyTemplate(cell, rendered.source, rendered.template);
+    if (this.cellOf(cell.id)) await this.applyTemplate(cell.id, rendered.source, rendered.template);
   }
 
-  private async applyTemplate(cell: Cell, source: string, template: CellTemplate): Promise<void> {
-    cell.source = source;
-    cell.template = template;
-    this.coalescer.emit({ type: "cell-template", cellId: cell.id, template, source });
-    await this.persistence.setTemplate(cell.id, source, template);
+  private async applyTemplate(cellId: string, source: string, template: CellTemplate): Promise<void> {
+    this.coalescer.emit({ type: "cell-template", cellId, template, source });
+    await this.persistence.setTemplate(cellId, source, template);
   }
 
   private async commitPrediction(questionId: string, choice: string): Promise<void> {
     const question = findQuestion(this.doc, questionId);
-    if (!question.choices.includes(choice)) throw new CommandError(`"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
+    if (!question.choices.includes(choice)) throw new CommandError("invalid", `"${choice.slice(0, 80)}" is not one of the choices of ${questionId}`);
     const existing = this.doc.predictions[questionId];
-    if (existing) throw new CommandError(`a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
+    if (existing) throw new CommandError("conflict", `a prediction for ${questionId} was already committed (${existing.choice}); predictions are kept as committed`);
     const afterRun = questionAlreadyRun(this.doc, questionId);
     const prediction = await this.persistence.commitPrediction({ questionId, question: question.text, choice, afterRun });
-    this.doc.predictions[questionId] = prediction;
     this.coalescer.emit({ type: "prediction-committed", prediction });
   }
 
@@ -275,7 +288,7 @@ export class NotebookRuntime {
   private execute(cellIds: string[], sourceHashes: Record<string, string>): void {
     const cells = cellIds.map((cellId) => findCell(this.doc, cellId));
     const busy = cells.find((cell) => cell.runState !== "idle");
-    if (busy) throw new CommandError(`cell ${busy.id} is already queued or running`);
+    if (busy) throw new CommandError("busy", `cell ${busy.id} is already queued or running`);
     for (const cell of cells) {
       const seen = sourceHashes[cell.id];
       // Checked for every cell before anything runs.
@@ -283,117 +296,146 @@ export class NotebookRuntime {
     }
     for (const cell of cells) {
       if (cell.kind !== "code") continue;
-      this.setRunState(cell, "queued");
-      this.kernel.execute(cell.source, this.sinkFor(cell));
+      this.setRunState(cell.id, "queued");
+      this.kernel.execute(cell.source, this.sinkFor(cell.id));
     }
   }
 
-  private sinkFor(cell: Cell): ExecutionSink {
+  private sinkFor(cellId: string): ExecutionSink {
     let record: ExecutionRecord | null = null;
     return {
       started: () => {
-        this.clearOutputs(cell, { persist: false });
-        this.recorders.set(cell.id, new OutputRecorder(this.options.outputBudget));
-        cell.liveMetrics = null;
-        cell.executionId = randomUUID();
-        this.metricsCell = cell;
+        this.clearOutputs(cellId, { persist: false });
+        this.recorders.set(cellId, new OutputRecorder(this.options.outputBudget));
+        const executionId = randomUUID();
+        this.metricsTarget = { cellId, executionId, live: null, inDocument: true };
+        const cell = this.cellOf(cellId);
         const status = this.kernel.status;
-        if ("info" in status) {
-          const execution = { id: cell.executionId, cellId: cell.id, source: cell.source, template: cell.template };
+        if ("info" in status && cell) {
+          const execution = { id: executionId, cellId, source: cell.source, template: cell.template };
           record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
           this.liveRecord = record;
+          this.liveCellId = cell.id;
         }
-        this.setRunState(cell, "running");
+        // Starting clears the previous run's live metrics too (the reducer's rule for a run that starts).
+        this.setRunState(cellId, "running", { executionId });
       },
-      console: (text) => this.recordStream(cell, "stdout", text, record),
+      console: (text) => this.recordStream(cellId, "stdout", text, record),
       output: (message) => {
-        if (message.type === "stream") this.recordStream(cell, message.name, message.text, record);
-        else this.recordOutput(cell, toCellOutput(message), record);
+        if (message.type === "stream") this.recordStream(cellId, message.name, message.text, record);
+        else this.recordOutput(cellId, toCellOutput(message), record);
       },
-      hang: (report) => this.recordOutput(cell, hangOutput(report), record),
+      hang: (report) => this.recordOutput(cellId, hangOutput(report), record),
       finished: ({ status, executionCount, durationMs }) => {
-        this.coalescer.flush();
-        if (this.liveRecord === record) this.liveRecord = null;
-        if (executionCount !== null) cell.executionCount = executionCount;
-        cell.lastRun = { status, durationMs };
-        record?.finished({ status, durationMs, executionCount: cell.executionCount, outputs: cell.outputs });
-        this.setRunState(cell, "idle");
-        this.coalescer.emit({ type: "cell-finished", cellId: cell.id, status, durationMs });
+        this.coalescer.flush(); // the document now has every output the viewers were sent
+        if (this.liveRecord === record) {
+          this.liveRecord = null;
+          this.liveCellId = null;
+        }
+        const cell = this.cellOf(cellId);
+        const count = executionCount ?? cell?.executionCount ?? null;
+        record?.finished({ status, durationMs, executionCount: count, outputs: cell?.outputs ?? [] });
+        this.setRunState(cellId, "idle", { executionCount: count });
+        this.coalescer.emit({ type: "cell-finished", cellId, status, durationMs });
       },
     };
   }
 
-  private recordStream(cell: Cell, name: "stdout" | "stderr", text: string, record: ExecutionRecord | null): void {
-    const recorder = this.recorderOf(cell);
+  /** Stream text goes through the output budget; viewers (and so the document) get it coalesced. */
+  private recordStream(cellId: string, name: "stdout" | "stderr", text: string, record: ExecutionRecord | null): void {
+    const recorder = this.recorderOf(cellId);
     for (const change of recorder.stream(name, text)) {
       if (change.kind === "append") {
-        this.coalescer.append(cell.id, change.name, change.text);
+        this.coalescer.append(cellId, change.name, change.text);
         record?.output({ kind: "stream", name: change.name, text: change.text });
       } else if (change.kind === "tail") {
-        this.coalescer.tailChanged(cell.id);
-        // What viewers are shown of the tail is stored too, read when the commit happens.
-        record?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
+        // The tail itself is stored when viewers are sent it (see publish), not per chunk.
+        this.coalescer.tailChanged(cellId);
       }
     }
-    cell.outputs = recorder.outputs();
   }
 
-  private recordOutput(cell: Cell, output: CellOutput, record: ExecutionRecord | null): void {
-    const recorder = this.recorderOf(cell);
+  private recordOutput(cellId: string, output: CellOutput, record: ExecutionRecord | null): void {
+    const recorder = this.recorderOf(cellId);
     this.coalescer.flush(); // the viewer's tail must match the recorder's before it is frozen
     for (const change of recorder.output(output)) {
-      if (change.kind !== "frozen") continue;
-      // The tail becomes part of the log, in place, before the rich output.
-      if (change.elided > 0) record?.output({ kind: "elided", elidedBytes: change.elided });
-      for (const segment of change.segments) record?.output({ kind: "stream", name: segment.name, text: segment.text });
-      record?.tailChanged(() => null);
+      if (change.kind === "frozen") {
+        // The tail becomes part of the log, in place, before the rich output.
+        if (change.elided > 0) record?.output({ kind: "elided", elidedBytes: change.elided });
+        for (const segment of change.segments) record?.output({ kind: "stream", name: segment.name, text: segment.text });
+        record?.tailChanged(() => null);
+      } else if (change.kind === "output") {
+        // What the recorder kept of it (all of it, unless the budget bounds rich outputs).
+        record?.output(change.output);
+        this.coalescer.emit({ type: "cell-output", cellId, output: change.output });
+      }
     }
-    cell.outputs = recorder.outputs();
-    record?.output(output);
-    this.coalescer.emit({ type: "cell-output", cellId: cell.id, output });
   }
 
   private recordMetric(message: KernelMessageOf<"metric">): void {
     const point = { rank: message.rank, step: message.step, values: message.values };
     const tag = message.runId ?? "";
-    const cell = this.metricsCell;
-    if (cell && this.doc.cells.includes(cell)) {
-      cell.liveMetrics = mergeLiveMetrics(cell.liveMetrics, point);
-      this.coalescer.metricsChanged(cell.id);
-      if (cell.executionId) this.coalescer.metricPoint(cell.id, cell.executionId, { tag, ...point });
+    const target = this.metricsTarget;
+    if (target?.inDocument) {
+      target.live = mergeLiveMetrics(target.live, point);
+      this.coalescer.metricsChanged(target.cellId);
+      this.coalescer.metricPoint(target.cellId, target.executionId, { tag, ...point });
     }
-    this.persistence.metrics([{ ...point, tag, executionId: cell?.executionId ?? "" }]);
+    this.persistence.metrics([{ ...point, tag, executionId: target?.executionId ?? "" }]);
     this.liveRecord?.heard();
   }
 
   /** What a variant of the running cell ran on: stored with the execution, and told to the charts live. */
   private recordDevicePlan(message: KernelMessageOf<"device_plan">): void {
-    const cell = this.metricsCell;
-    if (!cell || !cell.executionId || !this.doc.cells.includes(cell)) return;
+    const target = this.metricsTarget;
+    if (!target?.inDocument) return;
     const tag = message.runId ?? "";
     this.liveRecord?.devicePlan(tag, message.plan);
-    this.coalescer.emit({ type: "cell-device-plan", cellId: cell.id, executionId: cell.executionId, tag, plan: message.plan });
+    this.coalescer.emit({ type: "cell-device-plan", cellId: target.cellId, executionId: target.executionId, tag, plan: message.plan });
   }
 
-  private recorderOf(cell: Cell): OutputRecorder {
-    let recorder = this.recorders.get(cell.id);
+  private recorderOf(cellId: string): OutputRecorder {
+    let recorder = this.recorders.get(cellId);
     if (!recorder) {
       recorder = new OutputRecorder(this.options.outputBudget);
-      this.recorders.set(cell.id, recorder);
+      this.recorders.set(cellId, recorder);
     }
     return recorder;
   }
 
-  private clearOutputs(cell: Cell, { persist } = { persist: true }): void {
-    this.recorders.delete(cell.id);
-    cell.outputs = [];
-    if (persist) this.persistence.clearOutputs(cell.id);
-    this.coalescer.emit({ type: "cell-outputs-cleared", cellId: cell.id });
+  private clearOutputs(cellId: string, { persist } = { persist: true }): void {
+    this.recorders.delete(cellId);
+    if (persist) this.persistence.clearOutputs(cellId);
+    this.coalescer.emit({ type: "cell-outputs-cleared", cellId });
   }
 
-  private setRunState(cell: Cell, runState: Cell["runState"]): void {
-    cell.runState = runState;
-    this.coalescer.emit({ type: "cell-run-state", cellId: cell.id, runState, executionCount: cell.executionCount, executionId: cell.executionId });
+  /** The cell's run state, with its execution count and id as they are unless `changes` says otherwise. */
+  private setRunState(cellId: string, runState: Cell["runState"], changes: { executionCount?: number | null; executionId?: string } = {}): void {
+    const cell = this.cellOf(cellId);
+    const executionCount = changes.executionCount !== undefined ? changes.executionCount : (cell?.executionCount ?? null);
+    const executionId = changes.executionId ?? cell?.executionId ?? null;
+    this.coalescer.emit({ type: "cell-run-state", cellId, runState, executionCount, executionId });
+  }
+
+  private cellOf(cellId: string): Cell | undefined {
+    return this.doc.cells.find((cell) => cell.id === cellId);
+  }
+
+  /**
+   * Every change of the document: applied with the one reducer, numbered in
+   * the journal, and held until the writes queued before it are committed.
+   * The coalescer calls this in order, discrete events after the text before them.
+   * A tail snapshot is stored with the commit that releases it (at the tail
+   * cadence, not per chunk): the database holds at least what viewers saw.
+   */
+  private publish(event: NotebookEvent): void {
+    if (event.type === "cell-stream-tail" && event.cellId === this.liveCellId) {
+      const recorder = this.recorders.get(event.cellId);
+      if (recorder) this.liveRecord?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
+    }
+    this.document = applyServerEvent(this.document, event);
+    if (event.type === "cell-deleted" && this.metricsTarget?.cellId === event.cellId) this.metricsTarget.inDocument = false;
+    this.gate.hold({ event, seq: this.journal.record(event) });
   }
 }
 
@@ -414,8 +456,5 @@ function toCellOutput(message: Exclude<ExecutionOutput, { type: "stream" }>): Ce
   }
 }
 
-function assertNever(value: never): never {
-  throw new Error(`unhandled: ${JSON.stringify(value)}`);
-}
 
 export type { LiveMetrics };

@@ -6,7 +6,7 @@
  * oversized one keeps what fits and is followed by an elided marker. Pure: no
  * timers, no sockets. Imported .ipynb outputs go through the same recorder.
  */
-import type { CellOutput } from "../protocol/notebook-model";
+import type { CellOutput } from "../core/protocol/notebook-model";
 
 export type StreamName = "stdout" | "stderr";
 export interface StreamSegment {
@@ -47,6 +47,11 @@ export class OutputRecorder {
 
   get elided(): number {
     return this.elidedChars;
+  }
+
+  /** How many outputs come before the tail (and its elided marker) in `outputs()`: they no longer change. */
+  get headOutputs(): number {
+    return this.head.length;
   }
 
   stream(name: StreamName, text: string): RecorderChange[] {

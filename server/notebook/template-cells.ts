@@ -3,8 +3,8 @@
  * which cells a form change re-renders, when code may be edited, which
  * questions can be answered. Rendering itself belongs to the catalog.
  */
-import type { Cell, CellTemplate, NotebookDocument, ParameterValue, PredictQuestion } from "../protocol/notebook-model";
-import { CommandError } from "./notebook-ops";
+import type { Cell, CellTemplate, NotebookDocument, ParameterValue, PredictQuestion } from "../core/protocol/notebook-model";
+import { CommandError } from "../errors";
 
 /** The scenario catalog's renderer (ScenarioCatalog in production). */
 export interface TemplateRenderer {
@@ -13,7 +13,7 @@ export interface TemplateRenderer {
 
 export const NO_TEMPLATES: TemplateRenderer = {
   render: async () => {
-    throw new CommandError("this lab has no scenario catalog");
+    throw new CommandError("unavailable", "this lab has no scenario catalog");
   },
 };
 
@@ -26,8 +26,8 @@ export function isAttached(cell: Cell): cell is Cell & { template: CellTemplate 
 }
 
 export function attachedTemplate(cell: Cell): CellTemplate {
-  if (!cell.template) throw new CommandError(`cell ${cell.id} is not rendered from a template`);
-  if (cell.template.detached) throw new CommandError(`cell ${cell.id} is detached from its template; reattach it to use the form`);
+  if (!cell.template) throw new CommandError("invalid", `cell ${cell.id} is not rendered from a template`);
+  if (cell.template.detached) throw new CommandError("conflict", `cell ${cell.id} is detached from its template; reattach it to use the form`);
   return cell.template;
 }
 
@@ -39,7 +39,7 @@ export function attachedSiblings(doc: NotebookDocument, scenario: string): Array
 /** Text edits of an attached cell would be overwritten by the next form change: refuse them. */
 export function assertEditable(cell: Cell): void {
   if (isAttached(cell)) {
-    throw new CommandError(`cell ${cell.id} is rendered from template ${cell.template.id}: change its form, or detach it to edit the code`);
+    throw new CommandError("conflict", `cell ${cell.id} is rendered from template ${cell.template.id}: change its form, or detach it to edit the code`);
   }
 }
 
@@ -61,5 +61,5 @@ export function findQuestion(doc: NotebookDocument, questionId: string): Predict
   for (const cell of doc.cells) {
     if (cell.template?.question?.id === questionId) return cell.template.question;
   }
-  throw new CommandError(`no question ${questionId} in this notebook`);
+  throw new CommandError("not-found", `no question ${questionId} in this notebook`);
 }

@@ -2,15 +2,13 @@
  * Cell rows ⇄ StoredCell, and the checks on cells coming in. Stored JSON is
  * parsed with zod on the way out; a row that fails names its cell and field.
  */
-import { MAX_ID_CHARS, MAX_SOURCE_CHARS } from "../protocol/socket-api";
-import type { CellOutput } from "../protocol/notebook-model";
+import { MAX_CELLS, MAX_ID_CHARS, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../core/limits";
+import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma } from "./generated/client";
 import { InvalidDataError } from "./errors";
-import { cellOutputsSchema, cellTemplateSchema, lastRunSchema, type CellInput, type CellTemplate, type LastRun, type StoredCell } from "./types";
-import { MAX_CELLS } from "../notebook/notebook-ops";
+import { cellOutputsSchema, cellTemplateSchema, lastRunSchema } from "../core/protocol/notebook-schemas";
+import type { CellInput, CellTemplate, LastRun, StoredCell } from "./types";
 
-export { MAX_CELLS };
-export const MAX_TITLE_CHARS = 200;
 const CELL_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 export const cellSelect = {

@@ -1,8 +1,9 @@
 /**
- * Typed persistence errors. Callers map them once, at the boundary
- * (`not-found` → 404, `version-conflict` → 409, `invalid` → 400).
+ * Typed persistence errors. The one converter (server/errors.ts) maps them
+ * to the client's error codes at the boundary (`not-found`; `version-conflict`
+ * and `already-exists` are a conflict; `invalid`).
  */
-export type PersistenceErrorCode = "not-found" | "version-conflict" | "invalid";
+export type PersistenceErrorCode = "not-found" | "version-conflict" | "already-exists" | "invalid";
 
 export abstract class PersistenceError extends Error {
   abstract readonly code: PersistenceErrorCode;
@@ -23,6 +24,12 @@ export class VersionConflictError extends PersistenceError {
   constructor(readonly notebookId: string, readonly expectedVersion: number, readonly currentVersion: number) {
     super(`notebook ${notebookId} is at version ${currentVersion}, not ${expectedVersion}: it was changed elsewhere`);
   }
+}
+
+/** A record that is written once already exists (a committed prediction). */
+export class AlreadyExistsError extends PersistenceError {
+  override readonly name: string = "AlreadyExistsError";
+  readonly code = "already-exists";
 }
 
 export class InvalidDataError extends PersistenceError {

@@ -10,8 +10,8 @@
 import { Prisma, type PrismaClient } from "./generated/client";
 import { InvalidDataError, NotFoundError } from "./errors";
 import { claimSeqs } from "./run-repository";
-import { MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../protocol/kernel-messages";
-import type { MetricSeriesData as ChartSeries } from "../protocol/metrics-model";
+import { MAX_ID_CHARS, MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../core/limits";
+import type { MetricSeriesData as ChartSeries } from "../core/protocol/metrics-model";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 type Tx = Prisma.TransactionClient;
@@ -235,7 +235,7 @@ function checkMessage(message: MetricInput, index: number): void {
   if (!Number.isSafeInteger(message.rank) || message.rank < 0) throw new InvalidDataError(`${where}: rank must be a non-negative integer`);
   if (!Number.isSafeInteger(message.step) || message.step < 0 || message.step > MAX_METRIC_STEP) throw new InvalidDataError(`${where}: step must be a non-negative 32-bit integer`);
   if (message.tag !== undefined && (typeof message.tag !== "string" || message.tag.length > MAX_TAG_CHARS)) throw new InvalidDataError(`${where}: tag must be a string of at most ${MAX_TAG_CHARS} characters`);
-  if (message.executionId !== undefined && (typeof message.executionId !== "string" || message.executionId.length > 64)) throw new InvalidDataError(`${where}: executionId must be a string of at most 64 characters`);
+  if (message.executionId !== undefined && (typeof message.executionId !== "string" || message.executionId.length > MAX_ID_CHARS)) throw new InvalidDataError(`${where}: executionId must be a string of at most ${MAX_ID_CHARS} characters`);
   if (typeof message.values !== "object" || message.values === null) throw new InvalidDataError(`${where}: values must be an object`);
   for (const [name, value] of Object.entries(message.values)) {
     if (!NAME_PATTERN.test(name)) throw new InvalidDataError(`${where}: metric name ${JSON.stringify(name.slice(0, 80))} is not a valid name`);

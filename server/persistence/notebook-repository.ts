@@ -7,7 +7,8 @@
  * Cell order is a fractional index, so insert and move write one row; a
  * full save rewrites only the cells that changed.
  */
-import type { NotebookDocument } from "../protocol/notebook-model";
+import { MAX_CELLS } from "../core/limits";
+import type { NotebookDocument } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import {
   byPosition,
@@ -18,7 +19,6 @@ import {
   checkCells,
   checkTitle,
   lastRunJson,
-  MAX_CELLS,
   newCellData,
   guideOf,
   templateData,
@@ -28,7 +28,7 @@ import {
 import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
 import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook, StoredPrediction } from "./types";
-import type { CellOutput } from "../protocol/notebook-model";
+import type { CellOutput } from "../core/protocol/notebook-model";
 
 type Tx = Prisma.TransactionClient;
 

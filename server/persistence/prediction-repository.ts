@@ -4,13 +4,13 @@
  * measured verdict honestly.
  */
 import type { PrismaClient } from "./generated/client";
-import { InvalidDataError, NotFoundError } from "./errors";
+import { AlreadyExistsError, InvalidDataError, NotFoundError } from "./errors";
 import type { StoredPrediction } from "./types";
 
 const MAX_TEXT = 2_000;
 const select = { questionId: true, userId: true, question: true, choice: true, afterRun: true, committedAt: true } as const;
 
-export class PredictionAlreadyCommittedError extends InvalidDataError {}
+export class PredictionAlreadyCommittedError extends AlreadyExistsError {}
 
 export class PredictionRepository {
   constructor(private readonly prisma: PrismaClient) {}

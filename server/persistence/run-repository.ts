@@ -10,13 +10,13 @@
  * ending each cut-off execution at the last thing the lab heard from it.
  */
 import { z } from "zod";
-import type { CellOutput } from "../protocol/notebook-model";
+import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { InvalidDataError, NotFoundError } from "./errors";
-import { devicePlanSchema, type DevicePlan } from "../protocol/kernel-messages";
+import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
+import { cellOutputSchema } from "../core/protocol/notebook-schemas";
 import {
-  cellOutputSchema,
   liveTailSchema,
   EXECUTION_STATUSES,
   RUN_STATUSES,

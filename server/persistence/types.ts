@@ -1,10 +1,12 @@
 /**
- * What the repositories take and return, and the zod schemas that check the
- * JSON columns on the way out of the database (a row written by an older
- * version, or by hand, must not flow into the app unchecked).
+ * What the repositories take and return. The JSON columns are checked on the
+ * way out of the database (a row written by an older version, or by hand,
+ * must not flow into the app unchecked) with the notebook model's own
+ * schemas (core/protocol/notebook-schemas.ts) and the few below.
  */
 import { z } from "zod";
-import type { Cell, CellKind, CellOutput, CellTemplate } from "../protocol/notebook-model";
+import type { Cell, CellKind, CellOutput, CellTemplate } from "../core/protocol/notebook-model";
+import type { Same } from "../core/protocol/notebook-schemas";
 
 export type { CellTemplate };
 
@@ -117,25 +119,6 @@ export interface MetricSeriesData {
   value: Array<number | null>;
 }
 
-const mimeBundleSchema = z.record(z.string(), z.string());
-
-export const cellOutputSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("stream"), name: z.enum(["stdout", "stderr"]), text: z.string() }),
-  z.object({ kind: z.literal("result"), executionCount: z.number().int(), data: mimeBundleSchema }),
-  z.object({ kind: z.literal("display"), data: mimeBundleSchema }),
-  z.object({ kind: z.literal("error"), ename: z.string(), evalue: z.string(), traceback: z.array(z.string()) }),
-  z.object({ kind: z.literal("elided"), elidedBytes: z.number().nonnegative() }),
-  z.object({
-    kind: z.literal("hang"),
-    idleMs: z.number().nonnegative(),
-    summary: z.array(z.string()),
-    processes: z.array(z.object({ label: z.string(), pid: z.number().int(), alive: z.boolean(), stack: z.string() })),
-    answeredBy: z.enum(["kernel", "tty"]),
-  }),
-]);
-
-export const cellOutputsSchema = z.array(cellOutputSchema);
-
 /** The tail of a flooding cell's stream output, as its viewers were shown it (see OutputRecorder). */
 // A type alias (not an interface) so that it is a Prisma JSON value as it is.
 export type LiveTail = {
@@ -148,46 +131,6 @@ export const liveTailSchema = z.object({
   segments: z.array(z.object({ name: z.enum(["stdout", "stderr"]), text: z.string() })),
 });
 
-export const lastRunSchema = z
-  .object({
-    status: z.enum(["ok", "error", "interrupted", "aborted", "kernel-died"]),
-    durationMs: z.number().nonnegative(),
-  })
-  .nullable();
-
-const parameterValueSchema = z.union([z.string(), z.number(), z.boolean()]);
-
-export const parameterFieldSchema = z.object({
-  name: z.string(),
-  type: z.enum(["int", "float", "bool", "choice"]),
-  default: parameterValueSchema,
-  help: z.string(),
-  min: z.number().optional(),
-  max: z.number().optional(),
-  choices: z.array(z.string()).optional(),
-});
-
-export const predictQuestionSchema = z.object({
-  id: z.string().min(1).max(200),
-  text: z.string(),
-  choices: z.array(z.string()),
-  claims: z.array(z.string()),
-});
-
-/** What Cell.templateGuide holds: the parts of a template that only the catalog can compute. */
-export const templateGuideSchema = z.object({
-  fields: z.array(parameterFieldSchema),
-  question: predictQuestionSchema.nullable(),
-});
-
-export const cellTemplateSchema = z.object({
-  id: z.string().min(1).max(200),
-  parameters: z.record(z.string(), parameterValueSchema),
-  detached: z.boolean(),
-  fields: z.array(parameterFieldSchema),
-  question: predictQuestionSchema.nullable(),
-});
-
 export interface StoredPrediction {
   questionId: string;
   userId: string;
@@ -197,13 +140,6 @@ export interface StoredPrediction {
   committedAt: Date;
 }
 
-// The schemas above must describe exactly the protocol's types.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const outputSchemaMatches: Same<z.infer<typeof cellOutputSchema>, CellOutput> = true;
+// The schema above must describe exactly the type it checks (the model's own schemas are checked in core).
 const liveTailSchemaMatches: Same<z.infer<typeof liveTailSchema>, LiveTail> = true;
-const lastRunSchemaMatches: Same<z.infer<typeof lastRunSchema>, LastRun> = true;
-const templateSchemaMatches: Same<z.infer<typeof cellTemplateSchema>, CellTemplate> = true;
-void outputSchemaMatches;
-void lastRunSchemaMatches;
-void templateSchemaMatches;
 void liveTailSchemaMatches;

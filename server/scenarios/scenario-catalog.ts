@@ -7,16 +7,14 @@
  */
 import { z } from "zod";
 import { chooseInterpreter } from "../kernel/python-interpreter";
-import type { CellTemplate, ParameterValue, ScenarioSummary } from "../protocol/notebook-model";
-import { CommandError } from "../notebook/notebook-ops";
-import { parameterFieldSchema, predictQuestionSchema } from "../persistence/types";
-import { ScenarioRequestError, ScenarioService } from "./scenario-service";
+import type { CellTemplate, ParameterValue, ScenarioSummary } from "../core/protocol/notebook-model";
+import { parameterFieldSchema, parameterValueSchema, predictQuestionSchema } from "../core/protocol/notebook-schemas";
+import { ScenarioService } from "./scenario-service";
 
 const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), summary: z.string() }));
-const parameterValue = z.union([z.string(), z.number(), z.boolean()]);
 const templateSchema = z.object({
   id: z.string(),
-  parameters: z.record(z.string(), parameterValue),
+  parameters: z.record(z.string(), parameterValueSchema),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
 });
@@ -62,11 +60,8 @@ export class ScenarioCatalog {
     this.service.stop();
   }
 
-  private async ask(op: string, body: Record<string, unknown>): Promise<unknown> {
-    try {
-      return await this.service.request(op, body);
-    } catch (error) {
-      throw error instanceof ScenarioRequestError ? new CommandError(error.message) : error;
-    }
+  /** The service's answer; its refusals and failures carry their codes as they are (server/errors.ts reports them). */
+  private ask(op: string, body: Record<string, unknown>): Promise<unknown> {
+    return this.service.request(op, body);
   }
 }

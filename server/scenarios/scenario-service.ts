@@ -9,6 +9,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { KERNELS_DIR } from "../kernel/kernel-bundle";
+import { CommandError } from "../errors";
 
 const replySchema = z.union([
   z.object({ id: z.number(), ok: z.literal(true), result: z.unknown() }),
@@ -16,7 +17,12 @@ const replySchema = z.union([
 ]);
 
 /** The catalog refused the request (unknown id, bad parameter value): the user's to fix. */
-export class ScenarioRequestError extends Error {}
+export class ScenarioRequestError extends CommandError {
+  /** `kind` as the service says it: "unknown" (no such scenario or template), "parameter" or "request" (a value or request it refuses). */
+  constructor(kind: string, message: string) {
+    super(kind === "unknown" ? "not-found" : "invalid", message);
+  }
+}
 
 interface Pending {
   resolve(result: unknown): void;
@@ -43,7 +49,7 @@ export class ScenarioService {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`scenario catalog did not answer ${op} within ${this.timeoutMs / 1000} s`));
+        reject(new CommandError("unavailable", `scenario catalog did not answer ${op} within ${this.timeoutMs / 1000} s`));
         this.stop(); // a stuck interpreter would answer later requests out of turn
       }, this.timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
@@ -56,7 +62,7 @@ export class ScenarioService {
     this.child = null;
     child?.stdin.end();
     child?.kill();
-    this.failAll(new Error("scenario catalog stopped"));
+    this.failAll(new CommandError("unavailable", "scenario catalog stopped"));
   }
 
   private ensureChild(): ChildProcessWithoutNullStreams {
@@ -77,11 +83,11 @@ export class ScenarioService {
     child.on("exit", (code, signal) => {
       if (this.child === child) this.child = null;
       const last = this.stderrTail.trim().split("\n").pop() ?? "";
-      this.failAll(new Error(`scenario catalog exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ""}`));
+      this.failAll(new CommandError("unavailable", `scenario catalog exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ""}`));
     });
     child.on("error", (error) => {
       if (this.child === child) this.child = null;
-      this.failAll(new Error(`scenario catalog could not start: ${error.message}`));
+      this.failAll(new CommandError("unavailable", `scenario catalog could not start: ${error.message}`));
     });
     return child;
   }
@@ -99,7 +105,7 @@ export class ScenarioService {
     clearTimeout(pending.timer);
     if (reply.ok) pending.resolve(reply.result);
     else if (reply.kind === "internal") pending.reject(new Error(`scenario catalog failed: ${reply.error}`));
-    else pending.reject(new ScenarioRequestError(reply.error));
+    else pending.reject(new ScenarioRequestError(reply.kind, reply.error));
   }
 
   private failAll(error: Error): void {

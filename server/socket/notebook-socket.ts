@@ -6,20 +6,20 @@ import type { Server, ServerOptions, Socket } from "socket.io";
 import { checkSocketHandshake, type LabNames } from "../http/request-guard";
 import {
   labCommandSchema,
-  MAX_MESSAGE_BYTES,
   notebookCommandSchema,
   type ClientToServerEvents,
   type CommandAck,
   type LabAck,
   type LabCommand,
   type ServerToClientEvents,
-} from "../protocol/socket-api";
+} from "../core/protocol/socket-api";
+import { assertNever } from "../core/assert-never";
+import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
-import { CommandError } from "../notebook/notebook-ops";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { Logger } from "../logger";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
-import { describeInvalid, toClientError } from "./errors";
+import { CommandError, describeInvalid, toClientError } from "../errors";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
@@ -49,29 +49,32 @@ export function roomOf(notebookId: string): string {
 
 export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger, scenarios: ScenarioCatalog): void {
   const fail = (error: unknown, what: string) => {
-    const reply = toClientError(error);
-    if (!reply.expected) log.error({ err: error }, `${what} failed`);
-    return reply;
+    const failure = toClientError(error);
+    if (!failure.expected) log.error({ err: error }, `${what} failed`);
+    return failure;
   };
   watchViewers(io, hub);
   io.on("connection", (socket: LabSocket) => {
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
       handleCommand(socket, hub, raw).then(reply, (error: unknown) => {
-        const { error: message, conflict } = fail(error, "command");
-        reply(conflict ? { ok: false, error: message, conflict } : { ok: false, error: message });
+        const { error: message, code, conflict } = fail(error, "command");
+        reply(conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code });
       });
     });
     socket.on("lab:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
-      handleLabCommand(hub, scenarios, raw).then(reply, (error: unknown) => reply({ ok: false, error: fail(error, "lab command").error }));
+      handleLabCommand(hub, scenarios, raw).then(reply, (error: unknown) => {
+        const { error: message, code } = fail(error, "lab command");
+        reply({ ok: false, error: message, code });
+      });
     });
   });
 }
 
 async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown): Promise<CommandAck> {
   const parsed = notebookCommandSchema.safeParse(raw);
-  if (!parsed.success) throw new CommandError(describeInvalid(parsed.error.issues));
+  if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command = parsed.data;
   if (command.op === "open") {
     const runtime = await hub.open(command.notebookId);
@@ -80,7 +83,7 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   }
   const runtime = await hub.get(command.notebookId);
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
-    throw new CommandError(`open notebook ${command.notebookId} before sending ${command.op}`);
+    throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
   await runtime.handle(command, socket.id);
   return { ok: true };
@@ -88,7 +91,7 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
 
 async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, raw: unknown): Promise<LabAck> {
   const parsed = labCommandSchema.safeParse(raw);
-  if (!parsed.success) throw new CommandError(describeInvalid(parsed.error.issues));
+  if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
   switch (command.op) {
     case "list-notebooks":
@@ -107,7 +110,7 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
       return { ok: true, scenarios: await scenarios.list() };
     case "create-from-scenario": {
       const summary = (await scenarios.list()).find((scenario) => scenario.id === command.scenarioId);
-      if (!summary) throw new CommandError(`no scenario ${command.scenarioId}`);
+      if (!summary) throw new CommandError("not-found", `no scenario ${command.scenarioId}`);
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
       return { ok: true, notebook: await hub.catalog.createWithCells(summary.title, cells) };
     }
@@ -120,7 +123,7 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
       await hub.kernels.shutdownAll(RUNNING_KERNELS_SHUTDOWN_REASON);
       return { ok: true, kernels: await hub.kernels.list() };
     default:
-      return assertNever(command);
+      return assertNever(command, "lab command");
   }
 }
 
@@ -145,8 +148,4 @@ function watchViewers(io: LabServer, hub: NotebookHub): void {
 function notebookOfRoom(room: unknown): string | null {
   const prefix = roomOf("");
   return typeof room === "string" && room.startsWith(prefix) ? room.slice(prefix.length) : null;
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unhandled lab command: ${JSON.stringify(value)}`);
 }

@@ -24,7 +24,7 @@ import { cpus } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import type { ScenarioResult } from "../../app/bench/charts/bench-scenarios";
-import { DEFAULT_BUDGET } from "../../components/model/chart-loss";
+import { DEFAULT_BUDGET } from "../../server/core/charts/chart-loss";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { KEY_DELAY_MS, RANKS, STEPS_PER_SECOND, TYPED_TEXT, typingRun, type TypingResult } from "./typing-latency";

@@ -17,7 +17,7 @@ import { labNames } from "../../server/http/request-guard";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
-import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
+import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
-import { NOTEBOOK_IMPORT_PATH } from "../../server/protocol/socket-api";
+import { NOTEBOOK_IMPORT_PATH } from "../../server/core/protocol/socket-api";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import type { ExecutionMetrics } from "../../server/protocol/metrics-model";
+import type { ExecutionMetrics } from "../../server/core/protocol/metrics-model";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 

@@ -14,8 +14,8 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import type { KernelLimits } from "../../server/notebook/kernel-registry";
 import { createLogger } from "../../server/logger";
-import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/protocol/socket-api";
-import { sourceHash } from "../../server/protocol/source-hash";
+import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 import { labNames, type LabNames } from "../../server/http/request-guard";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 

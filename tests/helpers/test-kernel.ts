@@ -4,7 +4,7 @@
  */
 import { localHost } from "../../server/kernel/kernel-host";
 import { KernelSession, type ExecutionOutput, type ExecutionStatus, type HangReport, type KernelSessionOptions } from "../../server/kernel/kernel-session";
-import type { KernelStatus } from "../../server/protocol/notebook-model";
+import type { KernelStatus } from "../../server/core/protocol/notebook-model";
 
 export type OutputEvent = { kind: "console"; text: string } | { kind: "message"; message: ExecutionOutput };
 

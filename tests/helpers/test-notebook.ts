@@ -3,17 +3,17 @@
  * receive, and waits keyed on those events.
  */
 import { localHost } from "../../server/kernel/kernel-host";
-import { newCell } from "../../server/notebook/notebook-ops";
+import { newCell } from "../../server/core/notebook/notebook-state";
 import type { OutputBudget } from "../../server/notebook/output-recorder";
 import { NotebookRuntime } from "../../server/notebook/notebook-runtime";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 
 type Waiter = { test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void };
 
 export class TestNotebook {
   readonly runtime: NotebookRuntime;
   private readonly waiters: Waiter[] = [];
-  private readonly observers: Array<(event: NotebookEvent) => void> = [];
+  private readonly observers: Array<(event: NotebookEvent, seq: number) => void> = [];
   private counter = 0;
 
   /** A runtime without a database: the kernel-to-viewer path alone. */
@@ -22,7 +22,7 @@ export class TestNotebook {
     this.runtime = new NotebookRuntime(doc, {
       host: () => localHost(),
       outputBudget: options.outputBudget,
-      broadcast: (event) => this.receive(event),
+      broadcast: (event, seq) => this.receive(event, seq),
     });
   }
 
@@ -30,8 +30,8 @@ export class TestNotebook {
     return this.runtime.doc.id;
   }
 
-  /** Sees every event without keeping it (flood tests). */
-  observe(observer: (event: NotebookEvent) => void): void {
+  /** Sees every event, with its number in the notebook's journal, without keeping it (flood tests). */
+  observe(observer: (event: NotebookEvent, seq: number) => void): void {
     this.observers.push(observer);
   }
 
@@ -62,8 +62,8 @@ export class TestNotebook {
     await this.runtime.dispose();
   }
 
-  private receive(event: NotebookEvent): void {
-    for (const observer of this.observers) observer(event);
+  private receive(event: NotebookEvent, seq: number): void {
+    for (const observer of this.observers) observer(event, seq);
     for (const waiter of this.waiters.splice(0)) {
       if (waiter.test(event)) waiter.wake(event);
       else this.waiters.push(waiter);

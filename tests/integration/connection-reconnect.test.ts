@@ -21,8 +21,8 @@ import { draftKey } from "../../components/model/pending-edits";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
-import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/protocol/socket-api";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
 
 const LIMIT = { timeout: 30_000 };

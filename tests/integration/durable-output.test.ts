@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openDatabase, RunRepository } from "../../server/persistence";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 

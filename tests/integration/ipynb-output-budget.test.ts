@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { DEFAULT_OUTPUT_BUDGET } from "../../server/notebook/output-recorder";
-import type { CellOutput } from "../../server/protocol/notebook-model";
-import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/protocol/socket-api";
+import type { CellOutput } from "../../server/core/protocol/notebook-model";
+import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { TestNotebook } from "../helpers/test-notebook";

@@ -11,8 +11,8 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { handleNotebookFiles } from "../../server/http/notebook-files";
 import { LOCAL_USER } from "../../server/persistence";
-import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
-import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/protocol/socket-api";
+import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 120_000 };

@@ -14,9 +14,9 @@ import { after, before, describe, it } from "node:test";
 import { localHost } from "../../server/kernel/kernel-host";
 import { KernelSession } from "../../server/kernel/kernel-session";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../../server/notebook/kernel-policy";
-import type { RunningKernels } from "../../server/protocol/kernels-model";
-import type { KernelStatus } from "../../server/protocol/notebook-model";
-import type { LabAck } from "../../server/protocol/socket-api";
+import type { RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { KernelStatus } from "../../server/core/protocol/notebook-model";
+import type { LabAck } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 import { RunningCell, TestKernel } from "../helpers/test-kernel";
 
@@ -204,9 +204,9 @@ describe("the kernel cap", () => {
     const pids = [await kernelPid(harness, a), await kernelPid(harness, b)];
 
     const refused = await run(client, c, "print('third')");
-    assert.deepEqual(refused.ack, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)" });
+    assert.deepEqual(refused.ack, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)", code: "limit" });
     const restart = await client.send({ op: "restart", notebookId: c });
-    assert.deepEqual(restart, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)" });
+    assert.deepEqual(restart, { ok: false, error: "this lab runs at most 2 kernels; shut one down in Running kernels (2 idle)", code: "limit" });
     const doc = await open(client, c);
     assert.equal(doc.kernel.state, "not-started");
     assert.equal(doc.cells.find((cell) => cell.id === refused.cellId)?.runState, "idle", "the refused cell is not left queued");

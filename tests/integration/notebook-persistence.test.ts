@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
 import { NotebookRepository, resolveDatabaseFile } from "../../server/persistence";
-import { sourceHash } from "../../server/protocol/source-hash";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 import { LabServer } from "../helpers/lab-server";
 import { SocketHarness, connectClient, type TestClient } from "../helpers/socket-harness";
 

@@ -1,8 +1,9 @@
 /** Notebooks on a real SQLite file: CRUD, soft delete, cell edits against an in-memory reference, version conflicts. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { deleteCell as refDelete, insertCell as refInsert, moveCell as refMove, newCell } from "../../server/notebook/notebook-ops";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
+import { applyServerEvent, newCell } from "../../server/core/notebook/notebook-state";
+import { deleteCell as refDelete, insertCell as refInsert, moveCell as refMove } from "../../server/notebook/notebook-ops";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "../../server/persistence/errors";
 import { toNotebookDocument } from "../../server/persistence/notebook-repository";
 import type { CellInput } from "../../server/persistence/types";
@@ -74,7 +75,7 @@ describe("NotebookRepository", () => {
 
   it("insert, move and delete keep the same order as the in-memory notebook ops (300 random edits)", async () => {
     const stored = await t.notebooks.create({ ownerId: t.ownerId, title: "order", cells: [] });
-    const reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" }, predictions: {} };
+    let reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" }, predictions: {} };
     let version = stored.version;
     let seed = 7;
     const random = (n: number) => {
@@ -87,16 +88,16 @@ describe("NotebookRepository", () => {
       if (choice < 5) {
         // Inserting at the same spot over and over grows keys; the repository must renumber.
         const index = step % 4 === 0 ? 1 : random(count + 2);
-        refInsert(reference, index, newCell(`c${step}`));
+        reference = applyServerEvent(reference, refInsert(reference, index, newCell(`c${step}`)));
         ({ version } = await t.notebooks.insertCell(stored.id, version, index, code(`c${step}`, "")));
       } else if (choice < 8) {
         const cell = reference.cells[random(count)]!;
         const toIndex = random(count + 1);
-        refMove(reference, cell.id, toIndex);
+        reference = applyServerEvent(reference, refMove(reference, cell.id, toIndex));
         ({ version } = await t.notebooks.moveCell(stored.id, version, cell.id, toIndex));
       } else {
         const cell = reference.cells[random(count)]!;
-        refDelete(reference, cell.id);
+        reference = applyServerEvent(reference, refDelete(reference, cell.id));
         ({ version } = await t.notebooks.deleteCell(stored.id, version, cell.id));
       }
     }

@@ -1,7 +1,7 @@
 /** Runs, executions and the output log: replay after any seq, and recovery after a server restart. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { CellOutput } from "../../server/protocol/notebook-model";
+import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError } from "../../server/persistence/errors";
 import { foldOutputs, SERVER_RESTARTED } from "../../server/persistence/run-repository";
 import type { SequencedOutput } from "../../server/persistence/types";

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { ExecutionMetrics, ExecutionSummary } from "../../server/protocol/metrics-model";
-import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { ExecutionMetrics, ExecutionSummary } from "../../server/core/protocol/metrics-model";
+import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { executionChartSvg } from "../../server/http/execution-routes";
 import { exportNotebook } from "../../server/ipynb/export";
 import { validateWithNbformat } from "../helpers/nbformat";

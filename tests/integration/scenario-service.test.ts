@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
-import { CommandError } from "../../server/notebook/notebook-ops";
+import { CommandError } from "../../server/errors";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 import { ScenarioCatalog } from "../../server/scenarios/scenario-catalog";
 import { ScenarioRequestError, ScenarioService } from "../../server/scenarios/scenario-service";

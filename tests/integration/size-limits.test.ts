@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, messageTooLarge } from "../../server/protocol/socket-api";
+import { MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS } from "../../server/core/limits";
+import { messageTooLarge } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 

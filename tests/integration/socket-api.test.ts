@@ -1,7 +1,7 @@
 /** The socket.io edge with real kernels: commands, events to every viewer, and clear errors for bad input. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { MAX_SOURCE_CHARS } from "../../server/protocol/socket-api";
+import { MAX_SOURCE_CHARS } from "../../server/core/limits";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 60_000 };

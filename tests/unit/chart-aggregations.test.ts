@@ -1,19 +1,19 @@
 /** The pure chart aggregations: per-device stacked step time, devices, speed-up, stragglers, loss lines, labels. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { differingParameters, runLegend } from "../../components/model/chart-compare";
-import { memoryChart, samplesChart, utilizationChart } from "../../components/model/chart-devices";
-import { lossLines } from "../../components/model/chart-loss";
-import { deviceNotice, MEMORY_NOTE_FALLBACK, memoryNote, panelAggregates } from "../../components/model/chart-panel";
-import { RunIndex } from "../../components/model/chart-run-index";
-import { speedupChart } from "../../components/model/chart-speedup";
-import { STRAGGLER_RULE, stragglers } from "../../components/model/chart-stragglers";
+import { differingParameters, runLegend } from "../../server/core/charts/chart-compare";
+import { memoryChart, samplesChart, utilizationChart } from "../../server/core/charts/chart-devices";
+import { lossLines } from "../../server/core/charts/chart-loss";
+import { deviceNotice, MEMORY_NOTE_FALLBACK, memoryNote, panelAggregates } from "../../server/core/charts/chart-panel";
+import { RunIndex } from "../../server/core/charts/chart-run-index";
+import { speedupChart } from "../../server/core/charts/chart-speedup";
+import { STRAGGLER_RULE, stragglers } from "../../server/core/charts/chart-stragglers";
 import { syntheticSummary } from "../../components/model/chart-synthetic";
-import { timingChart } from "../../components/model/chart-timing";
-import { deviceCount, orderVariants, variantFamily } from "../../components/model/chart-variants";
-import { MetricStore } from "../../components/model/metric-store";
-import type { DevicePlan } from "../../server/protocol/kernel-messages";
-import type { ExecutionSummary, MetricSeriesData } from "../../server/protocol/metrics-model";
+import { timingChart } from "../../server/core/charts/chart-timing";
+import { deviceCount, orderVariants, variantFamily } from "../../server/core/charts/chart-variants";
+import { MetricStore } from "../../server/core/charts/metric-store";
+import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
+import type { ExecutionSummary, MetricSeriesData } from "../../server/core/protocol/metrics-model";
 
 /** A plan as mgpulab.plan.DevicePlan.to_dict() sends it. */
 function plan(kind: DevicePlan["kind"], label: string, memorySource: string): DevicePlan {

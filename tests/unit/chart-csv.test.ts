@@ -2,13 +2,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { csvField, deviceBarsCsv, lossCsv, speedupCsv, timingCsv, toCsv } from "../../components/model/chart-csv";
-import { samplesChart } from "../../components/model/chart-devices";
-import { lossLines } from "../../components/model/chart-loss";
-import { RunIndex } from "../../components/model/chart-run-index";
-import { speedupChart } from "../../components/model/chart-speedup";
+import { samplesChart } from "../../server/core/charts/chart-devices";
+import { lossLines } from "../../server/core/charts/chart-loss";
+import { RunIndex } from "../../server/core/charts/chart-run-index";
+import { speedupChart } from "../../server/core/charts/chart-speedup";
 import { syntheticSummary } from "../../components/model/chart-synthetic";
-import { timingChart } from "../../components/model/chart-timing";
-import { MetricStore } from "../../components/model/metric-store";
+import { timingChart } from "../../server/core/charts/chart-timing";
+import { MetricStore } from "../../server/core/charts/metric-store";
 
 /** A strict parser for what toCsv writes (quoted fields, doubled quotes, LF rows). */
 function parseCsv(text: string): string[][] {

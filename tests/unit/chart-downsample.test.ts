@@ -1,9 +1,9 @@
 /** Window downsampling keeps the shape within a point budget; hover reads the nearest real point. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { SeriesBuffer } from "../../components/model/chart-series-buffer";
+import { SeriesBuffer } from "../../server/core/charts/chart-series-buffer";
 import { seeded } from "../../components/model/chart-synthetic";
-import { downsampleIndices, nearestPoint, windowRange } from "../../components/model/downsample";
+import { downsampleIndices, nearestPoint, windowRange } from "../../server/core/charts/downsample";
 
 function buffer(steps: number[], values: Array<number | null>): SeriesBuffer {
   const b = new SeriesBuffer({ tag: "", rank: 0, name: "loss" });

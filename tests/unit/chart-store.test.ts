@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { syntheticSummary } from "../../components/model/chart-synthetic";
-import { MetricStore } from "../../components/model/metric-store";
-import type { ExecutionMetrics, MetricPointMessage } from "../../server/protocol/metrics-model";
+import { MetricStore } from "../../server/core/charts/metric-store";
+import type { ExecutionMetrics, MetricPointMessage } from "../../server/core/protocol/metrics-model";
 
 const stored = (series: ExecutionMetrics["series"]): ExecutionMetrics => ({ execution: syntheticSummary("e1"), series });
 const point = (step: number, values: Record<string, number | null>, rank = 0, tag = "DDP x2"): MetricPointMessage => ({ tag, rank, step, values });

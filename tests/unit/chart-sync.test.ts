@@ -6,8 +6,8 @@ import { FrameThrottledVersion, trailingDelay, type FrameScheduler } from "../..
 import { MetricSync } from "../../components/model/chart-sync";
 import { syntheticSummary } from "../../components/model/chart-synthetic";
 import { NO_ZOOM, zoomReducer } from "../../components/model/chart-zoom";
-import { MetricStore, type MetricFeed } from "../../components/model/metric-store";
-import type { ExecutionMetrics, MetricPointMessage } from "../../server/protocol/metrics-model";
+import { MetricStore, type MetricFeed } from "../../server/core/charts/metric-store";
+import type { ExecutionMetrics, MetricPointMessage } from "../../server/core/protocol/metrics-model";
 
 class TestFeed implements MetricFeed {
   private listeners = new Set<(executionId: string, points: MetricPointMessage[]) => void>();

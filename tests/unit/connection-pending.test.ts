@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Cell, NotebookDocument } from "../../server/protocol/notebook-model";
+import type { ErrorCode } from "../../server/core/errors";
+import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { classifyDisconnect, classifyOpenError } from "../../components/model/connection";
-import { newCell } from "../../components/model/notebook-state";
+import { newCell } from "../../server/core/notebook/notebook-state";
 import {
   acknowledgeEdit,
   classifySourceReply,
@@ -20,7 +21,7 @@ import {
   type StructuralCommand,
 } from "../../components/model/pending-edits";
 import { saveStatus, saveStatusText, type SaveInputs, type SaveStatus } from "../../components/model/save-status";
-import { sourceHash } from "../../server/protocol/source-hash";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 
 function snapshot(...cells: Cell[]): NotebookDocument {
   return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "idle", info: fakeInfo }, predictions: {} };
@@ -109,13 +110,13 @@ describe("edit bases", () => {
 describe("classifySourceReply", () => {
   const cases: Array<[string, Parameters<typeof classifySourceReply>[0], SourceReplyOutcome]> = [
     ["saved", { ok: true }, { kind: "saved" }],
-    ["conflict", { ok: false, error: "changed", conflict: { cellId: "a", theirSource: "theirs" } }, { kind: "conflict", theirSource: "theirs" }],
+    ["conflict", { ok: false, error: "changed", code: "conflict", conflict: { cellId: "a", theirSource: "theirs" } }, { kind: "conflict", theirSource: "theirs" }],
     [
       "conflict with our own text (an earlier send landed, its ack was lost) counts as saved",
-      { ok: false, error: "changed", conflict: { cellId: "a", theirSource: "mine" } },
+      { ok: false, error: "changed", code: "conflict", conflict: { cellId: "a", theirSource: "mine" } },
       { kind: "saved" },
     ],
-    ["refused", { ok: false, error: "disk full" }, { kind: "refused", error: "disk full" }],
+    ["refused", { ok: false, error: "disk full", code: "internal" }, { kind: "refused", error: "disk full" }],
     ["lost", { ok: false, error: "timed out", lost: true }, { kind: "lost", error: "timed out" }],
   ];
   for (const [name, reply, outcome] of cases) {
@@ -269,15 +270,16 @@ describe("drafts in localStorage", () => {
 });
 
 describe("classifyOpenError", () => {
-  const cases: Array<[string, ReturnType<typeof classifyOpenError>]> = [
-    ["notebook nb-123 not found", "not-found"],
-    ["Notebook not found", "not-found"],
-    ["no such notebook: x", "not-found"],
-    ["database is locked", "retry"],
-    ["invalid command: notebookId: ids are letters, digits, _ and -", "retry"],
+  // By the refusal's code, never its words: only a notebook that does not exist is not worth asking for again.
+  const cases: Array<[ErrorCode, ReturnType<typeof classifyOpenError>]> = [
+    ["not-found", "not-found"],
+    ["internal", "retry"],
+    ["unavailable", "retry"],
+    ["invalid", "retry"],
+    ["busy", "retry"],
   ];
-  for (const [error, policy] of cases) {
-    it(`${error} → ${policy}`, () => assert.equal(classifyOpenError(error), policy));
+  for (const [code, policy] of cases) {
+    it(`${code} → ${policy}`, () => assert.equal(classifyOpenError(code), policy));
   }
 });
 

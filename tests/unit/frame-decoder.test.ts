@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { StringDecoder } from "node:string_decoder";
 import { FrameDecoder, type DecodedPiece } from "../../server/kernel/frame-decoder";
-import { FRAME_END, FRAME_PREFIX } from "../../server/protocol/kernel-messages";
+import { FRAME_END, FRAME_PREFIX } from "../../server/core/protocol/kernel-messages";
 
 const NONCE = "0123456789abcdef0123456789abcdef";
 const OTHER_NONCE = "fedcba9876543210fedcba9876543210";

@@ -10,7 +10,7 @@ import { ImportGate } from "../../server/ipynb/import-gate";
 import { parseIpynb } from "../../server/ipynb/import";
 import { IPYNB_LIMITS, type IpynbLimits } from "../../server/ipynb/limits";
 import { DEFAULT_OUTPUT_BUDGET, OutputRecorder } from "../../server/notebook/output-recorder";
-import type { CellOutput } from "../../server/protocol/notebook-model";
+import type { CellOutput } from "../../server/core/protocol/notebook-model";
 
 const notebookWith = (outputs: unknown[]) =>
   JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", id: "c", metadata: {}, execution_count: 1, source: "run()", outputs }] });

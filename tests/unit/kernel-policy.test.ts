@@ -15,7 +15,7 @@ import {
   type KernelUse,
 } from "../../server/notebook/kernel-policy";
 import { parseStat } from "../../server/kernel/process-memory";
-import { describePeriod } from "../../server/protocol/kernels-model";
+import { describePeriod } from "../../server/core/protocol/kernels-model";
 
 const MIN = 60_000;
 const base: KernelFacts = { state: "idle", executions: 0, viewers: 0, lastActivityAt: 1_000, lastViewerLeftAt: null };

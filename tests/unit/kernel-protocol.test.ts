@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { FrameDecoder } from "../../server/kernel/frame-decoder";
-import { kernelMessageSchema, kernelRequestSchema, type KernelMessageType } from "../../server/protocol/kernel-messages";
+import { kernelMessageSchema, kernelRequestSchema, type KernelMessageType } from "../../server/core/protocol/kernel-messages";
 
 interface Fixtures {
   nonce: string;

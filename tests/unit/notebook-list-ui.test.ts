@@ -7,9 +7,9 @@ import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { importNotebook, importNotesKey, takeImportNotes } from "../../components/model/lab-client";
 import { NotebookListController } from "../../components/model/notebook-list";
-import type { NotebookListItem } from "../../server/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/protocol/socket-api";
-import { labCommandSchema } from "../../server/protocol/socket-api";
+import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema } from "../../server/core/protocol/socket-api";
 
 class MemoryLab implements LabTransport {
   readonly notebooks = new Map<string, NotebookListItem>();
@@ -34,7 +34,7 @@ class MemoryLab implements LabTransport {
   close(): void {}
 
   private answer(command: LabCommand): LabAck {
-    if (this.refuse !== null && command.op !== "list-notebooks") return { ok: false, error: this.refuse };
+    if (this.refuse !== null && command.op !== "list-notebooks") return { ok: false, error: this.refuse, code: "internal" };
     this.clock += 60_000;
     const now = new Date(this.clock).toISOString();
     const get = (id: string) => this.notebooks.get(id);
@@ -47,13 +47,13 @@ class MemoryLab implements LabTransport {
         return { ok: true, notebook: this.add(command.title, 1, now) };
       case "duplicate-notebook": {
         const source = get(command.notebookId);
-        return source ? { ok: true, notebook: this.add(`${source.title} (copy)`, source.cellCount, now) } : { ok: false, error: "not found" };
+        return source ? { ok: true, notebook: this.add(`${source.title} (copy)`, source.cellCount, now) } : { ok: false, error: "not found", code: "not-found" };
       }
       case "rename-notebook":
       case "delete-notebook":
       case "restore-notebook": {
         const item = get(command.notebookId);
-        if (!item) return { ok: false, error: `notebook ${command.notebookId} not found` };
+        if (!item) return { ok: false, error: `notebook ${command.notebookId} not found`, code: "not-found" };
         const changed =
           command.op === "rename-notebook"
             ? { ...item, title: command.title, updatedAt: now }
@@ -68,7 +68,7 @@ class MemoryLab implements LabTransport {
       case "list-kernels":
       case "shutdown-kernel":
       case "shutdown-all-kernels":
-        return { ok: false, error: "this memory lab runs no kernels" };
+        return { ok: false, error: "this memory lab runs no kernels", code: "unavailable" };
     }
   }
 

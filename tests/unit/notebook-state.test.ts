@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { Cell, CellOutput, LiveMetrics, NotebookDocument } from "../../server/core/protocol/notebook-model";
+import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import {
   appendStream,
   applyLocalAction,
@@ -9,7 +9,7 @@ import {
   newCell,
   replaceTail,
   reuseUnchangedCells,
-} from "../../components/model/notebook-state";
+} from "../../server/core/notebook/notebook-state";
 
 function doc(...cells: Cell[]): NotebookDocument {
   return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" }, predictions: {} };
@@ -185,7 +185,7 @@ describe("streams", () => {
 
   it("keeps the head, then the elided marker, then the latest tail, replacing an earlier tail", () => {
     const head = appendStream([], "stdout", "HEAD");
-    const first = replaceTail(head, 1000, [{ name: "stdout", text: "t1" }]);
+    const first = replaceTail(head, 1000, [{ name: "stdout", text: "t1" }], 1);
     assert.deepEqual(first, [
       { kind: "stream", name: "stdout", text: "HEAD" },
       { kind: "elided", elidedBytes: 1000 },
@@ -195,7 +195,7 @@ describe("streams", () => {
       { name: "stdout", text: "t2" },
       { name: "stdout", text: "t3" },
       { name: "stderr", text: "e" },
-    ]);
+    ], 1);
     assert.deepEqual(second, [
       { kind: "stream", name: "stdout", text: "HEAD" },
       { kind: "elided", elidedBytes: 5000 },
@@ -208,12 +208,52 @@ describe("streams", () => {
     const d = apply(
       doc(newCell("a")),
       { type: "cell-stream", cellId: "a", name: "stdout", text: "x".repeat(10) },
-      { type: "cell-stream-tail", cellId: "a", elidedBytes: 98_200_000, tail: [{ name: "stdout", text: "end\n" }] },
+      { type: "cell-stream-tail", cellId: "a", elidedBytes: 98_200_000, tail: [{ name: "stdout", text: "end\n" }], headOutputs: 1 },
     );
     assert.deepEqual(
       d.cells[0]?.outputs.map((o) => o.kind),
       ["stream", "elided", "stream"],
     );
+  });
+});
+
+describe("the document it is given", () => {
+  function deepFreeze<T>(value: T): T {
+    if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+      Object.freeze(value);
+      for (const child of Object.values(value)) deepFreeze(child);
+    }
+    return value;
+  }
+
+  it("is never changed, by any event: the server answers a joining viewer with its current document as it is", () => {
+    const running: Cell = { ...newCell("a", "code", "print(1)"), outputs: [{ kind: "stream", name: "stdout", text: "x" }], runState: "running", executionId: "e1" };
+    const events: NotebookEvent[] = [
+      { type: "cell-inserted", index: 1, cell: newCell("n") },
+      { type: "cell-moved", cellId: "b", toIndex: 0 },
+      { type: "cell-source", cellId: "b", source: "y = 2", by: "s" },
+      { type: "cell-kind", cellId: "b", kind: "markdown" },
+      { type: "cell-run-state", cellId: "a", runState: "idle", executionCount: 3, executionId: "e1" },
+      { type: "cell-template", cellId: "b", template: null, source: "z" },
+      { type: "prediction-committed", prediction: { questionId: "q", choice: "c", afterRun: false, committedAt: "2026-01-01T00:00:00Z" } },
+      { type: "cell-outputs-cleared", cellId: "a" },
+      { type: "cell-output", cellId: "a", output: { kind: "display", data: { "text/plain": "d" } } },
+      { type: "cell-stream", cellId: "a", name: "stdout", text: "more" },
+      { type: "cell-stream-tail", cellId: "a", elidedBytes: 5, tail: [{ name: "stderr", text: "t" }], headOutputs: 1 },
+      { type: "cell-finished", cellId: "a", status: "ok", durationMs: 1 },
+      { type: "cell-metrics", cellId: "a", liveMetrics: { points: 1, ranks: [{ rank: 0, step: 1, values: { loss: 1 } }] } },
+      { type: "kernel-status", status: { state: "starting" } },
+      { type: "notebook-renamed", title: "t2" },
+      { type: "notebook-deleted" },
+      { type: "notebook-restored" },
+      { type: "cell-deleted", cellId: "b" },
+    ];
+    for (const event of events) {
+      const before = deepFreeze(doc(running, newCell("b", "code", "x")));
+      const copy = structuredClone(before);
+      applyServerEvent(before, event);
+      assert.deepEqual(before, copy, event.type);
+    }
   });
 });
 

@@ -2,6 +2,8 @@
  * The parameter form's rules (the catalog's, mirrored: the server re-checks)
  * and the markup of the form and the detached bar, rendered to static HTML.
  */
+// Before the components: they import their stylesheets.
+import "../helpers/stylesheet-stub";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createElement } from "react";
@@ -9,7 +11,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import ParameterForm from "../../components/ParameterForm";
 import TemplateBar from "../../components/TemplateBar";
 import { allowedText, changedValues, checkFieldValue, parseFieldText, type FieldParse } from "../../components/model/parameter-form";
-import type { CellTemplate, ParameterField } from "../../server/protocol/notebook-model";
+import type { CellTemplate, ParameterField } from "../../server/core/protocol/notebook-model";
 
 const batchSize: ParameterField = { name: "batch_size", type: "int", default: 64, help: "samples per step, split across devices", min: 1, max: 512 };
 const lr: ParameterField = { name: "lr", type: "float", default: 0.01, help: "learning rate", min: 0, max: 10 };

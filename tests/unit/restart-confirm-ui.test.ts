@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { restartLosesState } from "../../components/model/notebook-controller";
-import type { KernelStatus } from "../../server/protocol/notebook-model";
+import type { KernelStatus } from "../../server/core/protocol/notebook-model";
 
 describe("restart confirmation", () => {
   const cases: Array<[KernelStatus["state"] | undefined, boolean]> = [

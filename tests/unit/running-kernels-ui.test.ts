@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/model/running-kernels";
-import type { RunningKernel, RunningKernels } from "../../server/protocol/kernels-model";
-import { labCommandSchema, type LabAck, type LabCommand } from "../../server/protocol/socket-api";
+import type { RunningKernel, RunningKernels } from "../../server/core/protocol/kernels-model";
+import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -59,7 +59,7 @@ class KernelLab implements LabTransport {
   }
 
   private answer(command: LabCommand): LabAck {
-    if (this.refuse !== null) return { ok: false, error: this.refuse };
+    if (this.refuse !== null) return { ok: false, error: this.refuse, code: "internal" };
     switch (command.op) {
       case "list-kernels":
         return { ok: true, kernels: this.listing() };
@@ -70,7 +70,7 @@ class KernelLab implements LabTransport {
         this.kernels = [];
         return { ok: true, kernels: this.listing() };
       default:
-        return { ok: false, error: `not a kernel command: ${command.op}` };
+        return { ok: false, error: `not a kernel command: ${command.op}`, code: "invalid" };
     }
   }
 }

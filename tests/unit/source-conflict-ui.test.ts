@@ -11,8 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { NotebookController } from "../../components/model/notebook-controller";
-import { newCell } from "../../components/model/notebook-state";
-import type { NotebookDocument } from "../../server/protocol/notebook-model";
+import { newCell } from "../../server/core/notebook/notebook-state";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import {
   notebookCommandSchema,
   type ClientToServerEvents,
@@ -20,8 +20,8 @@ import {
   type NotebookCommand,
   type NotebookEvent,
   type ServerToClientEvents,
-} from "../../server/protocol/socket-api";
-import { sourceHash } from "../../server/protocol/source-hash";
+} from "../../server/core/protocol/socket-api";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 
 const LIMIT = { timeout: 20_000 };
 
@@ -69,15 +69,15 @@ class ProtocolServer {
   private handle(command: NotebookCommand, by: string): CommandAck {
     this.ops.push(command.op);
     const doc = this.docs.get(command.notebookId);
-    if (doc === undefined) return { ok: false, error: `notebook ${command.notebookId} not found` };
+    if (doc === undefined) return { ok: false, error: `notebook ${command.notebookId} not found`, code: "not-found" };
     if (command.op === "open") return { ok: true, notebook: structuredClone(doc), journal: { epoch: "e", seq: this.seqs.get(doc.id) ?? 0 } };
-    if (command.op !== "set-source") return { ok: false, error: `${command.op} is not part of this test` };
+    if (command.op !== "set-source") return { ok: false, error: `${command.op} is not part of this test`, code: "invalid" };
     this.received.push(command);
     const cell = doc.cells.find((c) => c.id === command.cellId);
-    if (cell === undefined) return { ok: false, error: "no such cell" };
+    if (cell === undefined) return { ok: false, error: "no such cell", code: "not-found" };
     const stale = command.baseHash !== undefined && command.baseHash !== sourceHash(cell.source) && cell.source !== command.source;
     if (stale && command.force !== true) {
-      return { ok: false, error: "the cell was changed by someone else", conflict: { cellId: cell.id, theirSource: cell.source } };
+      return { ok: false, error: "the cell was changed by someone else", code: "conflict", conflict: { cellId: cell.id, theirSource: cell.source } };
     }
     cell.source = command.source;
     this.broadcast(doc.id, { type: "cell-source", cellId: cell.id, source: command.source, by });

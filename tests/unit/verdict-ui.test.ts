@@ -4,6 +4,8 @@
  * output (validated kernel output; malformed reports fall back to text),
  * all rendered to static HTML.
  */
+// Before the components: they import their stylesheets.
+import "../helpers/stylesheet-stub";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createElement, type ReactNode } from "react";
@@ -11,9 +13,9 @@ import { renderToStaticMarkup } from "react-dom/server";
 import MimeOutput from "../../components/MimeOutput";
 import PredictionPrompt from "../../components/PredictionPrompt";
 import { predictionsByClaim, PredictionsContext, type PredictionsByClaim } from "../../components/model/predictions";
-import { VERDICTS_MIME } from "../../server/protocol/metrics-model";
-import type { CellTemplate, Prediction, PredictQuestion } from "../../server/protocol/notebook-model";
-import type { VerdictReport } from "../../server/protocol/verdict-model";
+import { VERDICTS_MIME } from "../../server/core/protocol/metrics-model";
+import type { CellTemplate, Prediction, PredictQuestion } from "../../server/core/protocol/notebook-model";
+import type { VerdictReport } from "../../server/core/protocol/verdict-model";
 
 const question: PredictQuestion = {
   id: "dp_basics/speedup",

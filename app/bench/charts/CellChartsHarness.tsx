@@ -8,8 +8,8 @@
  */
 import { useMemo, useState } from "react";
 import CellCharts from "../../../components/CellCharts";
-import type { MetricFeed } from "../../../components/model/metric-store";
-import type { MetricPointMessage } from "../../../server/protocol/metrics-model";
+import type { MetricFeed } from "../../../server/core/charts/metric-store";
+import type { MetricPointMessage } from "../../../server/core/protocol/metrics-model";
 
 type Listener = (executionId: string, points: MetricPointMessage[]) => void;
 

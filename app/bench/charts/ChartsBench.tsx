@@ -8,10 +8,12 @@
 import "@/components/browser-setup";
 import { useEffect, useState } from "react";
 import ChartPanel from "../../../components/charts/ChartPanel";
-import { DEFAULT_BUDGET } from "../../../components/model/chart-loss";
+import { DEFAULT_BUDGET } from "../../../server/core/charts/chart-loss";
 import { useFrameVersion } from "../../../components/charts/use-frame-version";
 import CellChartsHarness from "./CellChartsHarness";
 import { firstRender, liveUpdates, type PanelState, type ScenarioResult } from "./bench-scenarios";
+
+import "./ChartsBench.css";
 
 declare global {
   interface Window {

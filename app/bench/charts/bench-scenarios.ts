@@ -9,8 +9,8 @@
  */
 import { FrameThrottledVersion } from "../../../components/model/chart-frame";
 import { syntheticExecution, lossColumns } from "../../../components/model/chart-synthetic";
-import { MetricStore } from "../../../components/model/metric-store";
-import type { MetricPointMessage } from "../../../server/protocol/metrics-model";
+import { MetricStore } from "../../../server/core/charts/metric-store";
+import type { MetricPointMessage } from "../../../server/core/protocol/metrics-model";
 import { afterPaint, lossChartShows, nextFrame, paintedWhen, stats, type Stats } from "./bench-timing";
 
 export interface PanelState {

@@ -1,6 +1,6 @@
 import { notFound } from "next/navigation";
 import Notebook from "@/components/Notebook";
-import { MAX_ID_CHARS } from "@/server/protocol/socket-api";
+import { MAX_ID_CHARS } from "@/server/core/limits";
 
 interface Props {
   params: Promise<{ id: string }>;

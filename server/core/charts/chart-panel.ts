@@ -5,8 +5,8 @@
  * are recomputed on a slower clock than the loss lines (see ChartPanel).
  * Null parts are charts the run has no data for.
  */
-import type { DevicePlan } from "../../server/protocol/kernel-messages";
-import type { ExecutionSummary } from "../../server/protocol/metrics-model";
+import type { DevicePlan } from "../protocol/kernel-messages";
+import type { ExecutionSummary } from "../protocol/metrics-model";
 import { memoryChart, samplesChart, utilizationChart, type DeviceBarsChart } from "./chart-devices";
 import { RunIndex } from "./chart-run-index";
 import { speedupChart, type SpeedupChart } from "./chart-speedup";

@@ -5,7 +5,7 @@
  * Running sum/count/max are order-independent, so bar aggregations stay O(1)
  * per series however many points are appended live.
  */
-import type { MetricSeriesKey } from "../../server/protocol/metrics-model";
+import type { MetricSeriesKey } from "../protocol/metrics-model";
 import { lowerBound } from "./chart-search";
 
 export class SeriesBuffer {

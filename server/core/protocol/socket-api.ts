@@ -5,23 +5,12 @@
  * with `notebookCommandSchema` before anything acts on them.
  */
 import { z } from "zod";
+import type { ErrorCode } from "../errors";
+import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
 import type { DevicePlan } from "./kernel-messages";
 import type { RunningKernels } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
-
-/** Limits enforced on the wire, stated once. */
-export const MAX_SOURCE_CHARS = 1_000_000;
-export const MAX_ID_CHARS = 64;
-/**
- * The largest socket message either end sends, in bytes. A source travels in
- * one command as JSON, where a character may take 6 bytes (a control
- * character escaped as \u0001), so the cap is sized for the longest allowed
- * source at its worst plus room for the command around it: any valid command
- * fits, and the client checks before sending (messageTooLarge) so that a
- * larger one gets an error instead of the server closing the connection.
- */
-export const MAX_MESSAGE_BYTES = 6 * MAX_SOURCE_CHARS + 2 * 1024 * 1024;
 
 /** Why `message` cannot be sent (its JSON is over MAX_MESSAGE_BYTES), or null. */
 export function messageTooLarge(message: unknown): string | null {
@@ -87,10 +76,10 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   z.object({
     op: z.literal("execute"),
     notebookId: id,
-    cellIds: z.array(id).min(1).max(10_000),
+    cellIds: z.array(id).min(1).max(MAX_CELLS),
     sourceHashes: z.record(z.string(), z.string().max(32)).optional(),
   }),
-  z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(10_000) }),
+  z.object({ op: z.literal("clear-outputs"), notebookId: id, cellIds: z.array(id).max(MAX_CELLS) }),
   /**
    * New values for a templated cell's form. The catalog validates them with
    * the scenario's other values and re-renders every attached cell of that
@@ -143,9 +132,10 @@ export type CommandAck =
       /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
       journal?: JournalPosition;
     }
-  | { ok: false; error: string; conflict?: SourceConflict };
+  /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
+  | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
 
-const title = z.string().trim().min(1, "a title is needed").max(200, "a title has at most 200 characters");
+const title = z.string().trim().min(1, "a title is needed").max(MAX_TITLE_CHARS, `a title has at most ${MAX_TITLE_CHARS} characters`);
 
 /** Notebook-list operations: not tied to an open notebook. */
 export const labCommandSchema = z.discriminatedUnion("op", [
@@ -173,7 +163,7 @@ export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
   | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels }
-  | { ok: false; error: string };
+  | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
 export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
@@ -195,8 +185,12 @@ export type NotebookEvent =
   | { type: "cell-output"; cellId: string; output: CellOutput }
   /** Append to the last stream output of that name (or start one). */
   | { type: "cell-stream"; cellId: string; name: "stdout" | "stderr"; text: string }
-  /** Output went past the head budget: replace everything after the head with this tail. */
-  | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }> }
+  /**
+   * Output went past the head budget: the cell's first `headOutputs` outputs
+   * stay; everything after them is replaced by an elided marker (when
+   * `elidedBytes` > 0) and this tail (see replaceTail in core/notebook).
+   */
+  | { type: "cell-stream-tail"; cellId: string; elidedBytes: number; tail: Array<{ name: "stdout" | "stderr"; text: string }>; headOutputs: number }
   | { type: "cell-finished"; cellId: string; status: NonNullable<Cell["lastRun"]>["status"]; durationMs: number }
   /** Coalesced, a few times a second while a run logs metrics. */
   | { type: "cell-metrics"; cellId: string; liveMetrics: LiveMetrics }

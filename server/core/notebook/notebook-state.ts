@@ -1,9 +1,13 @@
 /**
- * The client's copies of a notebook document, changed only through this reducer.
+ * The one document reducer: every copy of a notebook document, the server's
+ * and each browser's, changes only through it.
  *
  * Two kinds of input arrive here:
- * - server events (`NotebookEvent`), pushed to every viewer in order, build
- *   the client's copy of the server's document (our own echoes included);
+ * - server events (`NotebookEvent`): the server validates a command, builds
+ *   its events and applies them to its own document with `applyServerEvent`
+ *   before sending them; every viewer applies the same events in the same
+ *   order, so a viewer's copy (our own echoes included) is the server's
+ *   document, and a joining viewer's snapshot is what the live ones show;
  * - local actions: the user's unacknowledged changes, replayed on top of that
  *   copy to give what the page shows (see `rebase` in pending-edits.ts).
  *   Replaying an action the server has already applied changes nothing:
@@ -13,8 +17,9 @@
  * The reducer keeps object identity of every cell it does not change, so
  * memoised cell components re-render only when their own cell changed.
  */
-import type { Cell, CellKind, CellOutput, NotebookDocument } from "../../server/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/protocol/socket-api";
+import type { Cell, CellKind, CellOutput, NotebookDocument } from "../protocol/notebook-model";
+import type { NotebookEvent } from "../protocol/socket-api";
+import { assertNever } from "../assert-never";
 
 export type LocalAction =
   | { type: "insert-cell"; index: number; cell: Cell }
@@ -84,7 +89,7 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
     case "cell-stream":
       return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: appendStream(c.outputs, event.name, event.text) }));
     case "cell-stream-tail":
-      return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: replaceTail(c.outputs, event.elidedBytes, event.tail) }));
+      return updateCell(doc, event.cellId, (c) => ({ ...c, outputs: replaceTail(c.outputs, event.elidedBytes, event.tail, event.headOutputs) }));
     case "cell-finished":
       return updateCell(doc, event.cellId, (c) => ({ ...c, lastRun: { status: event.status, durationMs: event.durationMs } }));
     case "cell-metrics":
@@ -113,19 +118,30 @@ export function appendStream(outputs: readonly CellOutput[], name: "stdout" | "s
 }
 
 /**
- * Output went past the server's head budget: what came before the elided
- * marker is the head and stays; the marker's byte count and everything after
- * it are replaced by the new tail.
+ * Output went past the server's head budget: the first `headOutputs` outputs
+ * (the head, and any tail that a rich output since fixed in place before it)
+ * stay; everything after them becomes the elided marker, when something was
+ * elided, and the new tail. This is exactly what the server's OutputRecorder
+ * holds, so a viewer that watched the run and one that joined later agree.
  */
 export function replaceTail(
   outputs: readonly CellOutput[],
   elidedBytes: number,
   tail: ReadonlyArray<{ name: "stdout" | "stderr"; text: string }>,
+  headOutputs: number,
 ): CellOutput[] {
-  const marker = outputs.findIndex((o) => o.kind === "elided");
-  const head = marker === -1 ? outputs : outputs.slice(0, marker);
-  let result: CellOutput[] = [...head, { kind: "elided", elidedBytes }];
-  for (const segment of tail) result = appendStream(result, segment.name, segment.text);
+  const result: CellOutput[] = outputs.slice(0, headOutputs);
+  if (elidedBytes > 0) result.push({ kind: "elided", elidedBytes });
+  // The tail's streams merge with each other, never with the head's last stream.
+  const tailStart = result.length;
+  for (const segment of tail) {
+    const last = result[result.length - 1];
+    if (result.length > tailStart && last !== undefined && last.kind === "stream" && last.name === segment.name) {
+      result[result.length - 1] = { kind: "stream", name: segment.name, text: last.text + segment.text };
+    } else {
+      result.push({ kind: "stream", name: segment.name, text: segment.text });
+    }
+  }
   return result;
 }
 
@@ -152,8 +168,29 @@ function moveCell(doc: NotebookDocument, cellId: string, toIndex: number): Noteb
   return { ...doc, cells };
 }
 
+/** One lookup and one array copy: the server applies every event of a 10,000-cell notebook through here. */
 function updateCell(doc: NotebookDocument, cellId: string, update: (cell: Cell) => Cell): NotebookDocument {
-  return mapCells(doc, (c) => (c.id === cellId ? update(c) : c));
+  const at = indexOfCell(doc.cells, cellId);
+  const cell = doc.cells[at];
+  if (cell === undefined) return doc;
+  const next = update(cell);
+  if (next === cell) return doc;
+  const cells = doc.cells.slice();
+  cells[at] = next;
+  return { ...doc, cells };
+}
+
+/**
+ * Where the cell updated last was: events come in runs for one cell (a cell
+ * streaming output), and an update keeps every cell in its place, so the
+ * next lookup usually costs one comparison instead of a scan. Only a hint:
+ * always checked against the array it is used on.
+ */
+let lastIndex = -1;
+
+function indexOfCell(cells: readonly Cell[], cellId: string): number {
+  if (cells[lastIndex]?.id !== cellId) lastIndex = cells.findIndex((c) => c.id === cellId);
+  return lastIndex;
 }
 
 function mapCells(doc: NotebookDocument, update: (cell: Cell) => Cell): NotebookDocument {
@@ -168,10 +205,6 @@ function mapCells(doc: NotebookDocument, update: (cell: Cell) => Cell): Notebook
 
 function clamp(n: number, lo: number, hi: number): number {
   return Math.min(Math.max(n, lo), hi);
-}
-
-export function assertNever(x: never): never {
-  throw new Error(`unhandled variant: ${JSON.stringify(x)}`);
 }
 
 /**

@@ -6,8 +6,8 @@
  * (tag, rank, step, name). A version counter and `subscribe` make it a
  * `useSyncExternalStore` source.
  */
-import type { DevicePlan } from "../../server/protocol/kernel-messages";
-import type { ExecutionMetrics, ExecutionSummary, MetricPointMessage, MetricSeriesKey } from "../../server/protocol/metrics-model";
+import type { DevicePlan } from "../protocol/kernel-messages";
+import type { ExecutionMetrics, ExecutionSummary, MetricPointMessage, MetricSeriesKey } from "../protocol/metrics-model";
 import { SeriesBuffer } from "./chart-series-buffer";
 
 /** Delivers the live metric points of a cell, tagged with the execution that produced them. */

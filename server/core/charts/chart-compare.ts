@@ -4,8 +4,8 @@
  * run by the parameters that differ from this cell's run (all of them when
  * none differ) and by its device mode.
  */
-import type { ExecutionSummary } from "../../server/protocol/metrics-model";
-import type { ParameterValue } from "../../server/protocol/notebook-model";
+import type { ExecutionSummary } from "../protocol/metrics-model";
+import type { ParameterValue } from "../protocol/notebook-model";
 
 export function formatParameters(parameters: Record<string, ParameterValue> | null, only?: ReadonlySet<string>): string {
   if (!parameters) return "";

@@ -1,7 +1,9 @@
 /**
  * The kernel wire protocol: what travels between the server and a Python
- * kernel over the PTY. The Python side is `kernels/mgpulab_kernel/protocol.py`;
- * both are pinned by `kernels/protocol/fixtures.json`, parsed by both test suites.
+ * kernel over the PTY. The Python side is generated from this module
+ * (`kernels/mgpulab_wire/protocol_generated.py`: `npm run protocol:generate`)
+ * and its frames are written by `kernels/mgpulab_wire/frames.py`; both ends
+ * are pinned by `kernels/protocol/fixtures.json`, parsed by both test suites.
  *
  * Output (kernel → server): one frame per message, written with one os.write:
  *   ESC ] m g l ; <32 hex nonce> ; <ASCII-only JSON> BEL
@@ -9,9 +11,15 @@
  *
  * Input (server → kernel): one line per message, base64(JSON) + "\n". Base64
  * has no control characters, so the tty (ISIG kept for Ctrl-C) never sees an
- * INTR/QUIT/EOF byte inside a message. Interrupt is the single byte 0x03.
+ * INTR/QUIT/EOF byte inside a message (encoded by server/kernel/kernel-channel.ts,
+ * since this module is shared with the browser and uses no Node.js API).
+ * Interrupt is the single byte 0x03.
  */
 import { z } from "zod";
+import { MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS, METRIC_NAME_PATTERN } from "../limits";
+
+/** Exported here too: the Python half is generated from this module's exports (scripts/kernel-protocol-source.ts). */
+export { MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS, METRIC_NAME_PATTERN };
 
 export const FRAME_PREFIX = "\x1b]mgl;";
 export const FRAME_END = "\x07";
@@ -19,10 +27,6 @@ export const BOOT_READY_MARKER = "\x1b]mgl-boot;ready\x07";
 export const NONCE_HEX_LENGTH = 32;
 export const KERNEL_PROTOCOL_VERSION = 1;
 
-/** Metric limits, as the toolkit's metrics.NAME_PATTERN; checked at the channel so one bad frame never spoils a stored batch. */
-export const METRIC_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}$/;
-export const MAX_METRIC_TAG_CHARS = 64;
-export const MAX_METRIC_STEP = 2 ** 31 - 1;
 export const INTERRUPT_BYTE = "\x03";
 /** Ask every process on the kernel's tty for its Python stacks (faulthandler on SIGQUIT). */
 export const DUMP_STACKS_BYTE = "\x1c";
@@ -127,8 +131,4 @@ export interface BootPayload {
   protocol: number;
   modules: Record<string, string>;
   entry: string;
-}
-
-export function encodeKernelInput(message: KernelRequest | BootPayload): string {
-  return Buffer.from(JSON.stringify(message), "utf8").toString("base64") + "\n";
 }

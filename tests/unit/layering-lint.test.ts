@@ -1,0 +1,66 @@
+/**
+ * The layering is a lint rule (eslint.config.mjs): linted as a file of each
+ * layer, the same imports pass or fail as README's "How it fits together"
+ * says. The fixture is linted with the repository's own configuration, with
+ * only the layering rules run (they need no type information, so the
+ * fixture can be linted at paths where no such file exists).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { ESLint } from "eslint";
+
+const ROOT = path.resolve(__dirname, "../..");
+const FIXTURE = "tests/fixtures/upward-imports.ts";
+const LAYER_RULES = new Set(["import-x/no-restricted-paths", "import-x/no-nodejs-modules", "no-restricted-globals"]);
+
+const eslint = new ESLint({
+  cwd: ROOT,
+  overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
+  ruleFilter: ({ ruleId }) => LAYER_RULES.has(ruleId),
+});
+const text = readFileSync(path.join(ROOT, FIXTURE), "utf8");
+
+/** What is refused when the fixture is linted as `where`: the offending import (or global) with the rule that refused it. */
+async function refusals(where: string): Promise<string[]> {
+  const [result] = await eslint.lintText(text, { filePath: path.join(ROOT, where) });
+  assert.ok(result);
+  const lines = text.split("\n");
+  return result.messages.map((message) => {
+    assert.ok(message.ruleId, message.message); // a parse error would hide everything else
+    const line = lines[message.line - 1] ?? "";
+    const from = /from "([^"]+)"/.exec(line)?.[1] ?? /\b(Buffer)\b/.exec(line)?.[1] ?? line;
+    return `${from} (${message.ruleId})`;
+  });
+}
+
+describe("the layering lint rule", () => {
+  it("keeps server/core to itself: no browser code, no server code, no Node.js module or global", async () => {
+    assert.deepEqual(await refusals("server/core/upward-imports.ts"), [
+      "node:crypto (import-x/no-nodejs-modules)",
+      "@/components/NotebookList (import-x/no-restricted-paths)",
+      "@/server/errors (import-x/no-restricted-paths)",
+      "../../components/model/format (import-x/no-restricted-paths)",
+      "../../server/errors (import-x/no-restricted-paths)",
+      "Buffer (no-restricted-globals)",
+    ]);
+  });
+
+  for (const where of ["components/model/upward-imports.ts", "app/kernels/upward-imports.ts"]) {
+    it(`lets the browser (${where.split("/")[0]}/) import server/core and nothing else of server/`, async () => {
+      assert.deepEqual(await refusals(where), ["@/server/errors (import-x/no-restricted-paths)", "../../server/errors (import-x/no-restricted-paths)"]);
+    });
+  }
+
+  it("keeps the server from importing the browser's code", async () => {
+    assert.deepEqual(await refusals("server/notebook/upward-imports.ts"), [
+      "@/components/NotebookList (import-x/no-restricted-paths)",
+      "../../components/model/format (import-x/no-restricted-paths)",
+    ]);
+  });
+
+  it("lets tests import anything (so `npm run lint` passes on the fixture where it is)", async () => {
+    assert.deepEqual(await refusals(FIXTURE), []);
+  });
+});
