@@ -65,25 +65,34 @@ def _split_template_id(template_id: Any) -> Tuple[Any, str]:
         raise UnknownTemplate(f"template id must be '<scenario>/<cell>', got {short_repr(template_id)}")
     scenario_id, cell_id = template_id.split("/", 1)
     scenario = get(scenario_id)
-    if not scenario.has_cell(cell_id):
+    if not scenario.has_cell(cell_id) and cell_id not in scenario.markdown_ids():
         raise UnknownTemplate(f"scenario {scenario_id!r} has no cell {short_repr(cell_id)} "
-                              f"(cells: {', '.join(scenario.cell_ids())})")
+                              f"(cells: {', '.join(scenario.cell_ids())}; markdown: "
+                              f"{', '.join(scenario.markdown_ids())})")
     return scenario, cell_id
 
 
 def render_template(template_id: str, params: Optional[Dict[str, Any]] = None) -> dict:
-    """``{source, template}`` of cell ``<scenario>/<cell>`` (``<scenario>/verdicts`` included).
+    """``{source, template}`` of cell ``<scenario>/<cell>`` (``<scenario>/verdicts`` and the markdown cells
+    included, see :mod:`mgpulab_scenarios.as_notebook`).
 
     ``template`` is ``{id, parameters, fields, question}``: every validated
     value of the scenario, the parameter descriptions the cell's source uses,
-    and the step's "predict first" question on the step's first cell.
+    and the step's "predict first" question on the step's first cell; a
+    markdown cell has no fields and no question, and a step's explanation
+    also ``revealAfter`` (claim ids).
     """
     scenario, cell_id = _split_template_id(template_id)
+    if cell_id in scenario.markdown_ids():
+        from .as_notebook import markdown_cell
+        cell = markdown_cell(scenario, cell_id, params)
+        return {"source": cell["source"], "template": cell["template"]}
     return scenario.render_cell(cell_id, params)
 
 
 def render(template_id: str, params: Optional[Dict[str, Any]] = None) -> str:
-    """Python source of cell ``<scenario>/<cell>`` with validated values as literals."""
+    """The source of cell ``<scenario>/<cell>`` with validated values (Python literals in code; escaped text
+    in markdown)."""
     return render_template(template_id, params)["source"]
 
 

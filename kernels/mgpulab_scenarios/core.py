@@ -47,7 +47,9 @@ class ParameterError(ValueError):
     """A parameter value is missing, of the wrong type, or out of range."""
 
 
-VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (runs the experiments, shows verdicts)
+VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (reads the evidence, shows verdicts)
+INTRO_CELL = "intro"  # the markdown cell id of the scenario's introduction (with its parameter table)
+VERDICTS_ABOUT_CELL = "about-verdicts"  # the markdown cell above the verdicts cell
 
 
 def clip(text: str, limit: int) -> str:
@@ -162,12 +164,17 @@ class Cell:
 
 @dataclass(frozen=True)
 class Step:
+    """A step of the scenario. ``markdown`` is what is shown before the prediction (the setup, the question's
+    context); ``explanation`` is what would give the answer away: its own markdown cell, revealed after the
+    verdicts of ``claims``. Both may quote parameter values as ``{{name}}`` (re-rendered with the form)."""
+
     id: str
     markdown: str
     cells: Tuple[Cell, ...] = ()
     question: Optional[str] = None
     choices: Tuple[str, ...] = ()
     claims: Tuple[str, ...] = ()  # claim ids this step's prediction is about
+    explanation: str = ""
 
 
 @dataclass(frozen=True)
@@ -217,10 +224,13 @@ class Scenario:
         for experiment in self.experiments:  # an experiment is run (and recorded) by the cell of the same id
             assert experiment.id in cell_ids, (self.id, experiment.id)
         assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
+        assert not set(cell_ids) & set(self.markdown_ids()), (self.id, "a code cell id is a markdown cell's")
         for step in self.steps:
             for cell in step.cells:
                 for name in _PLACEHOLDER.findall(cell.template):
                     assert name in self._params, (self.id, cell.id, name)
+            for name in _PLACEHOLDER.findall(step.markdown + step.explanation):
+                assert name in self._params, (self.id, step.id, name)
 
     def parameter(self, name: str) -> Parameter:
         return self._params[name]
@@ -263,6 +273,16 @@ class Scenario:
                 if cell.id == cell_id:
                     return cell
         raise KeyError(f"scenario {self.id!r} has no cell {cell_id!r}")
+
+    def markdown_ids(self) -> List[str]:
+        """The templated markdown cells, in notebook order: the intro, each step's text (``about-<step>``) and
+        explanation (``explain-<step>``, when it has one), and the verdicts cell's heading."""
+        ids = [INTRO_CELL]
+        for step in self.steps:
+            ids.append(f"about-{step.id}")
+            if step.explanation:
+                ids.append(f"explain-{step.id}")
+        return ids + [VERDICTS_ABOUT_CELL]
 
     def has_cell(self, cell_id: str) -> bool:
         return cell_id == VERDICTS_CELL or any(c.id == cell_id for s in self.steps for c in s.cells)
@@ -394,6 +414,36 @@ def render_text(template: str, values: Dict[str, Any]) -> str:
         if name not in values:
             raise ParameterError(f"template placeholder {name!r} has no parameter")
         return literal(values[name])
+    return _PLACEHOLDER.sub(sub, template)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` as literal markdown text: every character markdown could read as syntax backslash-escaped
+    (``|`` too, so a table cell survives it), line breaks as spaces."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def table_cell(markdown: str) -> str:
+    """Authored markdown as one table cell: ``|`` escaped (GFM splits cells on it, even inside a code span;
+    ``\\|`` is kept as a literal ``|`` there too), line breaks as spaces. Other markdown stays markdown."""
+    return re.sub(r"(?<!\\)\|", r"\\|", " ".join(str(markdown).split()))
+
+
+def markdown_value(value: Any) -> str:
+    """A validated value as markdown text (``True``, ``64``, ``0.05``, ``cpu``): escaped, never syntax."""
+    return markdown_escape(str(value))
+
+
+def render_markdown(template: str, values: Dict[str, Any]) -> str:
+    """Markdown with its ``{{name}}`` placeholders replaced by the values, as escaped text."""
+    def sub(match: "re.Match[str]") -> str:
+        name = match.group(1)
+        if name not in values:
+            raise ParameterError(f"template placeholder {name!r} has no parameter")
+        return markdown_value(values[name])
     return _PLACEHOLDER.sub(sub, template)
 
 

@@ -37,34 +37,43 @@ REPLICATE_CELL = load_template("dp_basics_replication")
 SCALING_CELL = load_template("dp_basics_scaling")
 
 STEPS = (
-    Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*: "
-         "64 rows on 4 GPUs become 4 chunks of 16. DataParallel uses `torch.chunk`: ceil(B/n) rows per "
-         "device, so a batch that does not divide gives uneven chunks (and sometimes fewer chunks than "
-         "devices). Outputs are gathered on device 0.",
+    Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*. This "
+         "cell scatters a batch of {{batch_size}} rows over {{devices}} devices, counts the rows each device "
+         "gets, and looks at where the outputs come back.",
          (Cell("split", SPLIT_CELL),),
          "With batch_size={batch_size} on {devices} devices, how many rows does each device get?",
          ("the same number on every device", "uneven chunks (last one smaller or missing)", "random"),
-         ("splits-evenly", "one-chunk-per-gpu", "gathered-on-device-0", "runs-in-parallel", "uneven-imbalance")),
-    Step("equivalence", "**Same seed, same data: one device vs DataParallel.** The replicas' gradients flow "
-         "back to the one original model (summed by autograd); the averaging comes from the loss mean over "
-         "the gathered batch. Compare gradients and weights after a few SGD steps.",
+         ("splits-evenly", "one-chunk-per-gpu", "gathered-on-device-0", "runs-in-parallel", "uneven-imbalance"),
+         explanation="**Why.** DataParallel splits with `torch.chunk`: ceil(B/n) rows per device, so a batch "
+                     "that does not divide gives uneven chunks (the last one smaller, and sometimes fewer "
+                     "chunks than devices). The outputs are gathered on device 0."),
+    Step("equivalence", "**Same seed, same data: one device vs DataParallel.** Train both at the same seed on "
+         "the same batch and compare gradients and weights after a few SGD steps.",
          (Cell("equivalence", EQUIV_CELL),),
          "Are the gradients of DataParallel identical to single-device training at the same seed?",
          ("identical up to float rounding", "N times larger", "different"),
-         ("full-batch-equivalence", "gradients-averaged")),
-    Step("replication", "**Replication on every forward.** Each forward builds new replica modules "
-         "(replicate) before running them; the time is paid every step.",
+         ("full-batch-equivalence", "gradients-averaged"),
+         explanation="**Why.** The replicas' gradients flow back to the one original model, summed by autograd; "
+                     "the averaging comes from the loss mean over the gathered batch, so the result is the "
+                     "single-device gradient up to float rounding."),
+    Step("replication", "**Replication.** Run several forwards of a DataParallel model, and watch the replica "
+         "modules and the time of each phase of the forward.",
          (Cell("replication", REPLICATE_CELL),),
          "Is the model copied once, or on every forward?", ("once", "every forward"),
-         ("replicated-every-forward", "replication-cost")),
-    Step("scaling", "**Speed-up vs device count.** Time one training step with 1..N devices (and DDP×N). "
-         "Devices that share hardware (emulated CPU devices on the host's cores, or virtual devices on fewer "
-         "GPUs) cannot scale like separate GPUs — the label says which ran, and the phase split shows where "
-         "the time goes.",
+         ("replicated-every-forward", "replication-cost"),
+         explanation="**Why.** Each forward builds new replica modules (`replicate`) before running them, so "
+                     "the copy is paid on every step, not once."),
+    Step("scaling", "**Speed-up vs device count.** Time one training step with 1 to {{devices}} devices (and "
+         "DDP over {{devices}} ranks). The label says which devices ran (separate GPUs, virtual devices "
+         "sharing a GPU, or the CPU emulation), and the phase split shows where the time goes.",
          (Cell("scaling", SCALING_CELL),),
          "With {devices} devices, what speed-up over one device do you expect?",
          ("about {devices}x", "more than 1x but less than {devices}x", "none or a slowdown"),
-         ("not-linear", "myth-linear", "ddp-more-efficient")),
+         ("not-linear", "myth-linear", "ddp-more-efficient"),
+         explanation="**Why.** DataParallel pays scatter, replicate and gather on every step, from one "
+                     "process. Devices that share hardware (emulated CPU devices on the host's cores, or "
+                     "virtual devices on fewer GPUs) cannot scale like separate GPUs at all: a speed-up above "
+                     "the device count there is noise, and is flagged as such."),
 )
 
 

@@ -39,23 +39,28 @@ COPIED_CELL = load_template("dp_not_starting_what_is_copied")
 
 STEPS = (
     Step("padded", "**Variable-length, padded batches (Example 1).** `pad_sequence` pads every batch to its "
-         "longest sequence, so the tensor DataParallel scatters is rectangular and splits fine. Trouble starts "
-         "when replicas return *different* shapes — e.g. a model that trims padding to its own chunk's longest "
-         "sequence (toggle `trim_padding`): then gather cannot concatenate.",
+         "longest sequence before DataParallel scatters it. With `trim_padding`, the model trims the padding to "
+         "its own chunk's longest sequence.",
          (Cell("padded", PADDED_CELL),),
          "Does DataParallel fail on padded variable-length batches?",
-         ("always", "only when replicas return different shapes", "never"), ("padded-errors", "consistent-tensor")),
+         ("always", "only when replicas return different shapes", "never"), ("padded-errors", "consistent-tensor"),
+         explanation="**Why.** The padded tensor is rectangular, so it splits fine. Trouble starts when the "
+                     "replicas return *different* shapes (a model that trims padding per chunk): then gather "
+                     "cannot concatenate them."),
     Step("large-model", "**Large model, small batch (Example 2).** Time a step on 1 device and on DataParallel, "
          "and split DataParallel's forward into scatter / replicate / parallel apply / gather.",
          (Cell("large-model", LARGE_CELL),),
          "With a large model and batch 16, is DataParallel faster than one device?",
          ("faster", "about the same", "slower"),
          ("transfer-dominates", "time-does-not-decrease", "stall", "overhead-dominates", "ddp-graceful")),
-    Step("custom-layer", "**Custom layers (Example 3).** `replicate()` copies registered parameters and buffers to "
-         "every device; a plain tensor attribute is copied by reference and stays on device 0.",
+    Step("custom-layer", "**Custom layers (Example 3).** The article's CustomLayer keeps its weight as an "
+         "`nn.Parameter`; the cell runs it under DataParallel, next to a layer that keeps a plain tensor "
+         "attribute.",
          (Cell("custom-layer", CUSTOM_CELL),),
          "Will the article's CustomLayer (weight is an nn.Parameter) fail on the worker devices?",
-         ("yes", "no — only an unregistered tensor would"), ("custom-layer",)),
+         ("yes", "no — only an unregistered tensor would"), ("custom-layer",),
+         explanation="**Why.** `replicate()` copies registered parameters and buffers to every device; a plain "
+                     "tensor attribute is copied by reference and stays on device 0."),
     Step("what-is-copied", "**Data or model parallelism?** Count the parameters each replica holds and the "
          "rows each replica gets; see what comes back from the replicas and where the gradients land.",
          (Cell("what-is-copied", COPIED_CELL),),

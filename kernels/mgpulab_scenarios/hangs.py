@@ -64,14 +64,16 @@ STEPS = (
          (Cell("slow-link", SLOW_CELL),), "With a slow link, does DDP hang?", ("hangs", "slows down"),
          ("slow-link", "waiting-dominates", "stall-indefinitely")),
     Step("uneven-batches", "**Different batch sizes per rank (Example 3).** Rank 0 gets 10 rows, rank 1 gets 20, as "
-         "in the article. DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch.",
+         "in the article.",
          (Cell("uneven-batches", UNEVEN_CELL),), "Does DDP hang with different batch sizes per rank?",
-         ("yes", "no"), ("uneven-batches", "identical-shapes-essential")),
-    Step("collective-fault", "**Different numbers of collectives.** What does hang DDP: ranks that run different "
-         "numbers of steps, or a rank that skips a collective. The watchdog detects the silent ranks and shows "
-         "each rank's stack; then try a fix.",
+         ("yes", "no"), ("uneven-batches", "identical-shapes-essential"),
+         explanation="**Why.** DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch."),
+    Step("collective-fault", "**Different numbers of collectives.** Run DDP with the fault {{fault}}; the watchdog "
+         "detects silent ranks and shows each rank's stack. Then try the fix {{fix}}.",
          (Cell("fault", FAULT_CELL), Cell("fix", FIX_CELL)), "With fault={fault}, what happens?",
-         ("hang", "error", "runs fine"), ("deadlock",)),
+         ("hang", "error", "runs fine"), ("deadlock",),
+         explanation="**Why.** What hangs DDP is ranks that run different numbers of collectives: more steps on "
+                     "one rank, or a rank that skips one. The others wait in the collective until a timeout."),
 )
 
 

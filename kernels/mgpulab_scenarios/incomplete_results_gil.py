@@ -45,13 +45,15 @@ STEPS = (
          (Cell("completeness", COMPLETE_CELL),),
          "What fraction of the outputs does DataParallel return?", ("100%", "less than 100%"),
          ("incomplete", "loss-irregular")),
-    Step("python-overhead", "**What the GIL really costs.** Replicas run on Python threads: the GPU work of the "
-         "replicas overlaps, but their Python (module calls, dispatch) is serialized by the GIL. DDP ranks are "
-         "processes with their own interpreters. Compare the forward time of a Python-heavy model.",
+    Step("python-overhead", "**What the GIL really costs.** Compare the forward time of a Python-heavy model on "
+         "one device, on DataParallel and on DDP.",
          (Cell("python-overhead", OVERHEAD_CELL),),
          "How does DataParallel's forward time compare with one device for a Python-heavy model?",
          ("faster", "same", "slower, growing with the number of devices"),
-         ("gil-restricts", "ddp-avoids-gil", "no-improvement", "python-grows")),
+         ("gil-restricts", "ddp-avoids-gil", "no-improvement", "python-grows"),
+         explanation="**Why.** DataParallel's replicas run on Python threads of one process: their device work "
+                     "can overlap, but their Python (module calls, dispatch) is serialized by the GIL. DDP ranks "
+                     "are processes with their own interpreters."),
     Step("backward", "**Backward and optimizer.step across devices.** Time each replica's backward (when autograd "
          "computes the gradients of its parameters, and on which thread) and see where optimizer.step runs.",
          (Cell("backward", BACKWARD_CELL),),

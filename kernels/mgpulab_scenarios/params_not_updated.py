@@ -40,17 +40,21 @@ STEPS = (
          "Does the article's manual loop over `model.module.children()` fail to converge?",
          ("yes, the loss stays flat", "no, it trains like optimizer.step"),
          ("manual-fails", "primary-unchanged", "optimizer-correct", "grads-not-synchronized")),
-    Step("overwrite", "**Edits on a replica.** Change replica 1's weight after a forward and run the next "
-         "forward: the replica is rebuilt from the primary model.", (Cell("overwrite", OVERWRITE_CELL),),
+    Step("overwrite", "**Edits on a replica.** Change replica 1's weight after a forward, then run the next "
+         "forward.", (Cell("overwrite", OVERWRITE_CELL),),
          "After you edit a replica's weight, what does the next forward use?",
          ("the edited replica", "a fresh copy of the primary model"),
-         ("replica-overwritten", "replicated-at-wrap", "replicates-entire-model")),
-    Step("in-forward", "**State mutated inside forward.** Rebinding an attribute (`self.calls += 1`) on a replica "
-         "is lost; an in-place buffer update on replica 0 shares storage with the original and survives, with "
-         "device 0's rows only.",
+         ("replica-overwritten", "replicated-at-wrap", "replicates-entire-model"),
+         explanation="**Why.** The replica is rebuilt from the primary model: `replicate()` runs on every "
+                     "forward, so an edit on a replica never reaches the next one."),
+    Step("in-forward", "**State mutated inside forward.** The model counts its calls with `self.calls += 1` "
+         "and updates a buffer in place inside its forward; run it under DataParallel.",
          (Cell("in-forward", STATE_CELL),),
          "After K forwards on N devices, what is `model.module.calls`?", ("K", "K x N", "0"),
-         ("updates-discarded",)),
+         ("updates-discarded",),
+         explanation="**Why.** Rebinding an attribute on a replica is lost with the replica; an in-place buffer "
+                     "update on replica 0 shares storage with the original and survives, with device 0's rows "
+                     "only."),
 )
 
 

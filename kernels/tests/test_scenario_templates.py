@@ -254,3 +254,55 @@ CELLS = [(sid, cid) for sid in sc.IDS for cid in sc.get(sid).cell_ids() if cid !
 def test_every_experiment_cell_runs_as_rendered_with_the_defaults(scenario_id, cell_id):
     """The verdicts run the experiments headless (tested elsewhere); these are the cells people run by hand."""
     _run_cell(f"{scenario_id}/{cell_id}", {})
+
+
+# -- markdown cells: templated, explanations apart, tables that survive "|" ---------------------------
+
+def _markdown_cells(scenario_id, params=None):
+    return [cell for cell in sc.notebook(scenario_id, params) if cell["kind"] == "markdown"]
+
+
+@pytest.mark.parametrize("scenario_id", sc.IDS)
+def test_every_markdown_cell_is_templated_and_re_renders_with_the_form(scenario_id):
+    scenario = sc.get(scenario_id)
+    values = scenario.validate({})
+    cells = _markdown_cells(scenario_id)
+    assert [c["template"]["id"] for c in cells] == [f"{scenario_id}/{m}" for m in scenario.markdown_ids()]
+    claims = {claim.id for claim in scenario.claims}
+    for cell in cells:
+        template = cell["template"]
+        assert template["parameters"] == values and template["fields"] == [] and template["question"] is None
+        assert sc.render_template(template["id"], values) == {"source": cell["source"], "template": template}
+        assert "{{" not in cell["source"]
+        if template["id"].split("/", 1)[1].startswith("explain-"):
+            step = next(s for s in scenario.steps if template["id"].endswith(f"/explain-{s.id}"))
+            assert template["revealAfter"] == list(step.claims) and set(step.claims) <= claims
+        else:
+            assert set(template) == {"id", "parameters", "fields", "question"}
+
+
+def test_text_that_quotes_values_follows_the_form():
+    values = {"batch_size": 10, "devices": 3}
+    about = sc.render("dp-basics/about-split", values)
+    assert "With batch_size=10 on 3 devices" in about and "a batch of 10 rows over 3 devices" in about
+    assert "64" not in about.split("**Claims tested here:**")[0]  # nothing stale from the defaults
+    intro = sc.render("dp-basics/intro", values)
+    assert "| `batch_size` | 10 |" in intro and "| `devices` | 3 |" in intro
+
+
+def test_explanations_that_give_the_answer_away_are_their_own_cells():
+    cells = {c["template"]["id"]: c["source"] for c in sc.notebook("dp-basics")}
+    assert "torch.chunk" not in cells["dp-basics/about-split"] and "ceil" not in cells["dp-basics/about-split"]
+    assert "ceil(B/n)" in cells["dp-basics/explain-split"]
+    order = list(cells)
+    assert order.index("dp-basics/split") < order.index("dp-basics/explain-split")  # after the experiment
+    with pytest.raises(sc.UnknownTemplate, match="runs no experiment"):
+        sc.experiment_of("dp-basics/explain-split")
+
+
+def test_parameter_tables_escape_pipes_in_help_and_values():
+    intro = sc.render("hangs/intro")
+    rows = [line for line in intro.splitlines() if line.startswith("| `")]
+    assert rows and any("\\|" in row for row in rows)  # the fault's help lists choices with "|"
+    for row in rows:
+        assert len(re.findall(r"(?<!\\)\|", row)) == 4, row  # three cells, whatever the help says

@@ -73,6 +73,8 @@ export interface CellTemplate {
   /** The parameters this cell's code uses, in form order. */
   fields: ParameterField[];
   question: PredictQuestion | null;
+  /** On a markdown cell that explains a step: the claim ids whose verdicts reveal it (it would give the answer away before). */
+  revealAfter?: string[];
 }
 
 /** A participant's committed answer to a PredictQuestion. */
