@@ -26,21 +26,28 @@ KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NONCE = "0123456789abcdef0123456789abcdef"
 
 DRIVER = r'''
-import json, secrets, sys
+import contextlib, json, sys
 from mgpulab_wire import frames
-import mgpulab_scenarios as sc
 from mgpulab_scenarios import evidence
+from mgpulab_scenarios.headless import run_scenario
 from mgpulab_scenarios.report import verdict_report
+
+_executing = evidence.executing
+
+
+@contextlib.contextmanager
+def marked(cell_id, execution_id):
+    """The CLI's own executing(), after a line that says which execution the frames below belong to."""
+    print(f"\n@@cell {cell_id} {execution_id}", flush=True)
+    with _executing(cell_id, execution_id) as where:
+        yield where
+
+
 if __name__ == "__main__":
     frames.configure(sys.argv[1])  # frames on fd 1, as in the kernel; rank processes inherit it
-    scenario_id, params = sys.argv[2], json.loads(sys.argv[3])
-    scenario = sc.get(scenario_id)
-    for cell_id in scenario.cell_ids()[:-1]:
-        execution_id = "exec-" + secrets.token_hex(4)
-        print(f"\n@@cell {scenario_id}/{cell_id} {execution_id}", flush=True)
-        with evidence.executing(f"cell-{cell_id}", execution_id):
-            exec(compile(sc.render(f"{scenario_id}/{cell_id}", params), "<cell>", "exec"), {"__name__": "__cell__"})
-    print("\n@@report " + json.dumps(verdict_report(sc.run(scenario_id, params))), flush=True)
+    evidence.executing = marked
+    doc = run_scenario(sys.argv[2], json.loads(sys.argv[3]))  # the path of `npm run scenario`
+    print("\n@@report " + json.dumps(verdict_report(doc)), flush=True)
 '''
 
 
@@ -131,7 +138,11 @@ def _recompute(messages, source):
 
 @pytest.mark.parametrize("scenario_id, params", [
     ("dp-basics", {"devices": 2, "batch_size": 8, "timing_repeats": 3, "compare_ddp": True, "steps": 3}),
+    ("dp-not-starting", {"devices": 2, "input_size": 16, "hidden_size": 16, "batch_size": 4, "num_steps": 3}),
     ("params-not-updated", {"steps": 3, "batch_size": 8}),
+    ("incomplete-results-gil", {"devices": 2, "samples": 40, "batch_size": 10, "depth": 4, "repeats": 3,
+                                "num_workers": 0, "sample_cost_ms": 0.0}),
+    ("hangs", {"world_size": 2, "fault": "none", "steps": 3, "comm_delay_ms": 20.0}),
 ])
 def test_every_number_of_a_verdict_is_the_statistic_of_the_stored_series_of_the_run_it_names(scenario_id, params):
     series, report = _run(scenario_id, params)
@@ -142,7 +153,7 @@ def test_every_number_of_a_verdict_is_the_statistic_of_the_stored_series_of_the_
         assert claim["status"] == "measured" and claim["verdict"] in sc.VERDICTS, claim
         run = claim["run"]
         cell_id = claim["experiment"]
-        assert run["templateId"] == f"{scenario_id}/{cell_id}" and run["cellId"] == f"cell-{cell_id}"
+        assert run["templateId"] == run["cellId"] == f"{scenario_id}/{cell_id}"  # the CLI names cells so
         assert run["executionId"] in series  # the execution it names is one that ran
         assert run["params"] == {name: values[name] for name in sc.get(scenario_id).used(cell_id)}
         for number in claim["numbers"]:
