@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .core import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL, markdown_value, render_markdown, table_cell
+from .core import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL, render_markdown, table_cell
 
 
 def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> List[dict]:
@@ -73,7 +73,7 @@ def _about(scenario: Any, step: Any, values: Dict[str, Any]) -> str:
 
 
 def _intro(scenario: Any, values: Dict[str, Any]) -> str:
-    rows = "\n".join(f"| `{p.name}` | {markdown_value(values[p.name])} | {table_cell(p.help)} |"
+    rows = "\n".join(f"| `{p.name}` | {table_cell(f'`{values[p.name]!r}`')} | {table_cell(p.help)} |"
                      for p in scenario.parameters)
     return (
         f"# {scenario.title}\n\n{scenario.summary}\n\nSource article: `{scenario.source}`. "

@@ -287,7 +287,7 @@ def test_text_that_quotes_values_follows_the_form():
     assert "With batch_size=10 on 3 devices" in about and "a batch of 10 rows over 3 devices" in about
     assert "64" not in about.split("**Claims tested here:**")[0]  # nothing stale from the defaults
     intro = sc.render("dp-basics/intro", values)
-    assert "| `batch_size` | 10 |" in intro and "| `devices` | 3 |" in intro
+    assert "| `batch_size` | `10` |" in intro and "| `devices` | `3` |" in intro
 
 
 def test_explanations_that_give_the_answer_away_are_their_own_cells():
