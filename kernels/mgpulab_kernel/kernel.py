@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable, Dict, Literal, Optional
 
 from mgpulab_wire import frames
@@ -28,9 +29,30 @@ from . import diagnostics, environment, executor, magics, streams
 _installed: Optional["Kernel"] = None
 
 
+@dataclass(frozen=True)
+class ExecutionContext:
+    """Which cell is running, as the server named it in the execute request.
+
+    ``cell_id`` / ``execution_id`` are None when the request did not carry
+    them (an older server, or a request that is not a notebook cell's);
+    ``count`` is the kernel's execution counter. Library code (the scenario
+    evidence registry) records them with what a cell measured, so a report
+    can name the execution its numbers came from.
+    """
+
+    cell_id: Optional[str]
+    execution_id: Optional[str]
+    count: int
+
+
 def current_display() -> Optional[Callable[..., None]]:
     """The running kernel's ``display`` for library code (cells get it as a builtin name), or None outside a kernel."""
     return _installed.display if _installed is not None else None
+
+
+def current_execution() -> Optional[ExecutionContext]:
+    """The running cell's :class:`ExecutionContext`, or None outside a kernel or between cells."""
+    return _installed.execution if _installed is not None else None
 
 
 class Kernel:
@@ -40,6 +62,7 @@ class Kernel:
         self._namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
         self._count = 0
         self._current_id = ""
+        self.execution: Optional[ExecutionContext] = None
         self._executing = False
         self._interrupt_requested = False
         self._stdout = streams.make_raw_stdout()
@@ -107,7 +130,7 @@ class Kernel:
             try:
                 request = self._requests.get()
                 if request["type"] == "execute":
-                    self._execute(request["id"], request["code"])
+                    self._execute(request)
                 elif request["type"] == "ping":
                     self._emit(wire.pong_message(id=request["id"]))
                 elif request["type"] == "shutdown":
@@ -117,10 +140,12 @@ class Kernel:
             except KeyboardInterrupt:
                 continue  # an interrupt that raced the end of a cell
 
-    def _execute(self, request_id: str, code: str) -> None:
+    def _execute(self, request: wire.ExecuteRequest) -> None:
+        request_id, code = request["id"], request["code"]
         self._count += 1
         count = self._count
         self._current_id = request_id
+        self.execution = ExecutionContext(request.get("cellId"), request.get("executionId"), count)
         self._interrupt_requested = False  # one sent while idle is stale
         self._emit(wire.status_message(id=request_id, state="busy"))
         filename = executor.cell_filename(count)
@@ -153,6 +178,7 @@ class Kernel:
         self._flush_deferred_metrics(wait=status != "interrupted")
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
+        self.execution = None
         self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
         self._emit(wire.status_message(id=request_id, state="idle"))
 

@@ -1,5 +1,10 @@
 """Headless runner: ``python -m mgpulab_scenarios.cli <id|all|list> [--param name=value ...] [--json]``.
 
+Runs each scenario as a participant would: its experiment cells, rendered with
+the values, executed in this process in notebook order (they record their
+evidence), then the verdicts computed from that evidence
+(:mod:`mgpulab_scenarios.headless`).
+
 Exit 0 when the scenario ran (whatever the verdicts), 2 on a bad id or bad
 parameters (message on stderr, nothing run). While experiments run, fd 1 is
 pointed at stderr so rank output and warnings never corrupt the JSON.
@@ -14,7 +19,8 @@ import sys
 import time
 from typing import Any, Dict, Iterator, List, Optional
 
-from . import IDS, ParameterError, UnknownScenario, get, run
+from . import IDS, ParameterError, UnknownScenario, get
+from .headless import run_scenario
 from .report import format_text
 
 
@@ -80,7 +86,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     t0 = time.perf_counter()
     with _stdout_to_stderr() as real_stdout:
         for scenario_id, values in plans:
-            doc = run(scenario_id, values)
+            doc = run_scenario(scenario_id, values)
             docs.append(doc)
             if not args.json:
                 os.write(real_stdout, (format_text(doc) + "\n\n").encode())

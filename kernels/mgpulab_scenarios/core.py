@@ -1,10 +1,12 @@
 """Scenario model: typed parameters, templated cells, claims with verdict functions.
 
 A scenario is data: parameters (typed, ranged), steps (markdown, an optional
-"predict first" question, templated code cells), experiments (functions that
-run variants side by side and return a JSON-able evidence dict) and claims
+"predict first" question, templated code cells), experiments (one per
+experiment cell: the function that turns what the cell recorded into a
+JSON-able evidence dict, see :mod:`mgpulab_scenarios.evidence`) and claims
 (an article's sentence quoted verbatim plus a ``verdict(evidence)`` function
-that computes holds | does-not-hold | partly from the run's own numbers).
+that computes holds | does-not-hold | partly | inconclusive from the run's own
+numbers).
 
 Templates use ``{{name}}`` placeholders. :func:`render_text` inserts each
 validated value as a Python literal (``repr`` of an int, float, bool, or a
@@ -24,7 +26,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-VERDICTS = ("holds", "does-not-hold", "partly")
+VERDICTS = ("holds", "does-not-hold", "partly", "inconclusive")
+"""``inconclusive``: the measurement cannot decide (the spread is as large as the effect, or this host
+cannot show it); the explanation gives the numbers and what to change."""
+STATUSES = ("measured", "needs-run", "failed")
+"""A claim's status in a report: ``measured`` (it has a verdict), ``needs-run`` (its experiment cell has not
+run with the values shown: no verdict, the explanation names the cell), ``failed`` (its experiment failed)."""
 Evidence = Dict[str, Any]
 Verdict = Tuple[str, str]
 
@@ -40,7 +47,21 @@ class ParameterError(ValueError):
     """A parameter value is missing, of the wrong type, or out of range."""
 
 
-VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (runs the experiments, shows verdicts)
+VERDICTS_CELL = "verdicts"  # the cell id of every scenario's last cell (reads the evidence, shows verdicts)
+INTRO_CELL = "intro"  # the markdown cell id of the scenario's introduction (with its parameter table)
+VERDICTS_ABOUT_CELL = "about-verdicts"  # the markdown cell above the verdicts cell
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary with an ellipsis, never mid-word."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:max(0, limit - 1)]
+    space = cut.rfind(" ")
+    if space >= limit // 2:  # a boundary not too far back; else a very long "word" (a path) is cut
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
@@ -143,12 +164,17 @@ class Cell:
 
 @dataclass(frozen=True)
 class Step:
+    """A step of the scenario. ``markdown`` is what is shown before the prediction (the setup, the question's
+    context); ``explanation`` is what would give the answer away: its own markdown cell, revealed after the
+    verdicts of ``claims``. Both may quote parameter values as ``{{name}}`` (re-rendered with the form)."""
+
     id: str
     markdown: str
     cells: Tuple[Cell, ...] = ()
     question: Optional[str] = None
     choices: Tuple[str, ...] = ()
     claims: Tuple[str, ...] = ()  # claim ids this step's prediction is about
+    explanation: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,10 +187,14 @@ class Claim:
 
 @dataclass(frozen=True)
 class Experiment:
+    """What one experiment cell measures. ``id`` is the id of the cell that runs it; ``evidence`` computes
+    the evidence from what that cell observed (:class:`mgpulab_scenarios.evidence.Observed`: its metric
+    series and facts), when the cell finishes its recording."""
+
     id: str
     title: str
     variants: Tuple[str, ...]
-    run: Callable[[Dict[str, Any]], Evidence]
+    evidence: Callable[[Any], Evidence]
     metrics: Tuple[str, ...] = ()
     chart: str = ""
 
@@ -191,11 +221,16 @@ class Scenario:
             assert claim.experiment in experiments, (self.id, claim.id)
         cell_ids = [cell.id for step in self.steps for cell in step.cells]
         assert len(cell_ids) == len(set(cell_ids)), (self.id, cell_ids)
+        for experiment in self.experiments:  # an experiment is run (and recorded) by the cell of the same id
+            assert experiment.id in cell_ids, (self.id, experiment.id)
         assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
+        assert not set(cell_ids) & set(self.markdown_ids()), (self.id, "a code cell id is a markdown cell's")
         for step in self.steps:
             for cell in step.cells:
                 for name in _PLACEHOLDER.findall(cell.template):
                     assert name in self._params, (self.id, cell.id, name)
+            for name in _PLACEHOLDER.findall(step.markdown + step.explanation):
+                assert name in self._params, (self.id, step.id, name)
 
     def parameter(self, name: str) -> Parameter:
         return self._params[name]
@@ -239,6 +274,16 @@ class Scenario:
                     return cell
         raise KeyError(f"scenario {self.id!r} has no cell {cell_id!r}")
 
+    def markdown_ids(self) -> List[str]:
+        """The templated markdown cells, in notebook order: the intro, each step's text (``about-<step>``) and
+        explanation (``explain-<step>``, when it has one), and the verdicts cell's heading."""
+        ids = [INTRO_CELL]
+        for step in self.steps:
+            ids.append(f"about-{step.id}")
+            if step.explanation:
+                ids.append(f"explain-{step.id}")
+        return ids + [VERDICTS_ABOUT_CELL]
+
     def has_cell(self, cell_id: str) -> bool:
         return cell_id == VERDICTS_CELL or any(c.id == cell_id for s in self.steps for c in s.cells)
 
@@ -251,6 +296,17 @@ class Scenario:
         if cell_id == VERDICTS_CELL:
             return verdicts_template(self)
         return self.cell(cell_id).template
+
+    def experiment(self, experiment_id: str) -> Experiment:
+        for experiment in self.experiments:
+            if experiment.id == experiment_id:
+                return experiment
+        raise KeyError(f"scenario {self.id!r} has no experiment {experiment_id!r}")
+
+    def used(self, cell_id: str) -> List[str]:
+        """Names of the parameters the cell's template uses, in the scenario's order."""
+        used = set(_PLACEHOLDER.findall(self.cell_source(cell_id)))
+        return [p.name for p in self.parameters if p.name in used]
 
     def fields(self, cell_id: str) -> List[dict]:
         """``Parameter.to_dict()`` of the parameters the cell's template uses, in the scenario's order."""
@@ -345,7 +401,8 @@ def dict_literal(values: Dict[str, Any]) -> str:
 
 
 def verdicts_template(scenario: "Scenario") -> str:
-    """The verdicts cell: runs every experiment with the cell's values and shows each claim's verdict."""
+    """The verdicts cell: reads the evidence the experiment cells recorded with the cell's values (it never
+    re-measures) and shows each claim's verdict, or which cell to run."""
     params = "{" + ", ".join(f"{literal(p.name)}: {{{{{p.name}}}}}" for p in scenario.parameters) + "}"
     return (f"import mgpulab_scenarios\n"
             f"mgpulab_scenarios.show_verdicts(mgpulab_scenarios.run({literal(scenario.id)}, {params}))\n")
@@ -357,6 +414,36 @@ def render_text(template: str, values: Dict[str, Any]) -> str:
         if name not in values:
             raise ParameterError(f"template placeholder {name!r} has no parameter")
         return literal(values[name])
+    return _PLACEHOLDER.sub(sub, template)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` as literal markdown text: every character markdown could read as syntax backslash-escaped
+    (``|`` too, so a table cell survives it), line breaks as spaces."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def table_cell(markdown: str) -> str:
+    """Authored markdown as one table cell: ``|`` escaped (GFM splits cells on it, even inside a code span;
+    ``\\|`` is kept as a literal ``|`` there too), line breaks as spaces. Other markdown stays markdown."""
+    return re.sub(r"(?<!\\)\|", r"\\|", " ".join(str(markdown).split()))
+
+
+def markdown_value(value: Any) -> str:
+    """A validated value as markdown text (``True``, ``64``, ``0.05``, ``cpu``): escaped, never syntax."""
+    return markdown_escape(str(value))
+
+
+def render_markdown(template: str, values: Dict[str, Any]) -> str:
+    """Markdown with its ``{{name}}`` placeholders replaced by the values, as escaped text."""
+    def sub(match: "re.Match[str]") -> str:
+        name = match.group(1)
+        if name not in values:
+            raise ParameterError(f"template placeholder {name!r} has no parameter")
+        return markdown_value(values[name])
     return _PLACEHOLDER.sub(sub, template)
 
 

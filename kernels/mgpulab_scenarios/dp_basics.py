@@ -1,14 +1,14 @@
 """Scenario 1 — DataParallel basics (seed 004): split, replicate, gather, average, scaling."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, Optional, Sequence
 
-import torch
-import torch.nn.functional as F
+import mgpulab as lab
 
-from . import common as c
+from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
                    load_template)
+from .evidence import Observed, as_spread
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
@@ -22,7 +22,8 @@ PARAMETERS = (
     Parameter("steps", "int", 3, "training steps for the equivalence run", 1, 20),
     Parameter("lr", "float", 0.05, "SGD learning rate", 1e-5, 1.0),
     Parameter("seed", "int", 0, "seed for data and initial weights", 0, 2 ** 31 - 1),
-    Parameter("timing_repeats", "int", 5, "timed steps per variant in the speed-up sweep", 1, 50),
+    Parameter("timing_repeats", "int", 5, "timed steps (or forwards) per variant after a warm-up step; "
+              "timing verdicts need 3 or more to see their spread", 2, 50),
     Parameter("compare_ddp", "bool", True,
               "also time DDP x devices in the sweep (rank processes: gloo on CPU, NCCL on GPUs)"),
 )
@@ -36,192 +37,218 @@ REPLICATE_CELL = load_template("dp_basics_replication")
 SCALING_CELL = load_template("dp_basics_scaling")
 
 STEPS = (
-    Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*: "
-         "64 rows on 4 GPUs become 4 chunks of 16. DataParallel uses `torch.chunk`: ceil(B/n) rows per "
-         "device, so a batch that does not divide gives uneven chunks (and sometimes fewer chunks than "
-         "devices). Outputs are gathered on device 0.",
+    Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*. This "
+         "cell scatters a batch of {{batch_size}} rows over {{devices}} devices, counts the rows each device "
+         "gets, and looks at where the outputs come back.",
          (Cell("split", SPLIT_CELL),),
          "With batch_size={batch_size} on {devices} devices, how many rows does each device get?",
          ("the same number on every device", "uneven chunks (last one smaller or missing)", "random"),
-         ("splits-evenly", "gathered-on-device-0")),
-    Step("equivalence", "**Same seed, same data: one device vs DataParallel.** The replicas' gradients flow "
-         "back to the one original model (summed by autograd); the averaging comes from the loss mean over "
-         "the gathered batch. Compare gradients and weights after a few SGD steps.",
+         ("splits-evenly", "one-chunk-per-gpu", "gathered-on-device-0", "runs-in-parallel", "uneven-imbalance"),
+         explanation="**Why.** DataParallel splits with `torch.chunk`: ceil(B/n) rows per device, so a batch "
+                     "that does not divide gives uneven chunks (the last one smaller, and sometimes fewer "
+                     "chunks than devices). The outputs are gathered on device 0."),
+    Step("equivalence", "**Same seed, same data: one device vs DataParallel.** Train both at the same seed on "
+         "the same batch and compare gradients and weights after a few SGD steps.",
          (Cell("equivalence", EQUIV_CELL),),
          "Are the gradients of DataParallel identical to single-device training at the same seed?",
          ("identical up to float rounding", "N times larger", "different"),
-         ("full-batch-equivalence", "gradients-averaged")),
-    Step("replication", "**Replication on every forward.** Each forward builds new replica modules "
-         "(replicate) before running them; the time is paid every step.",
+         ("full-batch-equivalence", "gradients-averaged"),
+         explanation="**Why.** The replicas' gradients flow back to the one original model, summed by autograd; "
+                     "the averaging comes from the loss mean over the gathered batch, so the result is the "
+                     "single-device gradient up to float rounding."),
+    Step("replication", "**Replication.** Run several forwards of a DataParallel model, and watch the replica "
+         "modules and the time of each phase of the forward.",
          (Cell("replication", REPLICATE_CELL),),
          "Is the model copied once, or on every forward?", ("once", "every forward"),
-         ("replicated-every-forward",)),
-    Step("scaling", "**Speed-up vs device count.** Time one training step with 1..N devices (and DDP×N). "
-         "Devices that share hardware (emulated CPU devices on the host's cores, or virtual devices on fewer "
-         "GPUs) cannot scale like separate GPUs — the label says which ran, and the phase split shows where "
-         "the time goes.",
+         ("replicated-every-forward", "replication-cost"),
+         explanation="**Why.** Each forward builds new replica modules (`replicate`) before running them, so "
+                     "the copy is paid on every step, not once."),
+    Step("scaling", "**Speed-up vs device count.** Time one training step with 1 to {{devices}} devices (and "
+         "DDP over {{devices}} ranks). The label says which devices ran (separate GPUs, virtual devices "
+         "sharing a GPU, or the CPU emulation), and the phase split shows where the time goes.",
          (Cell("scaling", SCALING_CELL),),
          "With {devices} devices, what speed-up over one device do you expect?",
          ("about {devices}x", "more than 1x but less than {devices}x", "none or a slowdown"),
-         ("not-linear", "myth-linear")),
+         ("not-linear", "myth-linear", "ddp-more-efficient"),
+         explanation="**Why.** DataParallel pays scatter, replicate and gather on every step, from one "
+                     "process. Devices that share hardware (emulated CPU devices on the host's cores, or "
+                     "virtual devices on fewer GPUs) cannot scale like separate GPUs at all: a speed-up above "
+                     "the device count there is noise, and is flagged as such."),
 )
 
 
-# -- experiments -------------------------------------------------------------------------------
+# -- evidence: what each cell recorded ------------------------------------------------------------
 
-def run_split(p: Dict[str, Any]) -> Dict[str, Any]:
-    model = c.mlp(p["seed"], p["d_in"], p["hidden"])
-    wrapped = c.dp(model, p["devices"], p)
-    x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
-    with torch.no_grad():
-        out = wrapped(x)
-    ph = c.phases(wrapped)
-    out_bytes = out.numel() * out.element_size()
-    mem = list(ph.memory_bytes)
-    known = [m for m in mem if m is not None]  # every device that got a chunk has its bytes counted
+def concurrency(intervals: Sequence[Sequence[float]]) -> float:
+    """How many replica forwards ran at once on average: their summed durations over the time at least one
+    ran (1.0: one after another; N: all N side by side)."""
+    spans = sorted((float(a), float(b)) for a, b in intervals if b > a)
+    if not spans:
+        return 1.0
+    busy, (start, end) = 0.0, spans[0]
+    for a, b in spans[1:]:
+        if a > end:
+            busy, start, end = busy + end - start, a, b
+        else:
+            end = max(end, b)
+    busy += end - start
+    return sum(b - a for a, b in spans) / busy if busy > 0 else 1.0
+
+
+def _plan(n: int, engine: str, p: Dict[str, Any]) -> Dict[str, Any]:
+    mode = lab.devices.detect(n, engine, placement=p["placement"])
+    return {"kind": mode.kind, "host_cores": mode.host_cores, "label": mode.label}
+
+
+def e_split(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    tag = f"DataParallel x{p['devices']}"
+    ranks = o.ranks(tag, "samples")
+    samples = [o.mean(tag, "samples", [r]) for r in ranks]
+    memory = [o.mean(tag, "memory_mib", [r]) for r in ranks]
+    timed = [iv for iv in f["replica_intervals"][1:] if len(iv) > 1] if len(f["replica_intervals"]) > 2 \
+        else [iv for iv in f["replica_intervals"] if len(iv) > 1]
+    overlaps = [concurrency(iv) for iv in timed]
+    known = [m for m in memory if m is not None]
     return {
-        "variant": f"DataParallel x{p['devices']}", "deviceMode": c.mode_label(p["devices"], "DataParallel", p),
-        "batch_size": p["batch_size"], "devices": p["devices"], "samples_per_device": list(ph.samples),
-        "chunks": len(ph.samples), "rows_scattered": sum(s or 0 for s in ph.samples),
-        # an index for both wrappers here (torch types DataParallel's as int | device)
-        "gathered_rows": int(out.shape[0]), "output_device": int(wrapped.output_device),  # type: ignore[arg-type]
-        "output_bytes": out_bytes, "memory_bytes_per_device": mem,
-        "device0_extra_bytes": (known[0] - max(known[1:])) if len(known) > 1 else 0,
-        "phases_ms": {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
-                      "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)},
+        "variant": tag, "batch_size": p["batch_size"], "devices": p["devices"], "samples_per_device": samples,
+        "chunks": len(samples), "rows_scattered": sum(s or 0 for s in samples),
+        "gathered_rows": int(f["gathered_rows"]), "output_device": int(f["output_device"]),
+        "output_bytes": int(f["output_bytes"]), "memory_mib_per_device": memory,
+        "device0_extra_bytes": (known[0] - max(known[1:])) * 2 ** 20 if len(known) > 1 else 0.0,
+        "apply_ms": [o.spread(tag, "apply_ms", [r]) for r in ranks],
+        "concurrency": stats.median(overlaps) if overlaps else 1.0, "forwards_timed": len(overlaps),
+        "threads": list(f["threads"]), "plan": _plan(p["devices"], "DataParallel", p),
     }
 
 
-def run_equivalence(p: Dict[str, Any]) -> Dict[str, Any]:
-    dev = c.device(p)
-    x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
-    single = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-    base = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-    wrapped = c.dp(base, p["devices"], p, keep_replicas=True)
-    # one backward each: gradient comparison
-    F.mse_loss(single(x), y).backward()
-    F.mse_loss(wrapped(x), y).backward()
-    g_single, g_dp = c.grads(single), c.grads(base)
-    # per-chunk gradients on a fresh copy: what summing vs averaging per-device grads would give
-    chunks_x, chunks_y = x.chunk(p["devices"]), y.chunk(p["devices"])
-    per_chunk = []
-    for cx, cy in zip(chunks_x, chunks_y):
-        m = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-        (F.mse_loss(m(cx), cy, reduction="sum") / x.shape[0]).backward()
-        per_chunk.append(c.grads(m))
-    summed = [sum(gs) for gs in zip(*per_chunk)]
-    means = []
-    for cx, cy in zip(chunks_x, chunks_y):
-        m = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-        F.mse_loss(m(cx), cy).backward()
-        means.append(c.grads(m))
-    averaged = [sum(gs) / len(means) for gs in zip(*means)]
-    # training: same seed, same data, steps of SGD
-    single = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-    base = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-    wrapped = c.dp(base, p["devices"], p)
-    o1 = torch.optim.SGD(single.parameters(), lr=p["lr"])
-    o2 = torch.optim.SGD(wrapped.parameters(), lr=p["lr"])
-    l1 = [c.train_step(single, o1, x, y) for _ in range(p["steps"])]
-    l2 = [c.train_step(wrapped, o2, x, y) for _ in range(p["steps"])]
-    grad_scale = max(float(g.abs().max()) for g in g_single)
-    return {
-        "variants": ["1 device", f"DataParallel x{p['devices']}"],
-        "chunk_rows": [int(t.shape[0]) for t in chunks_x],
-        "max_grad_diff": c.max_abs_diff(g_single, g_dp), "grad_scale": grad_scale,
-        "max_grad_diff_vs_sum_of_device_grads": c.max_abs_diff(summed, g_dp),
-        "max_grad_diff_vs_mean_of_device_mean_grads": c.max_abs_diff(averaged, g_dp),
-        "max_param_diff_after_steps": c.max_abs_diff(c.params_of(single), c.params_of(base)),
-        "steps": p["steps"], "loss_single": [c.r(v, 6) for v in l1], "loss_dp": [c.r(v, 6) for v in l2],
-    }
+def e_equivalence(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    dp = f"DataParallel x{p['devices']}"
+    return {"variants": ["1 device", dp], "steps": p["steps"], "chunk_rows": f["chunk_rows"],
+            "max_grad_diff": f["max_grad_diff"], "grad_scale": f["grad_scale"],
+            "max_grad_diff_vs_sum_of_device_grads": f["max_grad_diff_vs_sum_of_device_grads"],
+            "max_grad_diff_vs_mean_of_device_mean_grads": f["max_grad_diff_vs_mean_of_device_mean_grads"],
+            "max_param_diff_after_steps": f["max_param_diff_after_steps"],
+            "loss_single": {"first": o.first("1 device", "loss"), "last": o.last("1 device", "loss")},
+            "loss_dp": {"first": o.first(dp, "loss"), "last": o.last(dp, "loss")}}
 
 
-def run_replication(p: Dict[str, Any]) -> Dict[str, Any]:
-    forwards = 3
-    out: Dict[str, Any] = {"forwards": forwards, "devices": p["devices"]}
-    for label, hidden in (("hidden", p["hidden"]), ("hidden_x4", p["hidden"] * 4)):
-        model = c.mlp(p["seed"], p["d_in"], hidden)
-        wrapped = c.dp(model, p["devices"], p, keep_replicas=True)
-        x, _ = c.data(p["seed"], p["batch_size"], p["d_in"], to=c.device(p))
-        kept, times = [], []  # keep the replicas alive so id() cannot be reused
-        for _ in range(forwards):
-            wrapped(x).sum().backward()
-            kept.extend(wrapped.last_replicas)
-            times.append(c.r(c.phases(wrapped).replicate_ms))
-        out[label] = {"hidden_width": hidden, "params": sum(q.numel() for q in model.parameters()),
-                      "replicas_per_forward": len(wrapped.last_replicas),
-                      "distinct_replica_objects": len({id(m) for m in kept}), "replicate_ms": times}
-    return out
+def e_replication(o: Observed) -> Dict[str, Any]:
+    p = o.params
+    sizes = []
+    for tag, model in o.facts["models"].items():
+        replicate, step = o.spread(tag, "replicate_ms", [0]), o.spread(tag, "step_ms", [0])
+        sizes.append({"tag": tag, **model, "replicate_ms": replicate, "step_ms": step,
+                      "replicate_share": replicate["mean"] / step["mean"] if replicate and step and step["mean"] else None,
+                      "replicate_ms_per_step": [v for _, v in o.values(tag, "replicate_ms", [0])]})
+    return {"devices": p["devices"], "sizes": sizes}
 
 
-def _ddp_step_ms(p: Dict[str, Any], n: int) -> Dict[str, Any]:
-    from . import rank_fns
-    res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"], d_in=p["d_in"],
-                                                         hidden=p["hidden"], steps=p["timing_repeats"] + 1,
-                                                         lr=p["lr"]),
-                   echo=False, timeout_s=20, time_limit_s=90, hang_timeout_s=30)
-    if not res.ok:
-        return {"status": res.status, "summary": res.summary}
-    step = max(rr["step_ms"] for rr in res.results)
-    return {"status": res.status, "step_ms": c.r(step), "per_rank_step_ms": [c.r(rr["step_ms"]) for rr in res.results]}
-
-
-def run_scaling(p: Dict[str, Any]) -> Dict[str, Any]:
-    dev = c.device(p)
-    x, y = c.data(p["seed"], p["batch_size"], p["d_in"], to=dev)
-    rows: List[Dict[str, Any]] = []
-    for n in range(1, p["devices"] + 1):
-        model = c.mlp(p["seed"], p["d_in"], p["hidden"], to=dev)
-        m = model if n == 1 else c.dp(model, n, p)
-        opt = torch.optim.SGD(m.parameters(), lr=p["lr"])
-        ms = c.median_ms(lambda: c.train_step(m, opt, x, y), p["timing_repeats"], on=dev)
-        row = {"devices": n, "engine": "single" if n == 1 else "DataParallel", "step_ms": c.r(ms)}
-        if n > 1:
-            ph = c.phases(m)
-            row["phases_ms"] = {"scatter": c.r(ph.scatter_ms), "replicate": c.r(ph.replicate_ms),
-                                "parallel_apply": c.r(ph.parallel_apply_ms), "gather": c.r(ph.gather_ms)}
-        rows.append(row)
-    base = rows[0]["step_ms"]
-    for row in rows:
-        row["speedup"] = c.r(base / row["step_ms"]) if row["step_ms"] else None
-    out: Dict[str, Any] = {"rows": rows, "devices": p["devices"], "speedup_at_max": rows[-1]["speedup"],
-                           "deviceMode": c.mode_label(p["devices"], "DataParallel", p)}
-    if p["compare_ddp"] and p["devices"] > 1:
-        ddp = _ddp_step_ms(p, p["devices"])
-        ddp["devices"] = p["devices"]
-        if "step_ms" in ddp:
-            ddp["speedup"] = c.r(base / ddp["step_ms"])
-        out["ddp"] = ddp
-    return out
+def e_scaling(o: Observed) -> Dict[str, Any]:
+    p = o.params
+    n = p["devices"]
+    tags = ["1 device"] + [f"DataParallel x{k}" for k in range(2, n + 1)]
+    if p["compare_ddp"] and n > 1:
+        tags.append(f"DDP x{n}")
+    variants = []
+    for tag in tags:
+        engine = "single" if tag == "1 device" else tag.split(" x")[0]
+        count = stats.device_count(tag) or 1
+        variants.append({"tag": tag, "engine": engine, "devices": count, "step_ms": o.spread(tag, "step_ms"),
+                         "speedup": o.speedup(tag, "1 device"),
+                         "plan": _plan(count, "DataParallel" if engine == "single" else engine, p)})
+    return {"devices": n, "variants": variants, "basis": stats.speedup_basis(o.metrics),
+            "plan": _plan(n, "DataParallel", p)}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
 
+def _spread_text(s: Optional[Dict[str, Any]], unit: str = "ms") -> str:
+    if not s:
+        return "no timing"
+    return f"{fmt(s['mean'])} {unit} (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
+
+
+def _compare(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[stats.Comparison]:
+    sa, sb = as_spread(a), as_spread(b)
+    return stats.compare(sa, sb) if sa is not None and sb is not None else None
+
+
 def v_splits_evenly(e: Dict[str, Any]) -> Verdict:
-    s, b, n = e["samples_per_device"], e["batch_size"], e["devices"]
+    s, b, n = [int(v) for v in e["samples_per_device"]], e["batch_size"], e["devices"]
     if e["rows_scattered"] != b:
-        return "does-not-hold", f"only {e['rows_scattered']} of {b} rows were scattered ({s})"
+        return "does-not-hold", f"only {fmt(e['rows_scattered'])} of {b} rows were scattered ({s})"
     if len(s) == n and len(set(s)) == 1:
         return "holds", f"{b} rows on {n} devices -> {s}: every device got {s[0]}"
     return "partly", (f"{b} rows on {n} devices -> {s} ({len(s)} chunk(s) for {n} devices): torch.chunk gives "
                       f"ceil({b}/{n}) = {-(-b // n)} per device, so the split is even only when {n} divides {b}")
 
 
+def v_one_chunk_per_gpu(e: Dict[str, Any]) -> Verdict:
+    s, b, n = [int(v) for v in e["samples_per_device"]], e["batch_size"], e["devices"]
+    text = f"{b} rows on {n} devices -> {e['chunks']} chunk(s) {s}"
+    if n == 1:
+        return "partly", text + " (one device: nothing to split)"
+    if e["chunks"] == n:
+        return "holds", text + ": one chunk per device"
+    return "partly", (text + f": torch.chunk makes chunks of ceil({b}/{n}) = {-(-b // n)} rows, so only "
+                      f"{e['chunks']} devices get work and {n - e['chunks']} stay idle")
+
+
 def v_gathered(e: Dict[str, Any]) -> Verdict:
     ok_rows = e["gathered_rows"] == e["batch_size"]
     extra = e["device0_extra_bytes"]
-    if ok_rows and e["output_device"] == 0 and (e["devices"] == 1 or extra >= e["output_bytes"]):
+    if ok_rows and e["output_device"] == 0 and (e["devices"] == 1 or extra >= 0.99 * e["output_bytes"]):
         return "holds", (f"all {e['gathered_rows']} output rows gathered on device {e['output_device']}; device 0 "
-                         f"holds {extra} extra bytes (the {e['output_bytes']}-byte gathered output)")
+                         f"holds {fmt(extra)} extra bytes (the {e['output_bytes']}-byte gathered output)")
     return "does-not-hold", (f"gathered {e['gathered_rows']} of {e['batch_size']} rows on device "
-                             f"{e['output_device']}; device 0 extra bytes {extra}")
+                             f"{e['output_device']}; device 0 extra bytes {fmt(extra)}")
+
+
+def v_imbalance(e: Dict[str, Any]) -> Verdict:
+    s = [int(v) for v in e["samples_per_device"]]
+    if len(s) < 2 or len(set(s)) == 1:
+        return "partly", (f"chunks {s} are even here, so there is no imbalance to measure: choose a batch_size that "
+                          f"{e['devices']} does not divide")
+    big, small = s.index(max(s)), s.index(min(s))
+    memory = e["memory_mib_per_device"]
+    a, b = e["apply_ms"][big], e["apply_ms"][small]
+    text = (f"device {big} got {s[big]} rows, device {small} {s[small]}: tracked memory {fmt(memory[big])} vs "
+            f"{fmt(memory[small])} MiB; forward {_spread_text(a)} vs {_spread_text(b)}")
+    comparison = _compare(a, b)
+    if comparison is None or not comparison.conclusive:
+        why = comparison.reason if comparison else "no timing"
+        return "inconclusive", (text + f" — memory follows the rows, but for the time {why}; {stats.ADVICE}")
+    if a["median"] > b["median"]:
+        return "holds", text + " — the bigger chunk costs more memory and more time: the others wait for it"
+    return "partly", text + " — memory follows the rows, the time did not"
+
+
+def v_parallel(e: Dict[str, Any]) -> Verdict:
+    k, n = e["concurrency"], e["devices"]
+    apply = [x["median"] for x in e["apply_ms"] if x]
+    text = (f"median concurrency of the replicas' forwards {fmt(k)} (1 = one after another, {len(apply)} = all at "
+            f"once) over {e['forwards_timed']} forwards, on threads {e['threads']}; each replica's forward took "
+            f"a median {fmt(max(apply) if apply else 0.0)} ms; {e['plan']['label']}")
+    if n == 1 or len(apply) < 2:
+        return "partly", text + " (one replica: nothing runs in parallel)"
+    if k >= 1.5:
+        return "holds", text + " — the replicas ran side by side"
+    if max(apply) < 1.0:
+        return "inconclusive", (text + " — each forward is shorter than starting a thread, so no overlap can show; "
+                                "raise hidden or batch_size")
+    if k >= 1.15:
+        return "partly", text + " — the replicas overlapped only partly"
+    return "does-not-hold", text + " — the replicas ran one after another"
 
 
 def v_full_batch(e: Dict[str, Any]) -> Verdict:
     d, p = e["max_grad_diff"], e["max_param_diff_after_steps"]
     tol = 1e-5 * max(1.0, e["grad_scale"])
     text = (f"max |grad diff| = {fmt(d)}, max |weight diff| after {e['steps']} steps = {fmt(p)}; "
-            f"final loss {e['loss_single'][-1]} (1 device) vs {e['loss_dp'][-1]} (DataParallel)")
+            f"final loss {fmt(e['loss_single']['last'], 6)} (1 device) vs {fmt(e['loss_dp']['last'], 6)} "
+            "(DataParallel)")
     if d <= tol and p <= 1e-4:
         return "holds", text
     if d <= 1e-3 * max(1.0, e["grad_scale"]):
@@ -248,71 +275,146 @@ def v_averaged(e: Dict[str, Any]) -> Verdict:
 
 
 def v_replicated(e: Dict[str, Any]) -> Verdict:
-    a = e["hidden"]
+    a = e["sizes"][0]
     if e["devices"] == 1 or a["replicas_per_forward"] <= 1:
         return "partly", (f"with {e['devices']} device(s) and {a['replicas_per_forward']} chunk(s) DataParallel "
                           "runs the module directly, no replication to observe")
-    fresh = a["distinct_replica_objects"] == a["replicas_per_forward"] * e["forwards"]
-    times = a["replicate_ms"]
-    if fresh and all(t > 0 for t in times):
-        return "holds", (f"{a['distinct_replica_objects']} distinct replica objects over {e['forwards']} forwards "
-                         f"({a['replicas_per_forward']} per forward); replicate took {times} ms each time, "
-                         f"{e['hidden_x4']['replicate_ms']} ms with a {e['hidden_x4']['params']}-parameter model")
-    return "does-not-hold", (f"{a['distinct_replica_objects']} distinct replicas over {e['forwards']} forwards "
-                             f"(replicate ms {times})")
+    fresh = a["distinct_replica_objects"] == a["replicas_per_forward"] * a["forwards"]
+    times = a["replicate_ms_per_step"]
+    text = (f"{a['distinct_replica_objects']} distinct replica objects over {a['forwards']} forwards "
+            f"({a['replicas_per_forward']} per forward); replicate took {_spread_text(a['replicate_ms'])} each step")
+    if fresh and times and all(t > 0 for t in times):
+        return "holds", text
+    return "does-not-hold", text
+
+
+def v_replication_cost(e: Dict[str, Any]) -> Verdict:
+    small, large = e["sizes"][0], e["sizes"][-1]
+    if e["devices"] == 1 or small["replicas_per_forward"] <= 1:
+        return "partly", f"{e['devices']} device(s): nothing is replicated, so replication costs nothing"
+    text = (f"replicate {_spread_text(small['replicate_ms'])} = {fmt(100 * (small['replicate_share'] or 0))}% of a "
+            f"step with {small['params']} parameters; {_spread_text(large['replicate_ms'])} = "
+            f"{fmt(100 * (large['replicate_share'] or 0))}% with {large['params']}")
+    comparison = _compare(large["replicate_ms"], small["replicate_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {comparison.reason if comparison else 'no timing'}; {stats.ADVICE}"
+    if large["replicate_ms"]["median"] <= small["replicate_ms"]["median"]:
+        return "does-not-hold", text + " — the larger model did not replicate slower"
+    if (large["replicate_share"] or 0) >= 0.1:
+        return "holds", text + " — replication grows with the model and is a real share of the step"
+    return "partly", text + " — it grows with the model, but stays a small share of the step here"
+
+
+def _speed_row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:
+    return next((r for r in e["variants"] if r["tag"] == tag), None)
+
+
+def _table(e: Dict[str, Any]) -> str:
+    return ", ".join(f"{r['tag']}: {fmt(r['step_ms']['mean']) if r['step_ms'] else '-'} ms (x{fmt(r['speedup'])})"
+                     for r in e["variants"])
+
+
+def _impossible(e: Dict[str, Any]) -> Optional[str]:
+    for r in e["variants"]:
+        reason = stats.impossible_speedup(r["speedup"], r["devices"], r["plan"]["kind"], r["plan"]["host_cores"])
+        if reason:
+            return f"{r['tag']}: {reason}"
+    return None
 
 
 def v_not_linear(e: Dict[str, Any]) -> Verdict:
-    n, s = e["devices"], e["speedup_at_max"]
-    table = ", ".join(f"{r['devices']}: {r['step_ms']} ms (x{r['speedup']})" for r in e["rows"])
-    ddp = e.get("ddp") or {}
-    ddp_text = f"; DDP x{n}: {ddp.get('step_ms')} ms (x{ddp.get('speedup')})" if ddp.get("step_ms") else ""
-    if n == 1:
-        return "partly", f"only 1 device: nothing to scale ({table})"
-    if s >= 0.9 * n:
-        return "does-not-hold", f"near-linear speed-up x{s} on {n} devices ({table}{ddp_text})"
-    if s > 1.05:
-        return "holds", f"speed-up x{s} on {n} devices, below linear ({table}{ddp_text})"
-    return "partly", (f"not linear, but no speed-up at all here: x{s} on {n} devices ({table}{ddp_text}); "
-                      f"{e['deviceMode']} — these devices share hardware")
+    n = e["devices"]
+    base, top = _speed_row(e, "1 device"), _speed_row(e, f"DataParallel x{n}")
+    if n == 1 or top is None or base is None:
+        return "inconclusive", f"only 1 device: nothing to scale ({_table(e)}); set devices to 2 or more"
+    table, s = _table(e), top["speedup"]
+    impossible = _impossible(e)
+    if impossible:
+        return "inconclusive", f"{table} — {impossible}; {stats.ADVICE}"
+    comparison = _compare(base["step_ms"], top["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", (f"{table} — 1 device {_spread_text(base['step_ms'])} vs DataParallel x{n} "
+                                f"{_spread_text(top['step_ms'])}: {comparison.reason if comparison else 'no timing'}; "
+                                f"{stats.ADVICE}")
+    if s is not None and s >= 0.9 * n:
+        return "does-not-hold", f"near-linear speed-up x{fmt(s)} on {n} devices ({table})"
+    if s is not None and s > 1.05:
+        return "holds", f"speed-up x{fmt(s)} on {n} devices, below linear ({table})"
+    return "partly", (f"not linear, but no speed-up at all here: x{fmt(s)} on {n} devices ({table}); "
+                      f"{e['plan']['label']} — these devices share hardware")
 
 
 def v_myth_linear(e: Dict[str, Any]) -> Verdict:
-    n = e["devices"]
-    worst = min((r["speedup"] / r["devices"] for r in e["rows"]), default=1.0)
-    table = ", ".join(f"{r['devices']}: x{r['speedup']}" for r in e["rows"])
-    if worst >= 0.9:
+    n, table = e["devices"], _table(e)
+    rows = [r for r in e["variants"] if r["engine"] == "DataParallel" and r["speedup"] is not None]
+    if not rows:
+        return "inconclusive", f"only 1 device: nothing to scale ({table}); set devices to 2 or more"
+    impossible = _impossible(e)
+    if impossible:
+        return "inconclusive", f"{table} — {impossible}; {stats.ADVICE}"
+    worst = min(rows, key=lambda r: r["speedup"] / r["devices"])
+    ratio = worst["speedup"] / worst["devices"]
+    comparison = _compare(_speed_row(e, "1 device")["step_ms"], worst["step_ms"])  # type: ignore[index]
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", (f"{table} — {worst['tag']} vs 1 device: "
+                                f"{comparison.reason if comparison else 'no timing'}; {stats.ADVICE}")
+    if ratio >= 0.9:
         return "holds", f"every device count scaled within 10% of linear ({table})"
-    return "does-not-hold", f"speed-up per device fell to {fmt(worst)} of linear ({table}, up to {n} devices)"
+    return "does-not-hold", f"speed-up per device fell to {fmt(ratio)} of linear at {worst['tag']} ({table}, up to {n} devices)"
+
+
+def v_ddp_efficient(e: Dict[str, Any]) -> Verdict:
+    n = e["devices"]
+    dp, ddp = _speed_row(e, f"DataParallel x{n}"), _speed_row(e, f"DDP x{n}")
+    if n == 1 or dp is None or ddp is None or not ddp["step_ms"]:
+        return "inconclusive", (f"no DDP x{n} timing in this run ({_table(e)}): set compare_ddp and devices to 2 or "
+                                "more")
+    text = (f"DDP x{n} {_spread_text(ddp['step_ms'])} (x{fmt(ddp['speedup'])}) vs DataParallel x{n} "
+            f"{_spread_text(dp['step_ms'])} (x{fmt(dp['speedup'])}), {ddp['plan']['label']}")
+    comparison = _compare(ddp["step_ms"], dp["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {comparison.reason if comparison else 'no timing'}; {stats.ADVICE}"
+    if ddp["step_ms"]["median"] < dp["step_ms"]["median"]:
+        return "holds", text + " — separate processes, one model copy each, beat a replicate-every-step wrapper"
+    return "does-not-hold", text + " — DDP was slower here (a small model: its all-reduce costs more than it saves)"
 
 
 EXPERIMENTS = (
-    Experiment("split", "Batch split and gather", ("DataParallel xN",), run_split,
-               ("samples_per_device", "memory_bytes_per_device"), "bar: samples per device"),
+    Experiment("split", "Batch split and gather", ("DataParallel xN",), metrics=("samples", "apply_ms", "memory_mib"),
+               chart="bar: samples per device", evidence=e_split),
     Experiment("equivalence", "1 device vs DataParallel xN, same seed and data", ("1 device", "DataParallel xN"),
-               run_equivalence, ("loss", "max_grad_diff"), "line: loss per step, both variants"),
-    Experiment("replication", "Replication on every forward", ("hidden", "hidden x4"), run_replication,
-               ("replicate_ms",), "bar: replicate ms per forward"),
-    Experiment("scaling", "Step time vs device count (1 device, DataParallel x2..N, DDP xN)",
-               ("1 device", "DataParallel x2..N", "DDP xN"), run_scaling, ("step_ms", "speedup"),
-               "bar: step ms and speed-up per device count"),
+               metrics=("loss",), chart="line: loss per step, both variants", evidence=e_equivalence),
+    Experiment("replication", "Replication on every forward", ("hidden", "hidden x16"),
+               metrics=("replicate_ms", "step_ms"), chart="bar: replicate ms per step", evidence=e_replication),
+    Experiment("scaling", "Speed-up vs device count", ("1 device", "DataParallel x2..N", "DDP xN"),
+               metrics=("step_ms", "samples"), chart="bar: step ms and speed-up per device count", evidence=e_scaling),
 )
 
 CLAIMS = (
     Claim("splits-evenly", "For example, a batch of 64 images on 4 GPUs becomes 4 chunks of 16 images each.",
           "split", v_splits_evenly),
+    Claim("one-chunk-per-gpu", "When you wrap your model with torch.nn.DataParallel, it automatically splits each "
+          "input batch into smaller chunks, one per GPU.", "split", v_one_chunk_per_gpu),
     Claim("gathered-on-device-0", "DataParallel sends each chunk to a GPU, runs the model forward pass, then "
           "collects all outputs on the default GPU.", "split", v_gathered),
+    Claim("runs-in-parallel", "DataParallel splits input data across GPUs, runs the model on each part in parallel, "
+          "then combines the results to update the model.", "split", v_parallel),
+    Claim("uneven-imbalance", "Batch size per GPU affects memory usage and speed; uneven batch sizes can cause load "
+          "imbalance and reduce efficiency.", "split", v_imbalance),
     Claim("full-batch-equivalence", "Model weights update as if training on the full batch at once.",
           "equivalence", v_full_batch),
     Claim("gradients-averaged", "DataParallel then averages these gradients across GPUs to keep the model weights "
           "synchronized.", "equivalence", v_averaged),
     Claim("replicated-every-forward", "Internally, DataParallel copies the model to each GPU at every forward call.",
           "replication", v_replicated),
+    Claim("replication-cost", "Model replication overhead can slow training, especially with large models.",
+          "replication", v_replication_cost),
     Claim("not-linear", "Speedup improves with more GPUs but not linearly; overhead grows.", "scaling",
           v_not_linear),
     Claim("myth-linear", "DataParallel always makes training faster in direct proportion to the number of GPUs.",
           "scaling", v_myth_linear),
+    Claim("ddp-more-efficient", "For large models or many GPUs, DistributedDataParallel is more efficient and "
+          "scalable than DataParallel.", "scaling", v_ddp_efficient),
 )
 
 SCENARIO = Scenario(

@@ -1,20 +1,14 @@
 """Scenario 2 — training not starting / slow with DataParallel (seed 000)."""
 from __future__ import annotations
 
-import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.nn.utils.rnn import pad_sequence
-
-from . import common as c
-from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
-                   load_template)
+from . import stats
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
+                   fmt, load_template)
+from .evidence import Observed, as_spread
 
 SOURCE = "000_3b7eff0f44992b59.txt"
-SEQ_LENGTHS = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
 
 PARAMETERS = (
     Parameter("devices", "int", 2, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
@@ -27,59 +21,12 @@ PARAMETERS = (
     Parameter("input_size", "int", 512, "LargeModel input size (article: 10000; kept small for CPU)", 8, 4096),
     Parameter("hidden_size", "int", 512, "LargeModel hidden size (article: 5000)", 8, 4096),
     Parameter("batch_size", "int", 16, "LargeModel batch size (article: 16)", 1, 1024),
-    Parameter("num_steps", "int", 4, "timed steps per variant (article: 10)", 2, 20),
+    Parameter("num_steps", "int", 4, "timed steps per variant after a warm-up step (article: 10); timing "
+              "verdicts need 3 or more to see their spread", 2, 20),
     Parameter("weight_kind", "choice", "parameter", "how CustomLayer holds its weight (article: nn.Parameter)",
               choices=("parameter", "buffer", "plain_tensor")),
     Parameter("seed", "int", 0, "seed for data and weights", 0, 2 ** 31 - 1),
 )
-
-
-class SeqModel(nn.Module):
-    """The article's SimpleModel, plus an optional trim to the chunk's longest real sequence."""
-
-    def __init__(self, trim: bool) -> None:
-        super().__init__()
-        self.linear = nn.Linear(10, 20)
-        self.trim = trim
-
-    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        out = self.linear(x)
-        if self.trim:
-            out = out[:, :int(lengths.max())]
-        return out
-
-
-class CustomLayer(nn.Module):
-    weight: torch.Tensor  # a parameter, a buffer or a plain tensor, by kind
-    def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
-        super().__init__()
-        weight = torch.randn(input_size, hidden_size).to(device)  # a plain tensor stays where it is made
-        if kind == "parameter":
-            self.weight = nn.Parameter(weight)
-        elif kind == "buffer":
-            self.register_buffer("weight", weight)
-        else:
-            self.weight = weight  # plain attribute: replicate() copies only the reference
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.matmul(x, self.weight)
-
-
-class ModelWithCustomLayer(nn.Module):
-    def __init__(self, input_size: int, hidden_size: int, kind: str, device: Any = "cpu") -> None:
-        super().__init__()
-        self.custom_layer = CustomLayer(input_size, hidden_size, kind, device)
-        self.linear = nn.Linear(hidden_size, hidden_size)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear(self.custom_layer(x))
-
-
-def large_model(seed: int, input_size: int, hidden_size: int) -> nn.Module:
-    torch.manual_seed(seed + 1)
-    return nn.Sequential(nn.Linear(input_size, hidden_size), nn.ReLU(), nn.Linear(hidden_size, hidden_size),
-                         nn.ReLU(), nn.Linear(hidden_size, hidden_size), nn.ReLU(),
-                         nn.Linear(hidden_size, input_size))
 
 
 PADDED_CELL = load_template("dp_not_starting_padded")
@@ -88,170 +35,124 @@ LARGE_CELL = load_template("dp_not_starting_large_model")
 
 CUSTOM_CELL = load_template("dp_not_starting_custom_layer")
 
+COPIED_CELL = load_template("dp_not_starting_what_is_copied")
+
 STEPS = (
     Step("padded", "**Variable-length, padded batches (Example 1).** `pad_sequence` pads every batch to its "
-         "longest sequence, so the tensor DataParallel scatters is rectangular and splits fine. Trouble starts "
-         "when replicas return *different* shapes — e.g. a model that trims padding to its own chunk's longest "
-         "sequence (toggle `trim_padding`): then gather cannot concatenate.",
+         "longest sequence before DataParallel scatters it. With `trim_padding`, the model trims the padding to "
+         "its own chunk's longest sequence.",
          (Cell("padded", PADDED_CELL),),
          "Does DataParallel fail on padded variable-length batches?",
-         ("always", "only when replicas return different shapes", "never"), ("padded-errors",)),
+         ("always", "only when replicas return different shapes", "never"), ("padded-errors", "consistent-tensor"),
+         explanation="**Why.** The padded tensor is rectangular, so it splits fine. Trouble starts when the "
+                     "replicas return *different* shapes (a model that trims padding per chunk): then gather "
+                     "cannot concatenate them."),
     Step("large-model", "**Large model, small batch (Example 2).** Time a step on 1 device and on DataParallel, "
          "and split DataParallel's forward into scatter / replicate / parallel apply / gather.",
          (Cell("large-model", LARGE_CELL),),
          "With a large model and batch 16, is DataParallel faster than one device?",
-         ("faster", "about the same", "slower"), ("transfer-dominates", "time-does-not-decrease", "ddp-graceful")),
-    Step("custom-layer", "**Custom layers (Example 3).** `replicate()` copies registered parameters and buffers to "
-         "every device; a plain tensor attribute is copied by reference and stays on device 0.",
+         ("faster", "about the same", "slower"),
+         ("transfer-dominates", "time-does-not-decrease", "stall", "overhead-dominates", "ddp-graceful")),
+    Step("custom-layer", "**Custom layers (Example 3).** The article's CustomLayer keeps its weight as an "
+         "`nn.Parameter`; the cell runs it under DataParallel, next to a layer that keeps a plain tensor "
+         "attribute.",
          (Cell("custom-layer", CUSTOM_CELL),),
          "Will the article's CustomLayer (weight is an nn.Parameter) fail on the worker devices?",
-         ("yes", "no — only an unregistered tensor would"), ("custom-layer",)),
+         ("yes", "no — only an unregistered tensor would"), ("custom-layer",),
+         explanation="**Why.** `replicate()` copies registered parameters and buffers to every device; a plain "
+                     "tensor attribute is copied by reference and stays on device 0."),
     Step("what-is-copied", "**Data or model parallelism?** Count the parameters each replica holds and the "
-         "rows each replica gets.", (), None, (), ("model-parallelism",)),
+         "rows each replica gets; see what comes back from the replicas and where the gradients land.",
+         (Cell("what-is-copied", COPIED_CELL),),
+         "What does each replica hold?", ("the whole model", "a slice of the model's layers"),
+         ("model-parallelism", "gathers-losses", "reduced-on-master")),
 )
 
 
-# -- experiments ---------------------------------------------------------------------------------
+# -- evidence: what each cell recorded ------------------------------------------------------------
 
-def run_padded(p: Dict[str, Any]) -> Dict[str, Any]:
-    bs, n = p["seq_batch_size"], p["devices"]
-    g = torch.Generator().manual_seed(p["seed"])
-    seqs = [torch.randn(length, 10, generator=g) for length in SEQ_LENGTHS]
-    dev = c.device(p)
-    torch.manual_seed(p["seed"])
-    single = SeqModel(p["trim_padding"]).to(dev)
-    wrapped = c.dp(SeqModel(p["trim_padding"]), n, p)
-    wrapped.module.load_state_dict(single.state_dict())
+def e_padded(o: Observed) -> Dict[str, Any]:
+    p = o.params
     batches = []
-    for i in range(0, len(seqs), bs):
-        x = pad_sequence(seqs[i:i + bs], batch_first=True).to(dev)
-        lengths = torch.tensor(SEQ_LENGTHS[i:i + bs]).to(dev)
-        ref = single(x, lengths)
-        row: Dict[str, Any] = {"batch": i // bs, "shape": list(x.shape), "lengths": SEQ_LENGTHS[i:i + bs]}
-        try:
-            out = wrapped(x, lengths=lengths)
-            row.update(ok=True, chunks=list(c.phases(wrapped).samples),
-                       max_diff_vs_single=float((out - ref).abs().max()) if out.shape == ref.shape else None,
-                       out_shape=list(out.shape))
-        except Exception as err:
-            row.update(ok=False, error=f"{type(err).__name__}: {' '.join(str(err).split())[:200]}")
+    for row in o.facts["batches"]:
+        row = dict(row)
+        if "error" in row:
+            row["error"] = clip(row["error"], 200)
         batches.append(row)
-    return {"devices": n, "seq_batch_size": bs, "trim_padding": p["trim_padding"], "batches": batches,
-            "errors": sum(not b["ok"] for b in batches),
-            "uneven_batches": sum(1 for b in batches if b.get("ok") and len(set(b["chunks"])) > 1
-                                  or b.get("ok") and len(b["chunks"]) < n)}
-
-
-def _time_variant(p: Dict[str, Any], n: int) -> Dict[str, Any]:
-    dev = c.device(p)
-    model = large_model(p["seed"], p["input_size"], p["hidden_size"]).to(dev)
-    m = model if n == 1 else c.dp(model, n, p)
-    opt = torch.optim.Adam(m.parameters())
-    g = torch.Generator().manual_seed(p["seed"])
-    x = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
-    y = torch.randn(p["batch_size"], p["input_size"], generator=g).to(dev)
-    rows: List[Dict[str, Any]] = []
-    for step in range(p["num_steps"]):  # on a GPU each phase is waited for, so its time is the GPU's too
-        c.sync(dev)
-        t0 = time.perf_counter()
-        out = m(x)
-        loss = F.mse_loss(out, y)
-        c.sync(dev)
-        t1 = time.perf_counter()
-        loss.backward()
-        c.sync(dev)
-        t2 = time.perf_counter()
-        opt.step()
-        opt.zero_grad()
-        c.sync(dev)
-        t3 = time.perf_counter()
-        row: Dict[str, Any] = {"forward": (t1 - t0) * 1e3, "backward": (t2 - t1) * 1e3, "optimizer": (t3 - t2) * 1e3,
-               "step": (t3 - t0) * 1e3}
-        if n > 1:
-            ph = c.phases(m)
-            row.update(scatter=ph.scatter_ms, replicate=ph.replicate_ms, parallel_apply=ph.parallel_apply_ms,
-                       gather=ph.gather_ms, memory_bytes=list(ph.memory_bytes))
-        rows.append(row)
-    rows = rows[1:]  # warm-up
-    keys = [k for k in rows[0] if k != "memory_bytes"]
-    mean = {k: c.r(sum(r[k] for r in rows) / len(rows)) for k in keys}
-    if n > 1:
-        mean["memory_bytes_per_device"] = rows[-1]["memory_bytes"]
-    return mean
-
-
-def run_large(p: Dict[str, Any]) -> Dict[str, Any]:
     n = p["devices"]
-    single = _time_variant(p, 1)
-    out: Dict[str, Any] = {"devices": n, "params": sum(q.numel() for q in large_model(0, p["input_size"],
-                                                                                         p["hidden_size"]).parameters()),
-                           "batch_size": p["batch_size"], "single_ms": single,
-                           "deviceMode": c.mode_label(n, "DataParallel", p),
-                           "transfers_emulated": c.device(p).type == "cpu"}
-    if n > 1:
-        dpm = _time_variant(p, n)
-        transfer = dpm["scatter"] + dpm["replicate"] + dpm["gather"]
-        out["dp_ms"] = dpm
-        out["dp_transfer_ms"] = c.r(transfer)
-        out["dp_transfer_share"] = c.r(transfer / dpm["step"])
-        parts = {k: dpm[k] for k in ("scatter", "replicate", "parallel_apply", "gather", "backward", "optimizer")}
-        out["dp_largest_phase"] = max(parts, key=lambda phase: parts[phase])
-        out["dp_vs_single"] = c.r(dpm["step"] / single["step"])
-        from . import rank_fns
-        res = c.launch(rank_fns.ddp_train, n, p, kwargs=dict(seed=p["seed"], batch=p["batch_size"],
-                                                             d_in=p["input_size"], hidden=p["hidden_size"],
-                                                             steps=p["num_steps"], lr=0.01, layers=4),
-                       echo=False, timeout_s=30, time_limit_s=120, hang_timeout_s=60)
-        if res.ok:
-            out["ddp_step_ms"] = c.r(max(rr["step_ms"] for rr in res.results))
-            out["ddp_comm_ms"] = c.r(max(rr["comm_ms"] or 0.0 for rr in res.results))
-        else:
-            out["ddp_status"] = f"{res.status}: {res.summary}"
-    return out
+    return {"devices": n, "seq_batch_size": p["seq_batch_size"], "trim_padding": p["trim_padding"],
+            "batches": batches, "errors": sum(not b["ok"] for b in batches),
+            "uneven_batches": sum(1 for b in batches if b.get("ok") and (len(set(b["chunks"])) > 1 or len(b["chunks"]) < n))}
 
 
-def run_custom(p: Dict[str, Any]) -> Dict[str, Any]:
-    dev = c.device(p)
-    x, _ = c.data(p["seed"], 32, 100, to=dev)
+PHASES = ("scatter_ms", "replicate_ms", "gather_ms", "backward_ms", "optimizer_ms")
+
+
+def e_large(o: Observed) -> Dict[str, Any]:
+    p = o.params
+    n = p["devices"]
+    tags = ["1 device"] + [f"DataParallel x{k}" for k in range(2, n + 1)] + ([f"DDP x{n}"] if n > 1 else [])
+    variants = []
+    for tag in tags:
+        row: Dict[str, Any] = {"tag": tag, "devices": stats.device_count(tag) or 1, "step_ms": o.spread(tag, "step_ms"),
+                               "steps_done": max((len(o.values(tag, "step_ms", [r])) for r in o.ranks(tag, "step_ms")),
+                                                 default=0)}
+        if tag.startswith("DataParallel"):
+            phases = {name: o.mean(tag, name, [0]) for name in PHASES}
+            apply = [o.mean(tag, "apply_ms", [r]) for r in o.ranks(tag, "apply_ms")]
+            phases["apply_ms"] = max((a for a in apply if a is not None), default=None)
+            moved = [(phases[k] or 0.0) for k in ("scatter_ms", "replicate_ms", "gather_ms")]
+            step = row["step_ms"]["mean"] if row["step_ms"] else None
+            row.update(phases=phases, transfer_ms=sum(moved),
+                       transfer_share=sum(moved) / step if step else None,
+                       transfer_ms_per_step=[sum(v) for v in zip(*[[x for _, x in o.values(tag, k, [0], warmup=False)]
+                                                                   for k in ("scatter_ms", "replicate_ms", "gather_ms")])])
+        if tag.startswith("DDP"):
+            row["comm_ms"] = o.mean(tag, "comm_ms")
+        variants.append(row)
+    return {"devices": n, "params": o.facts["params"], "batch_size": p["batch_size"], "steps_asked": o.facts["steps_asked"],
+            "variants": variants, "transfers_emulated": p["placement"] == "cpu" or _emulated(n, p)}
+
+
+def _emulated(n: int, p: Dict[str, Any]) -> bool:
+    import mgpulab as lab
+    return lab.devices.detect(n, "DataParallel", placement=p["placement"]).kind == "cpu-emulated"
+
+
+def e_custom(o: Observed) -> Dict[str, Any]:
     kinds = {}
-    for kind in ("parameter", "buffer", "plain_tensor"):
-        torch.manual_seed(p["seed"])
-        single = ModelWithCustomLayer(100, 50, kind, dev).to(dev)
-        torch.manual_seed(p["seed"])
-        wrapped = c.dp(ModelWithCustomLayer(100, 50, kind, dev), p["devices"], p)
-        ref = single(x)
-        try:
-            out = wrapped(x)
-            out.sum().backward()
-            kinds[kind] = {"ok": True, "max_diff_vs_single": float((out - ref).abs().max()),
-                           "samples_per_device": list(c.phases(wrapped).samples)}
-        except Exception as err:
-            kinds[kind] = {"ok": False, "error": f"{type(err).__name__}: {' '.join(str(err).split())[:300]}"}
-    return {"devices": p["devices"], "selected": p["weight_kind"], "kinds": kinds}
+    for kind, value in o.facts["kinds"].items():
+        value = dict(value)
+        if "error" in value:
+            value["error"] = clip(value["error"], 300)
+        kinds[kind] = value
+    return {"devices": o.params["devices"], "selected": o.params["weight_kind"], "kinds": kinds}
 
 
-def run_copied(p: Dict[str, Any]) -> Dict[str, Any]:
-    model = large_model(p["seed"], 32, 32)
-    wrapped = c.dp(model, p["devices"], p, keep_replicas=True)
-    x = torch.randn(max(p["batch_size"], p["devices"]), 32).to(c.device(p))
-    wrapped(x)
-    total = sum(q.numel() for q in model.parameters())
-    names = [name for name, _ in model.named_parameters()]
-
-    def held(replica: nn.Module) -> int:  # replica parameters are plain (non-leaf) tensor attributes
-        count = 0
-        for name in names:
-            obj: Any = replica
-            for part in name.split("."):
-                obj = getattr(obj, part, None)
-            count += obj.numel() if isinstance(obj, torch.Tensor) else 0
-        return count
-    per_replica = [held(rep) for rep in wrapped.last_replicas] or [total]
-    return {"devices": p["devices"], "model_params": total, "params_per_replica": per_replica,
-            "rows_per_replica": list(c.phases(wrapped).samples), "rows": int(x.shape[0])}
+def e_copied(o: Observed) -> Dict[str, Any]:
+    return {"devices": o.params["devices"], **o.facts}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
+
+def _spread_text(s: Optional[Dict[str, Any]]) -> str:
+    if not s:
+        return "no timing"
+    return f"{fmt(s['mean'])} ms (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
+
+
+def _compare(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[stats.Comparison]:
+    sa, sb = as_spread(a), as_spread(b)
+    return stats.compare(sa, sb) if sa is not None and sb is not None else None
+
+
+def _row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:
+    return next((r for r in e["variants"] if r["tag"] == tag), None)
+
+
+def _noise(comparison: Optional[stats.Comparison]) -> str:
+    return f"{comparison.reason if comparison else 'no timing'}; {stats.ADVICE}"
+
 
 def v_padded(e: Dict[str, Any]) -> Verdict:
     errs = [b for b in e["batches"] if not b["ok"]]
@@ -267,14 +168,37 @@ def v_padded(e: Dict[str, Any]) -> Verdict:
                              f"{chunks}, max diff vs 1 device {fmt(diff)}: padding makes the tensor rectangular")
 
 
+def v_consistent(e: Dict[str, Any]) -> Verdict:
+    shapes = [b["shape"] for b in e["batches"]]
+    errs = [b for b in e["batches"] if not b["ok"]]
+    if not errs:
+        return "does-not-hold", (f"padded batches of shapes {shapes} (sequences of lengths 5 to 40 in each) ran on "
+                                 f"{e['devices']} devices: a padded batch is one rectangular tensor, and scatter splits "
+                                 "it along the batch dimension whatever the padding")
+    return "partly", (f"the padded inputs {shapes} split fine; what broke is the replicas returning outputs of "
+                      f"different lengths (trim_padding={e['trim_padding']}): {errs[0]['error']} — it is the "
+                      "outputs that gather needs consistent, not the padding")
+
+
+def _dp_top(e: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    return _row(e, f"DataParallel x{e['devices']}")
+
+
 def v_transfer(e: Dict[str, Any]) -> Verdict:
-    if "dp_ms" not in e:
-        return "partly", f"only {e['devices']} device: no transfers to measure (step {e['single_ms']['step']} ms)"
-    d, s, share = e["dp_ms"]["step"], e["single_ms"]["step"], e["dp_transfer_share"]
-    text = (f"DataParallel x{e['devices']} step {d} ms vs 1 device {s} ms; scatter+replicate+gather = "
-            f"{e['dp_transfer_ms']} ms = {fmt(share * 100)}% of the step; largest phase: {e['dp_largest_phase']} "
-            f"(transfers are memcpy in CPU emulation)")
-    if d < 0.9 * s:
+    dp, one = _dp_top(e), _row(e, "1 device")
+    if dp is None or one is None or not dp["step_ms"]:
+        return "partly", f"only {e['devices']} device: no transfers to measure"
+    share = dp["transfer_share"] or 0.0
+    phases = dp["phases"]
+    largest = max((k for k in phases if phases[k] is not None), key=lambda k: phases[k])
+    text = (f"DataParallel x{e['devices']} step {_spread_text(dp['step_ms'])} vs 1 device "
+            f"{_spread_text(one['step_ms'])}; scatter+replicate+gather = {fmt(dp['transfer_ms'])} ms = "
+            f"{fmt(share * 100)}% of the step; largest phase: {largest.replace('_ms', '')}"
+            + (" (transfers are memcpy in the CPU emulation)" if e["transfers_emulated"] else ""))
+    comparison = _compare(dp["step_ms"], one["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {_noise(comparison)}"
+    if dp["step_ms"]["median"] < one["step_ms"]["median"]:
         return "does-not-hold", text + " — DataParallel was faster"
     if share >= 0.3:
         return "holds", text
@@ -282,24 +206,77 @@ def v_transfer(e: Dict[str, Any]) -> Verdict:
 
 
 def v_no_decrease(e: Dict[str, Any]) -> Verdict:
-    if "dp_ms" not in e:
-        return "partly", f"only {e['devices']} device: nothing to compare"
-    ratio = e["dp_vs_single"]
+    dp, one = _dp_top(e), _row(e, "1 device")
+    if dp is None or one is None or not dp["step_ms"]:
+        return "inconclusive", f"only {e['devices']} device: nothing to compare; set devices to 2 or more"
     text = (f"{e['params']} parameters, batch {e['batch_size']}: DataParallel x{e['devices']} step "
-            f"{e['dp_ms']['step']} ms vs 1 device {e['single_ms']['step']} ms (ratio {ratio})")
-    return ("holds", text) if ratio >= 0.9 else ("does-not-hold", text)
+            f"{_spread_text(dp['step_ms'])} vs 1 device {_spread_text(one['step_ms'])}")
+    comparison = _compare(dp["step_ms"], one["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — no difference beyond the noise: {_noise(comparison)}"
+    if dp["step_ms"]["median"] < one["step_ms"]["median"]:
+        return "does-not-hold", text + " — the time did decrease"
+    return "holds", text + " — more devices, no shorter step"
+
+
+def v_stall(e: Dict[str, Any]) -> Verdict:
+    dp, one = _dp_top(e), _row(e, "1 device")
+    done = {r["tag"]: r["steps_done"] for r in e["variants"]}
+    stalled = [tag for tag, n in done.items() if n < e["steps_asked"]]
+    if stalled:
+        return "holds", f"{', '.join(stalled)} did not finish its {e['steps_asked']} steps: {done}"
+    if dp is None or one is None:
+        return "inconclusive", f"only {e['devices']} device: no overhead to measure; set devices to 2 or more"
+    ratio = dp["step_ms"]["mean"] / one["step_ms"]["mean"] if dp["step_ms"] and one["step_ms"] else None
+    text = (f"every variant finished all {e['steps_asked']} steps ({done}); DataParallel x{e['devices']} step "
+            f"{_spread_text(dp['step_ms'])} vs 1 device {_spread_text(one['step_ms'])} (x{fmt(ratio)})")
+    comparison = _compare(dp["step_ms"], one["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {_noise(comparison)}"
+    if dp["step_ms"]["median"] > one["step_ms"]["median"]:
+        return "partly", text + " — slower, as the article says, but never stalled: overhead lengthens steps"
+    return "does-not-hold", text + " — neither slower nor stalled"
+
+
+def v_overhead_grows(e: Dict[str, Any]) -> Verdict:
+    rows = [r for r in e["variants"] if r["tag"].startswith("DataParallel") and r["transfer_share"] is not None]
+    if not rows:
+        return "inconclusive", f"only {e['devices']} device: no transfers to measure; set devices to 2 or more"
+    shares = [(1, 0.0)] + [(r["devices"], r["transfer_share"]) for r in rows]  # one device moves nothing
+    table = ", ".join(f"{n} device(s): {fmt(100 * s)}%" for n, s in shares)
+    text = f"scatter+replicate+gather as a share of the step: {table}"
+    if len(rows) >= 2:
+        a, b = rows[0], rows[-1]
+        comparison = _compare(_as_timing(b["transfer_ms_per_step"]), _as_timing(a["transfer_ms_per_step"]))
+        if comparison is None or not comparison.conclusive:
+            return "inconclusive", text + f" — {a['tag']} vs {b['tag']}: {_noise(comparison)}"
+    grows = all(later[1] >= earlier[1] for earlier, later in zip(shares, shares[1:]))
+    top = shares[-1][1]
+    if grows and top >= 0.5:
+        return "holds", text + " — the transfers take over as devices are added"
+    if grows:
+        return "partly", text + (" — the share grows with the devices but does not dominate the step here"
+                                 + ("; set devices to 3 or more for a trend beyond 2" if len(rows) < 2 else ""))
+    return "does-not-hold", text + " — the share does not grow with the devices"
+
+
+def _as_timing(values: List[float]) -> Optional[Dict[str, Any]]:
+    s = stats.spread(values)
+    return s.to_dict() if s else None
 
 
 def v_ddp(e: Dict[str, Any]) -> Verdict:
-    if "ddp_step_ms" not in e:
-        return "partly", f"no DDP timing ({e.get('ddp_status', 'one device only')})"
-    d, dd = e["dp_ms"]["step"], e["ddp_step_ms"]
-    text = (f"DDP x{e['devices']} step {dd} ms (of which allreduce {e['ddp_comm_ms']} ms) vs DataParallel "
-            f"x{e['devices']} {d} ms vs 1 device {e['single_ms']['step']} ms")
-    if dd < 0.9 * d:
+    n = e["devices"]
+    dp, ddp, one = _dp_top(e), _row(e, f"DDP x{n}"), _row(e, "1 device")
+    if dp is None or ddp is None or not ddp["step_ms"] or one is None:
+        return "inconclusive", f"no DDP x{n} timing in this run; set devices to 2 or more"
+    text = (f"DDP x{n} step {_spread_text(ddp['step_ms'])} (of which allreduce {fmt(ddp['comm_ms'])} ms) vs "
+            f"DataParallel x{n} {_spread_text(dp['step_ms'])} vs 1 device {_spread_text(one['step_ms'])}")
+    comparison = _compare(ddp["step_ms"], dp["step_ms"])
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {_noise(comparison)}"
+    if ddp["step_ms"]["median"] < dp["step_ms"]["median"]:
         return "holds", text
-    if dd <= 1.1 * d:
-        return "partly", text + " — about the same here"
     return "does-not-hold", text + " — processes did not help on this host"
 
 
@@ -325,16 +302,41 @@ def v_model_parallel(e: Dict[str, Any]) -> Verdict:
     return "holds", text + ": parameters were partitioned"
 
 
+def v_gathers_losses(e: Dict[str, Any]) -> Verdict:
+    text = (f"the replicas returned outputs, gathered into one tensor of shape {e['gathered_shape']} on "
+            f"{e['gathered_device']}; the loss (shape {e['loss_shape']}) was computed once from it on "
+            f"{e['loss_device']}, then one backward")
+    if e["gathered_shape"] and e["gathered_shape"][0] == e["rows"] and e["loss_shape"] == []:
+        return "partly", (text + ": DataParallel gathers the outputs, not losses — backpropagating through a single "
+                          "loss over the whole batch is right, gathering losses is not what happens")
+    return "holds", text
+
+
+def v_reduced_on_master(e: Dict[str, Any]) -> Verdict:
+    leaves = e["replica_params_are_leaves"]
+    text = (f"the loss over {e['rows']} rows was computed on {e['loss_device']}; after backward every gradient is on "
+            f"{e['grad_devices']} where the parameters live ({e['params_device']}); the parameters of the "
+            f"{len(leaves)} replicas are leaves: {leaves}")
+    if e["devices"] == 1:
+        return "partly", text + " (one device: there is nothing to reduce)"
+    if e["grad_devices"] == [e["params_device"]] and e["loss_device"] == e["params_device"] \
+            and not any(leaves[1:]):
+        return "holds", (text + ": the replicas' gradients flow back through the replication and are summed into "
+                         "the one model on the first device")
+    return "does-not-hold", text
+
+
 EXPERIMENTS = (
     Experiment("padded", "Padded variable-length batches: 1 device vs DataParallel xN", ("1 device", "DataParallel xN"),
-               run_padded, ("errors", "chunks"), "table: per batch, ok/error and rows per device"),
-    Experiment("large-model", "Large model, small batch: 1 device vs DataParallel xN vs DDP xN",
-               ("1 device", "DataParallel xN", "DDP xN"), run_large, ("step_ms", "phases"),
-               "stacked bar: scatter/replicate/apply/gather/backward/optimizer per variant"),
+               metrics=(), chart="table: per batch, ok/error and rows per device", evidence=e_padded),
+    Experiment("large-model", "Large model, small batch: 1 device vs DataParallel x2..N vs DDP xN",
+               ("1 device", "DataParallel x2..N", "DDP xN"), metrics=("step_ms", "scatter_ms", "replicate_ms",
+                                                                     "gather_ms", "apply_ms"),
+               chart="stacked bar: scatter/replicate/apply/gather/backward/optimizer per variant", evidence=e_large),
     Experiment("custom-layer", "CustomLayer weight as parameter / buffer / plain tensor",
-               ("parameter", "buffer", "plain_tensor"), run_custom, ("ok",), "table"),
-    Experiment("what-is-copied", "Parameters and rows per replica", ("DataParallel xN",), run_copied,
-               ("params_per_replica", "rows_per_replica"), "bar"),
+               ("parameter", "buffer", "plain_tensor"), metrics=(), chart="table", evidence=e_custom),
+    Experiment("what-is-copied", "Parameters and rows per replica, the gathered output and the gradients",
+               ("DataParallel xN",), metrics=(), chart="table", evidence=e_copied),
 )
 
 CLAIMS = (
@@ -342,11 +344,18 @@ CLAIMS = (
           "variable-length sequences, `DataParallel` struggles to evenly distribute the workload. This often "
           "manifests as errors stemming from tensor dimensions not aligning correctly after the split or gather "
           "operations.", "padded", v_padded),
+    Claim("consistent-tensor", "The `collate_fn` handles the padding of the sequences, and this padding is not "
+          "accounted for by `DataParallel`, that expects a completely consistent tensor when using multiple GPUs.",
+          "padded", v_consistent),
     Claim("transfer-dominates", "The transfer of data, model parameters, gradients, and loss across devices during "
           "forward and backward propagation can quickly dominate the training time, diminishing the overall speed "
           "benefits of `DataParallel`.", "large-model", v_transfer),
     Claim("time-does-not-decrease", "You will observe, especially when increasing the `input_size` and "
           "`hidden_size`, that the time does not decrease by using multiple GPUs.", "large-model", v_no_decrease),
+    Claim("stall", "This can lead to a slower effective training time, and in some cases, may actually stall the "
+          "training loop if the overhead outweighs the parallelization gains.", "large-model", v_stall),
+    Claim("overhead-dominates", "As more GPUs are added, the communication overhead between the primary process and "
+          "worker GPUs starts to dominate.", "large-model", v_overhead_grows),
     Claim("ddp-graceful", "The `DistributedDataParallel` class generally handles the process of distributed data "
           "parallelism more gracefully, because it uses separate processes instead of threads, making the whole "
           "setup less prone to the limitations above mentioned.", "large-model", v_ddp),
@@ -356,6 +365,11 @@ CLAIMS = (
     Claim("model-parallelism", "It is crucial to remember that the model's parameters remain in the primary "
           "process's memory, while only copies are used on the worker GPUs, making it a form of *model "
           "parallelism,* while primarily *data parallelism*.", "what-is-copied", v_model_parallel),
+    Claim("gathers-losses", "`nn.DataParallel` operates by splitting the input batch across available GPUs, executing "
+          "the forward pass independently on each device, then gathering the resulting losses before backpropagating "
+          "through a single, averaged loss.", "what-is-copied", v_gathers_losses),
+    Claim("reduced-on-master", "Specifically, the reduction operation of the gradients and the loss is done in the "
+          "master device.", "what-is-copied", v_reduced_on_master),
 )
 
 SCENARIO = Scenario(

@@ -1,16 +1,12 @@
 """Scenario 5 — why DataParallel and DDP "hang" (seed 003)."""
 from __future__ import annotations
 
-import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
-import torch
-from torch import nn
-
-from . import common as c
-from . import rank_fns
-from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
-                   load_template)
+from . import stats
+from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
+                   fmt, load_template)
+from .evidence import Observed, as_spread
 
 SOURCE = "003_5eac2459042e419e.txt"
 
@@ -31,7 +27,8 @@ PARAMETERS = (
     Parameter("pg_timeout_s", "float", 3.0, "process-group timeout used by the pg_timeout fix", 1.0, 60.0),
     Parameter("sleep_s", "float", 1.0, "how long rank 1 sleeps with fault=slow_rank", 0.0, 20.0),
     Parameter("comm_delay_ms", "float", 40.0, "injected delay on each gradient allreduce (slow link)", 0.0, 500.0),
-    Parameter("steps", "int", 3, "timed steps per phase of the slow-link run", 1, 20),
+    Parameter("steps", "int", 3, "timed steps per phase of the slow-link run, after a warm-up step; timing "
+              "verdicts need 3 or more to see their spread", 2, 20),
     Parameter("oom_batch_size", "int", 8192, "batch for the OOM check (article: 1024 * 8)", 1, 1_000_000),
     Parameter("device_memory_mib", "float", 1.0, "EMULATED device memory budget in MiB (CPU has no device "
               "memory limit; this is a declared budget checked before the forward)", 0.01, 1_000_000.0),
@@ -48,117 +45,128 @@ SLOW_CELL = load_template("hangs_slow_link")
 
 UNEVEN_CELL = load_template("hangs_uneven_batches")
 
+OOM_DDP_CELL = load_template("hangs_oom_ddp")
+
+COLLECTIVES_CELL = load_template("hangs_collectives")
+
 STEPS = (
     Step("oom", "**Batch too large (Example 1).** On a GPU an oversized batch raises `CUDA out of memory`; on CPU "
          "there is no device memory limit, so the lab checks a declared, **emulated** per-device budget "
          "(`device_memory_mib`) before the forward. Does it hang, or fail with an error?",
-         (Cell("oom", OOM_CELL),), "An oversized batch on DataParallel…", ("hangs", "fails fast with an error"),
-         ("oom-hang", "oom-silent")),
+         (Cell("oom", OOM_CELL), Cell("oom-ddp", OOM_DDP_CELL)), "An oversized batch on DataParallel…",
+         ("hangs", "fails fast with an error"), ("oom-hang", "oom-silent", "oom-aggregation-hang")),
+    Step("collectives", "**What aggregates the gradients.** One DataParallel step in this process, and DDP steps "
+         "that count their gradient all-reduces.",
+         (Cell("collectives", COLLECTIVES_CELL),), "Does DataParallel use all_reduce to aggregate gradients?",
+         ("yes, like DDP", "no"), ("collectives",)),
     Step("slow-link", "**Slow link (Example 2).** DDP with a delay injected on every gradient allreduce "
          "(`comm_delay_ms`). Measure each rank's communication share of the step.",
          (Cell("slow-link", SLOW_CELL),), "With a slow link, does DDP hang?", ("hangs", "slows down"),
-         ("slow-link",)),
+         ("slow-link", "waiting-dominates", "stall-indefinitely")),
     Step("uneven-batches", "**Different batch sizes per rank (Example 3).** Rank 0 gets 10 rows, rank 1 gets 20, as "
-         "in the article. DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch.",
+         "in the article.",
          (Cell("uneven-batches", UNEVEN_CELL),), "Does DDP hang with different batch sizes per rank?",
-         ("yes", "no"), ("uneven-batches", "identical-shapes-essential")),
-    Step("collective-fault", "**Different numbers of collectives.** What does hang DDP: ranks that run different "
-         "numbers of steps, or a rank that skips a collective. The watchdog detects the silent ranks and shows "
-         "each rank's stack; then try a fix.",
+         ("yes", "no"), ("uneven-batches", "identical-shapes-essential"),
+         explanation="**Why.** DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch."),
+    Step("collective-fault", "**Different numbers of collectives.** Run DDP with the fault {{fault}}; the watchdog "
+         "detects silent ranks and shows each rank's stack. Then try the fix {{fix}}.",
          (Cell("fault", FAULT_CELL), Cell("fix", FIX_CELL)), "With fault={fault}, what happens?",
-         ("hang", "error", "runs fine"), ("deadlock",)),
+         ("hang", "error", "runs fine"), ("deadlock",),
+         explanation="**Why.** What hangs DDP is ranks that run different numbers of collectives: more steps on "
+                     "one rank, or a rank that skips one. The others wait in the collective until a timeout."),
 )
 
 
-# -- experiments ------------------------------------------------------------------------------------
+# -- evidence: what each cell recorded ------------------------------------------------------------
 
-def run_oom(p: Dict[str, Any]) -> Dict[str, Any]:
+def e_oom(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
     n = p["world_size"]
-    torch.manual_seed(p["seed"])
-    model = c.dp(nn.Linear(100, 10), n, p)
-    rows = [len(ch) for ch in torch.empty(p["oom_batch_size"]).chunk(n)]
-    need = [c.mlp_bytes_per_device(model.module, r)["total"] / 2 ** 20 for r in rows]
-    t0 = time.perf_counter()
-    error: Optional[str] = None
-    try:
-        c.check_budget(model.module, rows, p["device_memory_mib"])
-        with torch.no_grad():
-            model(torch.randn(p["oom_batch_size"], 100).to(c.device(p)))
-    except c.EmulatedOOM as err:
-        error = str(err)
-    seconds = time.perf_counter() - t0
-    per_row = c.mlp_bytes_per_device(model.module, 1)["activations"]
-    fixed = c.mlp_bytes_per_device(model.module, 0)["total"]
-    max_rows = max(0, int((p["device_memory_mib"] * 2 ** 20 - fixed) // per_row))
-    return {"emulated": True, "devices": n, "batch_size": p["oom_batch_size"], "rows_per_device": rows,
-            "need_mib_per_device": [c.r(v) for v in need], "budget_mib": p["device_memory_mib"],
-            "oom": error is not None, "error": error, "seconds_to_outcome": c.r(seconds),
+    max_rows = max(0, int((p["device_memory_mib"] * 2 ** 20 - f["fixed_bytes"]) // f["bytes_per_row"]))
+    return {"emulated": True, "devices": n, "batch_size": p["oom_batch_size"], "rows_per_device": f["rows_per_device"],
+            "need_mib_per_device": f["need_mib_per_device"], "budget_mib": p["device_memory_mib"],
+            "oom": f["error"] is not None, "error": f["error"], "seconds_to_outcome": f["seconds_to_outcome"],
             "hang_timeout_s": p["hang_timeout_s"], "max_batch_that_fits": max_rows * n}
 
 
-def _ranks(res: Any) -> list:
-    out = []
-    for r in res.ranks:
-        stack = (r.stack or "").strip().splitlines()
-        out.append({"rank": r.rank, "state": r.state, "last_step": r.last_step, "where": r.where,
-                    "error": (r.error or "")[:300] or None, "stack_head": stack[:8] if stack else None,
-                    "result": r.result})
+def _stacks(ranks: List[Dict[str, Any]]) -> Optional[str]:
+    parts = [f"rank {r['rank']} ({r['state']}):\n{r['stack'].rstrip()}" for r in ranks if r.get("stack")]
+    return "\n\n".join(parts) if parts else None
+
+
+def _rank_rows(ranks: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    return [{"rank": r["rank"], "state": r["state"], "last_step": r.get("last_step"), "where": r.get("where"),
+             "error": clip(r["error"], 300) if r.get("error") else None} for r in ranks]
+
+
+def e_oom_ddp(o: Observed) -> Dict[str, Any]:
+    p = o.params
+    out: Dict[str, Any] = {"world_size": p["world_size"], "hang_timeout_s": p["hang_timeout_s"]}
+    stacks = []
+    for action, outcome in o.facts["outcomes"].items():
+        out[action] = {"status": outcome["status"], "summary": clip(outcome["summary"], 400),
+                       "seconds": outcome["seconds"], "ranks": _rank_rows(outcome["ranks"])}
+    for action in ("raise", "skip_batch"):
+        if out.get(action, {}).get("status") == "hang":
+            stacks.append(f"{action}: {out[action]['summary']}")
+    out["expected_stacks"] = "\n".join(stacks) or None
     return out
 
 
-def run_slow_link(p: Dict[str, Any]) -> Dict[str, Any]:
-    res = c.launch(rank_fns.ddp_comm, p["world_size"], p,
-                   kwargs=dict(seed=p["seed"], batch=64, d_in=16, hidden=64, steps=p["steps"],
-                               comm_delay_ms=p["comm_delay_ms"]),
-                   echo=False, timeout_s=30, hang_timeout_s=30, time_limit_s=120)
-    out: Dict[str, Any] = {"world_size": p["world_size"], "comm_delay_ms": p["comm_delay_ms"], "status": res.status,
-                           "summary": res.summary, "seconds": c.r(res.duration_s), "backend": res.backend}
-    if res.ok:
-        out["per_rank"] = [{"rank": r["rank"],
-                            "baseline": {k: c.r(v) for k, v in r["baseline"].items()},
-                            "delayed": {k: c.r(v) for k, v in r["delayed"].items()}} for r in res.results]
-    return out
+def e_slow_link(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    per_rank = []
+    for rank in o.ranks("baseline", "step_ms"):
+        row: Dict[str, Any] = {"rank": rank}
+        for phase in ("baseline", "delayed"):
+            step, comm = o.spread(phase, "step_ms", [rank]), o.spread(phase, "comm_ms", [rank])
+            row[phase] = {"step_ms": step, "comm_ms": comm,
+                          "comm_share": comm["mean"] / step["mean"] if step and comm and step["mean"] else 0.0}
+        per_rank.append(row)
+    return {"world_size": p["world_size"], "comm_delay_ms": p["comm_delay_ms"], "status": f["status"],
+            "summary": clip(f["summary"], 400), "seconds": f["seconds"], "backend": f["backend"], "per_rank": per_rank,
+            "loss_last": {phase: o.last(phase, "loss") for phase in ("baseline", "delayed")}}
 
 
-def run_uneven_batches(p: Dict[str, Any]) -> Dict[str, Any]:
-    res = c.launch(rank_fns.ddp_uneven_batches, p["world_size"], p,
-                   kwargs=dict(seed=p["seed"], d_in=100, steps=3, batches=[10, 20]),
-                   echo=False, timeout_s=30, hang_timeout_s=p["hang_timeout_s"] + 5, time_limit_s=60)
-    out = {"world_size": p["world_size"], "batches": [[10, 20][r % 2] for r in range(p["world_size"])],
-           "status": res.status, "summary": res.summary, "seconds": c.r(res.duration_s)}
-    if res.ok:
-        out["diverged"] = sorted({name for r in res.results for name in r["diverged"]})
-        out["rows_compared"] = res.results[0]["rows_compared"]
-        out["final_loss_per_rank"] = [c.r(r["losses"][-1]) for r in res.results]
-    return out
+def e_uneven(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    tag = f"DDP x{p['world_size']}"
+    return {"world_size": p["world_size"], "batches": [[10, 20][r % 2] for r in range(p["world_size"])],
+            "status": f["status"], "summary": clip(f["summary"], 400), "seconds": f["seconds"],
+            "diverged": f["diverged"], "rows_compared": f["rows_compared"],
+            "final_loss": o.last(tag, "loss"),
+            "final_rank_loss": [o.last(tag, "rank_loss", [r]) for r in o.ranks(tag, "rank_loss")]}
 
 
-def _fault_run(p: Dict[str, Any], fix: str) -> Dict[str, Any]:
-    pg = fix == "pg_timeout"
-    res = c.launch(rank_fns.ddp_collective_fault, p["world_size"], p,
-                   kwargs=dict(seed=p["seed"], d_in=8, rows=32, batch=8, fault=p["fault"],
-                               fix="none" if pg else fix, sleep_s=p["sleep_s"]),
-                   echo=False, timeout_s=p["pg_timeout_s"] if pg else 60,
-                   hang_timeout_s=max(p["hang_timeout_s"], p["pg_timeout_s"] + 5) if pg else p["hang_timeout_s"],
-                   time_limit_s=60)
-    return {"fix": fix, "status": res.status, "summary": res.summary, "seconds": c.r(res.duration_s),
-            "ranks": _ranks(res)}
+def e_fault(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    return {"world_size": p["world_size"], "fault": p["fault"], "hang_timeout_s": p["hang_timeout_s"],
+            "sleep_s": p["sleep_s"], "status": f["status"], "summary": clip(f["summary"], 400), "seconds": f["seconds"],
+            "ranks": _rank_rows(f["ranks"]),
+            "expected_stacks": _stacks(f["ranks"]) if f["status"] == "hang" else None}
 
 
-def run_collective_fault(p: Dict[str, Any]) -> Dict[str, Any]:
-    faulty = _fault_run(p, "none")
-    out = {"world_size": p["world_size"], "fault": p["fault"], "hang_timeout_s": p["hang_timeout_s"],
-           "sleep_s": p["sleep_s"], "faulty": faulty}
-    if p["fault"] != "none":
-        out["fixed"] = _fault_run(p, p["fix"])
-    return out
+def e_fix(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    return {"world_size": p["world_size"], "fault": p["fault"], "fix": p["fix"], "status": f["status"],
+            "summary": clip(f["summary"], 400), "seconds": f["seconds"], "steps_per_rank": f["steps_per_rank"]}
+
+
+def e_collectives(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    tag = f"DDP x{p['world_size']}"
+    return {"world_size": p["world_size"], "dp_process_group": f["dp_process_group"],
+            "dp_backward_nodes": f["dp_backward_nodes"], "ddp_status": f["ddp_status"],
+            "ddp_backend": f["ddp_backend"],
+            "ddp_allreduces_per_step": [o.mean(tag, "allreduce_buckets", [r]) for r in o.ranks(tag, "allreduce_buckets")]}
 
 
 # -- verdicts ------------------------------------------------------------------------------------
 
 def v_oom_hang(e: Dict[str, Any]) -> Verdict:
-    text = (f"batch {e['batch_size']} on {e['devices']} devices needs {e['need_mib_per_device']} MiB each vs "
-            f"an emulated budget of {e['budget_mib']} MiB; outcome after {e['seconds_to_outcome']} s")
+    text = (f"batch {e['batch_size']} on {e['devices']} devices needs {[fmt(v) for v in e['need_mib_per_device']]} "
+            f"MiB each vs an emulated budget of {fmt(e['budget_mib'])} MiB; outcome after "
+            f"{fmt(e['seconds_to_outcome'])} s")
     if not e["oom"]:
         return "does-not-hold", text + f": it fit (up to {e['max_batch_that_fits']} rows fit) — no error, no hang"
     if e["seconds_to_outcome"] >= e["hang_timeout_s"]:
@@ -167,12 +175,76 @@ def v_oom_hang(e: Dict[str, Any]) -> Verdict:
 
 
 def v_oom_silent(e: Dict[str, Any]) -> Verdict:
-    text = f"budget {e['budget_mib']} MiB, need {e['need_mib_per_device']} MiB per device"
+    text = f"budget {fmt(e['budget_mib'])} MiB, need {[fmt(v) for v in e['need_mib_per_device']]} MiB per device"
     if not e["oom"]:
         return "partly", text + ": memory was not exhausted in this run, so the claim was not exercised"
     if e["seconds_to_outcome"] < e["hang_timeout_s"] and "MiB" in (e["error"] or ""):
-        return "does-not-hold", text + f": failed in {e['seconds_to_outcome']} s with a clear message: {e['error'][:160]}"
-    return "holds", text + f": took {e['seconds_to_outcome']} s"
+        return "does-not-hold", (text + f": failed in {fmt(e['seconds_to_outcome'])} s with a clear message: "
+                                 + clip(e["error"], 160))
+    return "holds", text + f": took {fmt(e['seconds_to_outcome'])} s"
+
+
+def _where(ranks: List[Dict[str, Any]]) -> str:
+    return "; ".join(f"rank {r['rank']} {r['state']}"
+                     + (f" in {r['where']}" if r["where"] else f": {clip(r['error'] or 'no stack', 120)}")
+                     + f" (last step {r['last_step']})" for r in ranks)
+
+
+def v_oom_aggregation(e: Dict[str, Any]) -> Verdict:
+    raised, skipped = e.get("raise"), e.get("skip_batch")
+    if not raised or not skipped:
+        return "inconclusive", "the two runs did not both finish; run the cell again"
+    text = (f"rank 1 out of (emulated) memory at step 1 — raised: {raised['status']} after {fmt(raised['seconds'])} s "
+            f"({_where(raised['ranks'])}); caught and its batch skipped: {skipped['status']} after "
+            f"{fmt(skipped['seconds'])} s ({_where(skipped['ranks'])})")
+    waiting = any("backward" in (r["where"] or "") or "all_reduce" in (r["where"] or "") for r in skipped["ranks"])
+    if skipped["status"] == "hang" and waiting:
+        return "holds", (text + " — the rank that skipped ran one gradient all-reduce fewer, and the other waited in "
+                         "its gradient aggregation until the watchdog stopped it; an OOM that is raised instead "
+                         "ends the run with the error")
+    if raised["status"] == "hang":
+        return "holds", text
+    return "does-not-hold", text + " — neither run hung"
+
+
+def v_collectives(e: Dict[str, Any]) -> Verdict:
+    ddp = [fmt(v) for v in e["ddp_allreduces_per_step"]]
+    text = (f"DDP x{e['world_size']} ({e['ddp_backend']}, {e['ddp_status']}): {ddp} gradient all-reduce(s) per step "
+            f"and rank; DataParallel: a process group in its process: {e['dp_process_group']}, its backward graph "
+            f"{e['dp_backward_nodes']}")
+    if e["ddp_status"] != "ok":
+        return "inconclusive", text + " — the DDP run did not finish; run the cell again"
+    if not e["dp_process_group"] and all(float(v) > 0 for v in e["ddp_allreduces_per_step"]):
+        return "partly", (text + " — DDP aggregates gradients with all_reduce; DataParallel runs no collective at "
+                          "all: the replicas' gradients are summed back into the one model by autograd, through the "
+                          "backward of the replication")
+    return "holds", text
+
+
+def _growth(per: List[Dict[str, Any]]) -> Optional[float]:
+    ratios = [r["delayed"]["step_ms"]["mean"] / r["baseline"]["step_ms"]["mean"] for r in per
+              if r["baseline"]["step_ms"] and r["delayed"]["step_ms"] and r["baseline"]["step_ms"]["mean"]]
+    return min(ratios) if ratios else None
+
+
+def _link_table(e: Dict[str, Any]) -> str:
+    return "; ".join(f"rank {r['rank']}: comm {fmt(r['baseline']['comm_ms']['mean'] if r['baseline']['comm_ms'] else 0)}"
+                     f" -> {fmt(r['delayed']['comm_ms']['mean'] if r['delayed']['comm_ms'] else 0)} ms, share "
+                     f"{fmt(100 * r['baseline']['comm_share'])}% -> {fmt(100 * r['delayed']['comm_share'])}%"
+                     for r in e["per_rank"])
+
+
+def _link_noise(e: Dict[str, Any]) -> Optional[stats.Comparison]:
+    worst: Optional[stats.Comparison] = None
+    for r in e["per_rank"]:
+        a, b = as_spread(r["delayed"]["step_ms"]), as_spread(r["baseline"]["step_ms"])
+        if a is None or b is None:
+            return None
+        comparison = stats.compare(a, b)
+        if not comparison.conclusive:
+            return comparison
+        worst = comparison
+    return worst
 
 
 def v_slow_link(e: Dict[str, Any]) -> Verdict:
@@ -180,20 +252,41 @@ def v_slow_link(e: Dict[str, Any]) -> Verdict:
         return "holds", f"the run was stopped as a hang: {e['summary']}"
     if e["status"] != "ok":
         return "partly", f"run {e['status']}: {e['summary']}"
-    per = e["per_rank"]
-    growth = min(r["delayed"]["step_ms"] / r["baseline"]["step_ms"] for r in per if r["baseline"]["step_ms"])
-    table = "; ".join(f"rank {r['rank']}: comm {r['baseline']['comm_ms']} -> {r['delayed']['comm_ms']} ms, share "
-                      f"{fmt(100 * r['baseline']['comm_share'])}% -> {fmt(100 * r['delayed']['comm_share'])}%"
-                      for r in per)
-    text = (f"{e.get('backend', 'gloo')}, {e['comm_delay_ms']} ms injected per allreduce: {table}; step time "
-            f"x{fmt(growth)}; finished in {e['seconds']} s")
-    if growth >= 1.3:
+    growth = _growth(e["per_rank"])
+    text = (f"{e.get('backend', 'gloo')}, {fmt(e['comm_delay_ms'])} ms injected per allreduce: {_link_table(e)}; "
+            f"step time x{fmt(growth)}; finished in {fmt(e['seconds'])} s")
+    comparison = _link_noise(e)
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — {comparison.reason if comparison else 'no timing'}; {stats.ADVICE}"
+    if growth is not None and growth >= 1.3:
         return "partly", text + " — significantly delayed, but every step completed: slow, not hung"
     return "does-not-hold", text + " — the steps were barely delayed"
 
 
+def v_waiting(e: Dict[str, Any]) -> Verdict:
+    if e["status"] != "ok":
+        return "inconclusive", f"run {e['status']}: {e['summary']}"
+    shares = [r["delayed"]["comm_share"] for r in e["per_rank"]]
+    text = (f"with {fmt(e['comm_delay_ms'])} ms of delay on each gradient all-reduce: {_link_table(e)}; every step "
+            f"finished, in {fmt(e['seconds'])} s")
+    if shares and min(shares) > 0.5:
+        return "holds", text + " — most of each step was spent waiting on the link, and it still finished: slow, not hung"
+    return "does-not-hold", text + " — waiting was not most of the step"
+
+
+def v_stall(e: Dict[str, Any]) -> Verdict:
+    if e["status"] == "hang":
+        return "holds", f"the run stalled and was stopped: {e['summary']}"
+    growth = _growth(e["per_rank"]) if e["status"] == "ok" else None
+    text = (f"{fmt(e['comm_delay_ms'])} ms of delay on every gradient all-reduce: status {e['status']} after "
+            f"{fmt(e['seconds'])} s, step time x{fmt(growth)}")
+    if e["status"] == "ok":
+        return "does-not-hold", text + " — a delayed link lengthens each step by the delay; nothing stalls indefinitely"
+    return "partly", text + f" — {e['summary']}"
+
+
 def v_uneven(e: Dict[str, Any]) -> Verdict:
-    text = f"rows per rank {e['batches']}: status {e['status']} in {e['seconds']} s"
+    text = f"rows per rank {e['batches']}: status {e['status']} in {fmt(e['seconds'])} s"
     if e["status"] == "hang":
         return "holds", text + f" — {e['summary']}"
     if e["status"] != "ok":
@@ -201,8 +294,8 @@ def v_uneven(e: Dict[str, Any]) -> Verdict:
     if e["diverged"]:
         return "partly", text + f"; parameters diverged across ranks: {e['diverged']}"
     return "does-not-hold", (text + f"; all {e['rows_compared']} parameter/buffer checksums identical on every rank "
-                             f"(final losses {e['final_loss_per_rank']}): DDP all-reduces gradients, whose shapes do "
-                             "not depend on the batch size")
+                             f"(final loss over the global batch {fmt(e['final_loss'])}): DDP all-reduces gradients, "
+                             "whose shapes do not depend on the batch size")
 
 
 def v_identical(e: Dict[str, Any]) -> Verdict:
@@ -213,33 +306,35 @@ def v_identical(e: Dict[str, Any]) -> Verdict:
 
 
 def v_deadlock(e: Dict[str, Any]) -> Verdict:
-    f = e["faulty"]
-    where = "; ".join(f"rank {r['rank']} {r['state']} in {r['where']} (last step {r['last_step']})"
-                      for r in f["ranks"])
-    fixed = e.get("fixed")
-    fix_text = f"; with fix {fixed['fix']}: {fixed['status']} in {fixed['seconds']} s" if fixed else ""
-    if f["status"] == "hang" and e["fault"] == "slow_rank":
-        return "partly", (f"fault slow_rank: rank 1 only slept {e['sleep_s']} s, longer than hang_timeout_s "
-                          f"{e['hang_timeout_s']}, and the watchdog stopped the run after {f['seconds']} s: {where} — "
-                          f"a slow rank looks like a deadlock from outside, but nothing was deadlocked{fix_text}")
-    if f["status"] == "hang":
-        return "holds", (f"fault {e['fault']}: watchdog stopped the run after {f['seconds']} s "
-                         f"(hang_timeout_s {e['hang_timeout_s']}): {where}{fix_text}")
-    if f["status"] == "ok":
-        return "does-not-hold", f"fault {e['fault']}: no process blocked, finished in {f['seconds']} s{fix_text}"
-    return "partly", (f"fault {e['fault']}: {f['status']} after {f['seconds']} s — an error, not a deadlock (gloo here "
-                      f"aborts on mismatched collectives): {f['summary']}{fix_text}")
+    where = _where(e["ranks"])
+    if e["status"] == "hang" and e["fault"] == "slow_rank":
+        return "partly", (f"fault slow_rank: rank 1 only slept {fmt(e['sleep_s'])} s, longer than hang_timeout_s "
+                          f"{fmt(e['hang_timeout_s'])}, and the watchdog stopped the run after {fmt(e['seconds'])} s: "
+                          f"{where} — a slow rank looks like a deadlock from outside, but nothing was deadlocked")
+    if e["status"] == "hang":
+        return "holds", (f"fault {e['fault']}: watchdog stopped the run after {fmt(e['seconds'])} s "
+                         f"(hang_timeout_s {fmt(e['hang_timeout_s'])}): {where}")
+    if e["status"] == "ok":
+        return "does-not-hold", f"fault {e['fault']}: no process blocked, finished in {fmt(e['seconds'])} s"
+    return "partly", (f"fault {e['fault']}: {e['status']} after {fmt(e['seconds'])} s — an error, not a deadlock (gloo "
+                      f"here aborts on mismatched collectives): {e['summary']}")
 
 
 EXPERIMENTS = (
-    Experiment("oom", "Oversized batch vs an EMULATED device memory budget", ("DataParallel xN",), run_oom,
-               ("need_mib_per_device",), "bar: needed vs budget per device"),
+    Experiment("oom", "Oversized batch vs an EMULATED device memory budget", ("DataParallel xN",),
+               metrics=(), chart="bar: needed vs budget per device", evidence=e_oom),
+    Experiment("oom-ddp", "DDP with one rank out of memory: raised, or its batch skipped", ("raise", "skip_batch"),
+               metrics=("rank_loss",), chart="table: per-rank state", evidence=e_oom_ddp),
+    Experiment("collectives", "What aggregates the gradients: DataParallel's backward vs DDP's all-reduces",
+               ("DataParallel xN", "DDP xN"), metrics=("allreduce_buckets",), chart="table", evidence=e_collectives),
     Experiment("slow-link", "DDP: no delay vs injected comm delay, per rank", ("baseline", "delayed"),
-               run_slow_link, ("comm_ms", "step_ms"), "stacked bar: comm share per rank, both phases"),
+               metrics=("comm_ms", "step_ms"), chart="stacked bar: comm share per rank, both phases",
+               evidence=e_slow_link),
     Experiment("uneven-batches", "DDP with different batch sizes per rank (10 vs 20 rows)", ("DDP xN",),
-               run_uneven_batches, ("status",), "table: per-rank checksums"),
-    Experiment("collective-fault", "Injected fault vs the same run with a fix", ("faulty", "fixed"),
-               run_collective_fault, ("status",), "table: per-rank state and stack"),
+               metrics=("loss", "rank_loss"), chart="table: per-rank checksums", evidence=e_uneven),
+    Experiment("fault", "An injected fault: different numbers of collectives per rank", ("faulty",),
+               metrics=("rank_loss",), chart="table: per-rank state and stack", evidence=e_fault),
+    Experiment("fix", "The same fault with a fix", ("fixed",), metrics=("rank_loss",), chart="table", evidence=e_fix),
 )
 
 CLAIMS = (
@@ -247,23 +342,32 @@ CLAIMS = (
           "an out-of-memory error, which may manifest as an apparent hang.", "oom", v_oom_hang),
     Claim("oom-silent", "Running out of GPU memory (especially with large batch sizes or models) on one or more "
           "devices can cause processes to hang, often without clear error messages.", "oom", v_oom_silent),
+    Claim("oom-aggregation-hang", "This can manifest indirectly as a hang during gradient aggregation.", "oom-ddp",
+          v_oom_aggregation),
+    Claim("collectives", "Both mechanisms rely on collective operations (e.g., `all_reduce`, `all_gather`) to "
+          "aggregate gradients computed independently on different devices.", "collectives", v_collectives),
     Claim("slow-link", "If the network connecting the processes is slow or unreliable (e.g., using `gloo` over a "
           "congested network), the `all_reduce` operation used to aggregate gradients will be significantly "
           "delayed, potentially appearing as a hang.", "slow-link", v_slow_link),
+    Claim("waiting-dominates", "If the transfer speed is significantly slower than the computation speed, processes "
+          "will spend most of their time waiting, creating the illusion of a hang.", "slow-link", v_waiting),
+    Claim("stall-indefinitely", "Packets might be dropped or delayed, causing processes to stall indefinitely while "
+          "waiting for others.", "slow-link", v_stall),
     Claim("uneven-batches", "If different processes receive input tensors of varying shapes, the `all_reduce` "
           "operation will fail silently or produce incorrect results, leading to a hang.", "uneven-batches",
           v_uneven),
     Claim("identical-shapes-essential", "Employing consistent data loaders and ensuring all processes receive tensors "
           "of identical shapes and data types is essential.", "uneven-batches", v_identical),
     Claim("deadlock", "Improperly designed synchronization primitives can result in deadlocks, where multiple "
-          "processes block each other, preventing any progress.", "collective-fault", v_deadlock),
+          "processes block each other, preventing any progress.", "fault", v_deadlock),
 )
 
 SCENARIO = Scenario(
     id="hangs", title="Why DataParallel and DDP hang (and when they do not)", source=SOURCE,
-    summary="Oversized batch (emulated OOM, diagnosed, not hung); slow link (communication share per rank); "
-            "different batch sizes per rank (works) vs different numbers of steps or a skipped collective "
-            "(hangs, detected by the watchdog with per-rank stacks), and the fixes.",
+    summary="Oversized batch (emulated OOM, diagnosed, not hung; in DDP, one rank's OOM and its consequences); what "
+            "aggregates the gradients; slow link (communication share per rank); different batch sizes per rank "
+            "(works) vs different numbers of steps or a skipped collective (hangs, detected by the watchdog with "
+            "per-rank stacks), and the fixes.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("world_size"),),
 )

@@ -3,14 +3,24 @@
 Device-aware: on an NCCL process group each rank uses its GPU
 (``lab.devices.rank_device()`` = ``cuda:LOCAL_RANK``), on gloo the CPU. With
 ``emit=True`` (the notebook cells) a rank logs its metrics — tagged with the
-launch's ``run_id`` — so charts can draw them per rank; the headless
-experiments leave it off.
+launch's ``run_id`` — so charts can draw them per rank, and returns the
+metric messages it sent as ``series`` (the cell's evidence recorder adds them:
+rank frames go from the rank's process straight to the lab, not through the
+kernel).
+
+Loss: ``loss`` is always the mean over the GLOBAL batch, as the one-device and
+DataParallel variants log it, so every variant's loss line is comparable on
+one chart: each step's ``Σ_r rows_r · loss_r / Σ_r rows_r`` over the ranks,
+all-reduced once after the timed loop (a collective per step would change the
+step times being measured) and logged by rank 0 only. Each rank also logs
+its own shard's loss as ``rank_loss``. Where ranks run different numbers of
+steps (the hang experiments) no global loss exists: they log ``rank_loss`` only.
 """
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Mapping, Optional
 
 import torch
 import torch.distributed as dist
@@ -19,8 +29,49 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 import mgpulab as lab
+from mgpulab_wire import frames
 
 from . import common as c
+
+
+class _Sent:
+    """``with _Sent(emit) as sent:`` — the metric messages this rank sends inside the block (none when
+    ``emit`` is off), heartbeats left out."""
+
+    def __init__(self, emit: bool) -> None:
+        self.emit = emit
+        self.messages: List[Mapping[str, Any]] = []
+
+    def _tap(self, message: Mapping[str, Any]) -> None:
+        if message.get("type") == "metric" and set(message["values"]) != {"heartbeat"}:
+            self.messages.append(message)
+
+    def __enter__(self) -> List[Mapping[str, Any]]:
+        if self.emit:
+            frames.add_tap(self._tap)
+        return self.messages
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.emit:
+            lab.metrics.flush_deferred(True)
+            frames.remove_tap(self._tap)
+
+
+def _log_global_loss(losses: List[torch.Tensor], rows: int, first_step: int = 0,
+                     run_id: Optional[str] = None) -> List[float]:
+    """Each step's loss over the global batch (rows-weighted mean of the ranks' shard losses), from one
+    all_reduce after the loop; rank 0 logs it as ``loss``. Returns it (on every rank)."""
+    if not losses:
+        return []
+    device = losses[0].device
+    local = torch.stack([loss.detach().float().reshape(()) for loss in losses]) * float(rows)
+    total = torch.cat([local, torch.tensor([float(rows)], device=device)])
+    dist.all_reduce(total)
+    global_loss = (total[:-1] / total[-1]).tolist()
+    if dist.get_rank() == 0:
+        for i, value in enumerate(global_loss):
+            lab.log(first_step + i, loss=value, run_id=run_id)
+    return global_loss
 
 
 def _shard(x: torch.Tensor, rank: int, world: int) -> torch.Tensor:
@@ -39,11 +90,14 @@ def _ddp(module: nn.Module) -> DistributedDataParallel:
 def ddp_train(seed: int, batch: int, d_in: int, hidden: int, steps: int, lr: float,
               layers: int = 2, comm_delay_ms: float = 0.0, d_out: int = 1, optimizer: str = "sgd",
               emit: bool = False) -> Dict[str, Any]:
-    """DDP on this rank's chunk of one fixed batch; median step ms (after a warm-up step).
+    """DDP on this rank's chunk of one fixed batch (``common.data``: the batch the one-device and
+    DataParallel variants use), the model ``common.mlp`` (their model, same seed).
 
     ``emit=True`` sends one StepTimer frame per step (rank = DDP rank; tagged
-    with the launch's ``run_id``): loss, step/data/forward/backward/comm/
-    optimizer ms, samples, memory.
+    with the launch's ``run_id``): step/data/forward/backward/comm/optimizer
+    ms, samples, memory, ``rank_loss``; then rank 0 sends the global ``loss``
+    per step. Returns the mean step/forward/comm ms (warm-up left out as the
+    charts do) and, with ``emit``, the messages sent (``series``).
     """
     rank, world = dist.get_rank(), dist.get_world_size()
     device = lab.devices.rank_device()
@@ -53,20 +107,24 @@ def ddp_train(seed: int, batch: int, d_in: int, hidden: int, steps: int, lr: flo
     timer = lab.StepTimer(model, comm_delay_ms=comm_delay_ms, emit=emit)
     opt = (torch.optim.Adam(model.parameters()) if optimizer == "adam"
            else torch.optim.SGD(model.parameters(), lr=lr))
-    for step, (xb, yb) in enumerate(timer.data([(xs, ys)] * steps)):
-        with timer.phase("forward"):
-            loss = F.mse_loss(model(xb), yb)
-        with timer.phase("backward"):
-            loss.backward()
-        with timer.phase("optimizer"):
-            opt.step()
-            opt.zero_grad()
-        timer.step(step, samples=len(xb), loss=loss)
-    timer.close()
-    skip = 1 if steps > 1 else 0
+    losses: List[torch.Tensor] = []
+    with _Sent(emit) as sent:
+        for step, (xb, yb) in enumerate(timer.data([(xs, ys)] * steps)):
+            with timer.phase("forward"):
+                loss = F.mse_loss(model(xb), yb)
+            with timer.phase("backward"):
+                loss.backward()
+            with timer.phase("optimizer"):
+                opt.step()
+                opt.zero_grad()
+            timer.step(step, samples=len(xb), rank_loss=loss)
+            losses.append(loss.detach())
+        timer.close()
+        global_loss = _log_global_loss(losses, len(xs))
+    skip = 1 if steps > 2 else 0  # the charts' warm-up rule
     return {"rank": rank, "step_ms": timer.mean("step_ms", skip=skip), "forward_ms": timer.mean("forward_ms", skip=skip),
-            "comm_ms": timer.mean("comm_ms", skip=skip), "samples": len(xs),
-            "params": [p.detach().cpu().tolist() for p in model.module.parameters()]}
+            "comm_ms": timer.mean("comm_ms", skip=skip), "samples": len(xs), "loss": global_loss,
+            "series": sent}
 
 
 class PythonHeavy(nn.Module):
@@ -84,9 +142,11 @@ class PythonHeavy(nn.Module):
 
 def ddp_forward_overhead(seed: int, batch: int, d: int, depth: int, repeats: int,
                          emit: bool = False) -> Dict[str, Any]:
-    """Median forward ms of a Python-heavy model on this rank's chunk, in its own process.
+    """Forward times of a Python-heavy model on this rank's chunk, in its own process (own interpreter and GIL).
 
-    ``emit=True`` logs each timed forward as ``forward_ms`` (step = repeat index).
+    ``repeats + 1`` forwards, the first a warm-up; ``emit=True`` logs each as
+    ``forward_ms`` with ``samples`` (step = forward index, so the charts' rule
+    leaves out exactly the warm-up).
     """
     rank, world = dist.get_rank(), dist.get_world_size()
     device = lab.devices.rank_device()
@@ -94,29 +154,25 @@ def ddp_forward_overhead(seed: int, batch: int, d: int, depth: int, repeats: int
     model = _ddp(PythonHeavy(d, depth))
     x = _shard(torch.randn(batch, d), rank, world).to(device)
     times: List[float] = []
-
-    def forward() -> None:
-        t0 = time.perf_counter()
-        model(x)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        times.append((time.perf_counter() - t0) * 1000.0)
-
-    with torch.no_grad():
-        ms = c.median_ms(forward, repeats)
-    if emit:
-        for i, value in enumerate(times[-repeats:]):
-            lab.log(i, forward_ms=value, samples=len(x))
-    t = torch.tensor([ms], device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return {"rank": rank, "forward_ms": ms, "max_forward_ms": float(t)}
+    with _Sent(emit) as sent, torch.no_grad():
+        for i in range(repeats + 1):
+            t0 = time.perf_counter()
+            model(x)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            times.append((time.perf_counter() - t0) * 1000.0)
+            if emit:
+                lab.log(i, forward_ms=times[-1], samples=len(x))
+    timed = times[1:] if len(times) > 2 else times
+    return {"rank": rank, "forward_ms": sum(timed) / len(timed), "series": sent}
 
 
 def ddp_comm(seed: int, batch: int, d_in: int, hidden: int, steps: int, comm_delay_ms: float,
              emit: bool = False) -> Dict[str, Any]:
     """Steps with no delay, then the same steps with ``comm_delay_ms`` on every gradient bucket.
 
-    ``emit=True`` sends the StepTimer frames tagged "baseline" and "delayed".
+    ``emit=True`` sends the StepTimer frames tagged "baseline" and "delayed" (``steps + 1`` each, the
+    first a warm-up) and each phase's global ``loss`` from rank 0.
     """
     rank, world = dist.get_rank(), dist.get_world_size()
     device = lab.devices.rank_device()
@@ -127,47 +183,61 @@ def ddp_comm(seed: int, batch: int, d_in: int, hidden: int, steps: int, comm_del
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     out: Dict[str, Any] = {}
     step = 0
-    for label, delay in (("baseline", 0.0), ("delayed", comm_delay_ms)):
-        timer.comm_delay_ms = delay
-        timer.run_id = label
-        first = step
-        for _ in range(steps + 1):
-            with timer.phase("forward"):
-                loss = F.mse_loss(model(xs), ys)
-            with timer.phase("backward"):
-                loss.backward()
-            with timer.phase("optimizer"):
-                opt.step()
-                opt.zero_grad()
-            timer.step(step, samples=len(xs), loss=loss)
-            step += 1
-        timer.close()  # every frame of this label is out before the next label
-        rows = [m["values"] for m in timer.records if m["rank"] == rank and first + 1 <= m["step"] < step]
-        step_ms = sum(v["step_ms"] for v in rows) / len(rows)
-        comm_ms = sum(v.get("comm_ms") or 0.0 for v in rows) / len(rows)
-        out[label] = {"step_ms": step_ms, "comm_ms": comm_ms, "comm_share": comm_ms / step_ms if step_ms else 0.0}
+    with _Sent(emit) as sent:
+        for label, delay in (("baseline", 0.0), ("delayed", comm_delay_ms)):
+            timer.comm_delay_ms = delay
+            timer.run_id = label
+            first = step
+            losses: List[torch.Tensor] = []
+            for _ in range(steps + 1):
+                with timer.phase("forward"):
+                    loss = F.mse_loss(model(xs), ys)
+                with timer.phase("backward"):
+                    loss.backward()
+                with timer.phase("optimizer"):
+                    opt.step()
+                    opt.zero_grad()
+                timer.step(step, samples=len(xs), rank_loss=loss)
+                losses.append(loss.detach())
+                step += 1
+            timer.close()  # every frame of this label is out before the next label
+            _log_global_loss(losses, len(xs), first, run_id=label)
+            rows = [m["values"] for m in timer.records if m["rank"] == rank and first + 1 <= m["step"] < step]
+            step_ms = sum(v["step_ms"] for v in rows) / len(rows)
+            comm_ms = sum(v.get("comm_ms") or 0.0 for v in rows) / len(rows)
+            out[label] = {"step_ms": step_ms, "comm_ms": comm_ms, "comm_share": comm_ms / step_ms if step_ms else 0.0}
     out["rank"] = rank
+    out["series"] = sent
     return out
 
 
 def ddp_uneven_batches(seed: int, d_in: int, steps: int, batches: List[int], emit: bool = False) -> Dict[str, Any]:
-    """Each rank trains on its own batch size (the article's 10 vs 20 rows); returns per-rank state."""
+    """Each rank trains on its own batch size (the article's 10 vs 20 rows); returns per-rank state.
+
+    Logs ``rank_loss`` per step and rank, and (rank 0) the global ``loss``: the rows-weighted mean.
+    """
     rank = dist.get_rank()
     device = lab.devices.rank_device()
     x, y = c.data(seed + rank, batches[rank % len(batches)], d_in)
     x, y = x.to(device), y.to(device)
     model = _ddp(c.mlp(seed, d_in, 8))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    losses = []
-    for step in range(steps):
-        losses.append(c.train_step(model, opt, x, y))
-        if emit:
-            lab.log(step, loss=losses[-1], samples=len(x))
-        else:
-            lab.beat(step)
+    losses: List[torch.Tensor] = []
+    with _Sent(emit) as sent:
+        for step in range(steps):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+            if emit:
+                lab.log(step, rank_loss=loss, samples=len(x))
+            else:
+                lab.beat(step)
+        global_loss = _log_global_loss(losses, len(x)) if emit else []
     table = lab.rank_state(model)
-    return {"rank": rank, "rows": len(x), "losses": losses, "diverged": [row.name for row in table.diverged()],
-            "rows_compared": len(table.rows)}
+    return {"rank": rank, "rows": len(x), "losses": [float(v) for v in losses], "global_loss": global_loss,
+            "diverged": [row.name for row in table.diverged()], "rows_compared": len(table.rows), "series": sent}
 
 
 def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str, fix: str,
@@ -177,8 +247,9 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
     fault: none | uneven_steps (rank r gets a naive shard of a dataset whose size does not
     divide, so ranks run different numbers of steps) | skip_collective (rank 1 skips the
     final metric all_reduce) | slow_rank (rank 1 sleeps ``sleep_s`` before its first step).
-    fix: none | distributed_sampler | join. ``emit=True`` logs each step's loss (a rank
-    that stops or runs extra steps shows in the per-rank loss series).
+    fix: none | distributed_sampler | join. ``emit=True`` logs each step's shard loss as ``rank_loss``
+    (a rank that stops or runs extra steps shows in the per-rank series; ranks out of step have no
+    global loss).
     """
     from torch.utils.data import DataLoader, TensorDataset
     from torch.utils.data.distributed import DistributedSampler
@@ -204,19 +275,85 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
         for xb, yb in loader:
             loss = c.train_step(model, opt, xb.to(device), yb.to(device))
             if emit:
-                lab.log(steps, loss=loss, samples=len(xb))
+                lab.log(steps, rank_loss=loss, samples=len(xb))
             else:
                 lab.beat(steps)
             steps += 1
 
-    if fix == "join":
-        from torch.distributed.algorithms.join import Join
-        with Join([model]):  # type: ignore[list-item]  # DDP is a Joinable; torch 1.13's stubs do not say so
+    with _Sent(emit) as sent:
+        if fix == "join":
+            from torch.distributed.algorithms.join import Join
+            with Join([model]):  # type: ignore[list-item]  # DDP is a Joinable; torch 1.13's stubs do not say so
+                loop()
+        else:
             loop()
-    else:
-        loop()
     metric = torch.tensor([float(steps)], device=device)
     if fault == "skip_collective" and rank == 1:
         threading.Event().wait(120)  # busy elsewhere: never reaches the metric all_reduce
     dist.all_reduce(metric)
-    return {"rank": rank, "steps": steps, "seconds": time.perf_counter() - t0, "total_steps": float(metric)}
+    return {"rank": rank, "steps": steps, "seconds": time.perf_counter() - t0, "total_steps": float(metric),
+            "series": sent}
+
+
+def ddp_oom_on_one_rank(seed: int, d_in: int, rows: int, batch: int, oom_step: int, action: str,
+                        budget_mib: float, emit: bool = False) -> Dict[str, Any]:
+    """Train in lockstep; at ``oom_step`` rank 1's batch does not fit its (emulated) device memory.
+
+    action: ``raise`` (the out-of-memory error ends rank 1) | ``skip_batch`` (rank 1 catches it and
+    goes on with its next batch, as a "robust" loop might — from then on it runs one gradient
+    all-reduce fewer than the others). After the loop every rank meets at a barrier (a checkpoint).
+    """
+    from torch.utils.data import DataLoader, TensorDataset
+    rank = dist.get_rank()
+    device = lab.devices.rank_device()
+    x, y = c.data(seed + rank, rows, d_in)
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch)
+    model = _ddp(c.mlp(seed, d_in, 8))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    steps = skipped = 0
+    with _Sent(emit) as sent:
+        for step, (xb, yb) in enumerate(loader):
+            if rank == 1 and step == oom_step:
+                try:
+                    c.check_budget(model.module, [len(xb) * 100_000], budget_mib)  # this batch's activations
+                except c.EmulatedOOM as err:
+                    if action == "raise":
+                        raise
+                    print(f"rank {rank}: skipping batch {step}: {err}", flush=True)
+                    skipped += 1
+                    continue
+            loss = c.train_step(model, opt, xb.to(device), yb.to(device))
+            if emit:
+                lab.log(step, rank_loss=loss, samples=len(xb))
+            else:
+                lab.beat(step)
+            steps += 1
+    dist.barrier()
+    return {"rank": rank, "steps": steps, "skipped": skipped, "series": sent}
+
+
+def ddp_count_collectives(seed: int, d_in: int, batch: int, steps: int, emit: bool = False) -> Dict[str, Any]:
+    """DDP training steps with a comm hook that counts the gradient all-reduces (buckets) of each step,
+    logged as ``allreduce_buckets`` per step and rank."""
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    x, y = c.data(seed, batch, d_in)
+    xs, ys = _shard(x, rank, world).to(device), _shard(y, rank, world).to(device)
+    model = _ddp(c.mlp(seed, d_in, 64, layers=3))
+    count = [0]
+
+    def counting(state, bucket):  # unannotated: DDP rejects annotations other than its own types
+        count[0] += 1
+        return allreduce_hook(state, bucket)
+
+    ddp: Any = model  # torch 1.13's stubs do not declare DistributedDataParallel.register_comm_hook
+    ddp.register_comm_hook(state=None, hook=counting)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with _Sent(emit) as sent:
+        for step in range(steps):
+            count[0] = 0
+            c.train_step(model, opt, xs, ys)
+            if emit:
+                lab.log(step, allreduce_buckets=count[0], samples=len(xs))
+    return {"rank": rank, "buckets_last_step": count[0], "series": sent}

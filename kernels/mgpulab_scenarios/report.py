@@ -19,6 +19,8 @@ import math
 import sys
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from .core import clip
+
 VERDICTS_MIME = "application/vnd.mgpulab.verdicts+json"
 MAX_NUMBERS = 40
 
@@ -97,7 +99,7 @@ def _label(path: Path) -> str:
 
 def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
-        return value if not isinstance(value, str) or len(value) <= 300 else value[:297] + "…"
+        return value if not isinstance(value, str) else clip(value, 300)
     if isinstance(value, int):
         return value if abs(value) < 2 ** 53 else float(value)
     if isinstance(value, float):
@@ -106,7 +108,7 @@ def _scalar(value: Any) -> Any:
         if value == 0 or value.is_integer() and abs(value) < 1e15:
             return value
         return float(f"{value:.4g}")
-    return str(value)[:300]
+    return clip(str(value), 300)
 
 
 def _leaves(obj: Any, path: Path = (), depth: int = 0) -> Iterator[Tuple[Path, Any]]:
@@ -117,18 +119,22 @@ def _leaves(obj: Any, path: Path = (), depth: int = 0) -> Iterator[Tuple[Path, A
         for i, value in enumerate(obj):
             yield from _leaves(value, path + (i,), depth + 1)
     elif isinstance(obj, (dict, list, tuple)):
-        yield path, json.dumps(obj, default=str)[:300]
+        yield path, clip(json.dumps(obj, default=str), 300)
     else:
         yield path, obj
 
 
-def numbers(evidence: Any, reads: Sequence[Path] = (), limit: int = MAX_NUMBERS) -> List[dict]:
-    """``[{label, value}]``: evidence leaves as scalars, at most ``limit``.
+def numbers(evidence: Any, reads: Sequence[Path] = (), limit: int = MAX_NUMBERS,
+            sources: Optional[Dict[str, Dict[str, Any]]] = None) -> List[dict]:
+    """``[{label, value, source?}]``: evidence leaves as scalars, at most ``limit``.
 
     The leaves the verdict read (``reads``, from :func:`call_tracked`) come
     first, then the others, each group in evidence order. A path read without
     any of its items read counts for every leaf under it (e.g. a list used
     whole). Labels join dict keys with ``.`` and write list items as ``name[i]``.
+    A number read from the cell's metric series has its ``source`` (from the
+    evidence record: variant tag, metric, ranks, steps, statistic); ``value``
+    is rounded to 4 significant digits for display.
     """
     leaves = list(_leaves(evidence))
     read_first: List[int] = []
@@ -140,29 +146,87 @@ def numbers(evidence: Any, reads: Sequence[Path] = (), limit: int = MAX_NUMBERS)
                       if any(path[:i] in terminal for i in range(1, len(path) + 1))]
     chosen = set(read_first)
     order = read_first + [index for index in range(len(leaves)) if index not in chosen]
-    return [{"label": _label(leaves[index][0]) or "value", "value": _scalar(leaves[index][1])}
-            for index in order[:limit]]
+    out = []
+    for index in order[:limit]:
+        label = _label(leaves[index][0]) or "value"
+        item: Dict[str, Any] = {"label": label, "value": _scalar(leaves[index][1])}
+        source = (sources or {}).get(label)
+        if source is not None:
+            item["source"] = {k: v for k, v in source.items() if k != "value"}
+        out.append(item)
+    return out
+
+
+SPREAD_KEYS = ("n", "min", "median", "max", "mean")
+
+
+def spreads(evidence: Any, reads: Sequence[Path] = ()) -> List[dict]:
+    """``[{label, n, min, median, max, mean}]``: the timing spreads (``Observed.spread`` dicts) in the
+    evidence that the verdict read (all of them when ``reads`` is empty), in evidence order."""
+    read = set(reads)
+    prefixes = {p[:i] for p in read for i in range(len(p) + 1)}
+    out = []
+
+    def walk(obj: Any, path: Path) -> None:
+        if isinstance(obj, dict):
+            if set(SPREAD_KEYS) <= set(obj) and all(isinstance(obj[k], (int, float)) for k in SPREAD_KEYS):
+                if not reads or path in prefixes or any(path[:i] in read for i in range(len(path) + 1)):
+                    out.append({"label": _label(path), **{k: _scalar(float(obj[k])) if k != "n" else int(obj[k])
+                                                          for k in SPREAD_KEYS}})
+                return
+            for key, value in obj.items():
+                walk(value, path + (key,))
+        elif isinstance(obj, list):
+            for i, value in enumerate(obj):
+                walk(value, path + (i,))
+
+    walk(evidence, ())
+    return out
 
 
 # -- the report ----------------------------------------------------------------------------------
 
+def _run_ref(run: Any) -> Optional[dict]:
+    """Which cell and execution a claim's numbers came from, and the values they ran with."""
+    if not isinstance(run, dict):
+        return None
+    return {"templateId": str(run["templateId"]), "cellId": _opt_str(run.get("cellId")),
+            "executionId": _opt_str(run.get("executionId")),
+            "count": run["count"] if isinstance(run.get("count"), int) else None,
+            "recordedAt": str(run["recordedAt"]), "params": {str(k): v for k, v in run.get("params", {}).items()}}
+
+
+def _opt_str(value: Any) -> Optional[str]:
+    return None if value is None else str(value)
+
+
 def verdict_report(result: dict) -> dict:
-    """The JSON of ``VERDICTS_MIME`` from a :func:`mgpulab_scenarios.run` document."""
+    """The JSON of ``VERDICTS_MIME`` from a :func:`mgpulab_scenarios.run` document (see
+    ``server/protocol/verdict-model.ts``, which validates it)."""
     claims = []
     for claim in result.get("claims", []):
         nums = claim.get("numbers")
         if nums is None:
             nums = numbers(claim.get("evidence") or {})
+        status = claim.get("status") or ("measured" if claim.get("verdict") is not None else "failed")
         claims.append({"id": str(claim["id"]), "quote": str(claim["quote"]), "experiment": str(claim["experiment"]),
-                       "verdict": claim.get("verdict"), "explanation": str(claim.get("explanation", "")),
-                       "numbers": nums})
+                       "verdict": claim.get("verdict"), "status": str(status),
+                       "explanation": str(claim.get("explanation", "")), "numbers": nums,
+                       "spreads": list(claim.get("spreads") or []), "run": _run_ref(claim.get("run"))})
+    experiments = []
+    for e in result.get("experiments", []):
+        status = e.get("status") or ("failed" if e.get("error") else "measured")
+        experiments.append({"id": str(e["id"]), "title": str(e["title"]), "variants": [str(v) for v in e["variants"]],
+                            "seconds": float(e.get("seconds") or 0.0),
+                            "error": None if e.get("error") is None else str(e["error"]),
+                            "status": str(status), "needed": bool(e.get("needed", True)),
+                            "run": _run_ref(e.get("run")),
+                            "expectedStacks": _opt_str((e.get("evidence") or {}).get("expected_stacks"))})
     return {
         "scenario": str(result["scenario"]), "title": str(result["title"]), "source": str(result["source"]),
         "deviceMode": str(result["deviceMode"]),
         "params": {str(k): v for k, v in result.get("params", {}).items()},
-        "experiments": [{"id": str(e["id"]), "title": str(e["title"]), "variants": [str(v) for v in e["variants"]],
-                         "seconds": float(e["seconds"]), "error": None if e.get("error") is None else str(e["error"])}
-                        for e in result.get("experiments", [])],
+        "experiments": experiments,
         "claims": claims,
     }
 
@@ -171,14 +235,25 @@ def format_text(doc: dict) -> str:
     """A run's verdicts as the headless runner prints them (and a display's ``text/plain``)."""
     lines = [f"== {doc['scenario']}: {doc['title']}  [{doc['source']}]", f"   devices: {doc['deviceMode']}"]
     for exp in doc["experiments"]:
-        status = f"error: {exp['error']}" if exp["error"] else "ok"
+        status = exp.get("status") or ("failed" if exp["error"] else "measured")
+        if exp["error"]:
+            status = f"error: {exp['error']}"
+        elif status == "needs-run":
+            status = f"needs-run: {exp.get('why') or 'run its cell'}"
+        elif status == "measured" and exp.get("run"):
+            status = f"measured in execution {exp['run'].get('executionId') or '(unnamed)'}"
         lines.append(f"   experiment {exp['id']} ({exp['seconds']} s): {status}")
     for claim in doc["claims"]:
         lines.append("")
         lines.append(f"  > \"{claim['quote']}\"")
-        lines.append(f"    verdict: {str(claim['verdict']).upper()}")
+        shown = claim["verdict"] if claim["verdict"] is not None else claim.get("status")
+        lines.append(f"    verdict: {str(shown).upper()}")
         lines.append(f"    because: {claim['explanation']}")
-        lines.append("    evidence: " + json.dumps(claim["evidence"], sort_keys=True)[:600])
+        for item in claim.get("spreads") or []:
+            lines.append(f"    spread {item['label']}: min {item['min']}, median {item['median']}, max {item['max']} "
+                         f"(n={item['n']})")
+        if claim.get("evidence"):
+            lines.append("    evidence: " + clip(json.dumps(claim["evidence"], sort_keys=True), 600))
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
 from . import protocol_generated as wire
 
@@ -28,6 +28,7 @@ Sink = Callable[[wire.KernelMessage], None]
 _nonce: Optional[str] = None
 _fd = 1
 _sink: Optional[Sink] = None
+_taps: List[Sink] = []
 _write_lock = threading.Lock()
 _HEX = frozenset("0123456789abcdef")
 
@@ -51,13 +52,33 @@ def set_sink(sink: Optional[Sink]) -> None:
     _sink = sink
 
 
+def add_tap(tap: Sink) -> None:
+    """Also hand every message this process sends to ``tap`` (before it is written or dropped).
+
+    A tap only observes: the message still goes to the sink or the tty. The
+    scenario evidence recorder uses one to see exactly the metric messages a
+    cell sends for its charts, in and outside a kernel.
+    """
+    _taps.append(tap)
+
+
+def remove_tap(tap: Sink) -> None:
+    """Stop handing messages to ``tap`` (a tap not added is ignored)."""
+    try:
+        _taps.remove(tap)
+    except ValueError:
+        pass
+
+
 def encode_frame(message: Mapping[str, Any], nonce: str) -> bytes:
     body = json.dumps(message, ensure_ascii=True, allow_nan=False, default=_json_default)
     return FRAME_PREFIX + nonce.encode("ascii") + b";" + body.encode("ascii") + FRAME_END
 
 
 def emit(message: wire.KernelMessage) -> None:
-    """Send one message to the server. Outside a kernel with no sink, it is dropped."""
+    """Send one message to the server. Outside a kernel with no sink, it is dropped (taps still see it)."""
+    for tap in tuple(_taps):  # a copy: a tap may be removed from another thread meanwhile
+        tap(message)
     if _sink is not None:
         _sink(message)
         return

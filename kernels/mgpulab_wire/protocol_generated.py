@@ -8,7 +8,7 @@ Change the TypeScript definition, then run `npm run protocol:generate`;
 from __future__ import annotations
 
 import re
-from typing import Dict, Final, FrozenSet, List, Literal, Mapping, NotRequired, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Dict, Final, FrozenSet, List, Literal, Mapping, NotRequired, Optional, Pattern, Sequence, Tuple, TypedDict, Union
 
 from ._checks import ProtocolError as ProtocolError  # re-exported: what every constructor raises
 from ._checks import check_bool, check_enum, check_fields, check_int, check_list, check_number, check_record, check_str
@@ -67,7 +67,8 @@ _CHOICES_33: Final[Tuple[Literal["info", "warning", "error"], ...]] = ("info", "
 _REQUIRED_34: Final[Tuple[str, ...]] = ("type", "plan")
 _KNOWN_35: Final[FrozenSet[str]] = frozenset(("type", "runId", "plan"))
 _REQUIRED_36: Final[Tuple[str, ...]] = ("type", "id", "code")
-_REQUIRED_37: Final[Tuple[str, ...]] = ("type",)
+_PATTERN_37: Final[Pattern[str]] = re.compile("^[A-Za-z0-9_-]+\\Z")
+_REQUIRED_38: Final[Tuple[str, ...]] = ("type",)
 
 
 class DevicePlan(TypedDict):
@@ -182,6 +183,8 @@ class ExecuteRequest(TypedDict):
     type: Literal["execute"]
     id: str
     code: str
+    cellId: NotRequired[str]
+    executionId: NotRequired[str]
 
 
 class PingRequest(TypedDict):
@@ -375,6 +378,10 @@ def _check_execute_request(value: object, where: str) -> ExecuteRequest:
         "id": check_str(fields["id"], where + ".id"),
         "code": check_str(fields["code"], where + ".code"),
     }
+    if "cellId" in fields:
+        checked["cellId"] = check_str(fields["cellId"], where + ".cellId", min_length=1, max_length=64, pattern=_PATTERN_37)
+    if "executionId" in fields:
+        checked["executionId"] = check_str(fields["executionId"], where + ".executionId", min_length=1, max_length=64, pattern=_PATTERN_37)
     return checked
 
 
@@ -397,7 +404,7 @@ def _check_stacks_request(value: object, where: str) -> StacksRequest:
 
 
 def _check_shutdown_request(value: object, where: str) -> ShutdownRequest:
-    check_fields(value, where, _REQUIRED_37, None)
+    check_fields(value, where, _REQUIRED_38, None)
     checked: ShutdownRequest = {
         "type": "shutdown",
     }

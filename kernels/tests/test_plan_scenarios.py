@@ -96,6 +96,7 @@ def test_nccl_asked_for_more_ranks_than_gpus_names_the_largest_world_size(gpus):
 def test_what_a_run_says_is_what_the_plan_says():
     """On this host: the headless run's device mode is the plan's label for its values."""
     import mgpulab as lab
-    doc = sc.run("params-not-updated", {"steps": 1, "batch_size": 8}, experiments=["in-forward"])
+    from mgpulab_scenarios.headless import run_scenario
+    doc = run_scenario("params-not-updated", {"steps": 1, "batch_size": 8}, only=["in-forward"])
     assert doc["deviceMode"] == (f"{lab.device_mode(2, 'DataParallel')['label']}; "
                                  f"DDP: {lab.device_mode(2, 'DDP')['label']}")

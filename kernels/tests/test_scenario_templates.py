@@ -168,7 +168,7 @@ def test_scaling_cell_logs_variant_tagged_per_device_and_per_rank_metrics():
     steps = 3  # timing_repeats + the warm-up step
     phases = {"data_ms", "forward_ms", "backward_ms", "optimizer_ms", "step_ms", "samples", "memory_mib"}
     for tag, ranks in (("1 device", [0]), ("DataParallel x2", [0, 1]), ("DDP x2", [0, 1])):
-        rows = by_tag[tag]
+        rows = [m for m in by_tag[tag] if "step_ms" in m["values"]]  # the step timer's frames
         assert sorted({m["rank"] for m in rows}) == ranks, tag
         for rank in ranks:
             mine = [m for m in rows if m["rank"] == rank]
@@ -177,10 +177,16 @@ def test_scaling_cell_logs_variant_tagged_per_device_and_per_rank_metrics():
                 assert phases <= set(m["values"]), (tag, rank, m["values"])
                 assert m["values"]["samples"] == (8.0 if tag == "1 device" else 4.0)
                 assert m["values"]["memory_mib"] > 0
-        loss_rows = [m for m in rows if "loss" in m["values"]]
-        assert {m["rank"] for m in loss_rows} == (set(ranks) if tag == "DDP x2" else {0})
+        # loss is the mean over the global batch in every variant, one line each: DDP's from rank 0
+        loss_rows = [m for m in by_tag[tag] if "loss" in m["values"]]
+        assert {m["rank"] for m in loss_rows} == {0} and sorted(m["step"] for m in loss_rows) == list(range(steps))
         assert all(m["values"]["loss"] is not None for m in loss_rows)
-    assert all("comm_ms" in m["values"] for m in by_tag["DDP x2"])  # gradients all-reduced
+    ddp_ranks = {m["rank"] for m in by_tag["DDP x2"] if "rank_loss" in m["values"]}
+    assert ddp_ranks == {0, 1}  # each rank's own shard loss, under its own name
+    losses = {tag: [m["values"]["loss"] for m in sorted(by_tag[tag], key=lambda m: m["step"]) if "loss" in m["values"]]
+              for tag in by_tag}
+    assert losses["DDP x2"][0] == pytest.approx(losses["1 device"][0], rel=1e-5)  # same batch, same start
+    assert all("comm_ms" in m["values"] for m in by_tag["DDP x2"] if "step_ms" in m["values"])  # all-reduced
     dp1 = [m["values"] for m in by_tag["DataParallel x2"] if m["rank"] == 1]
     assert all(v["optimizer_ms"] == 0.0 and v["forward_ms"] == v["apply_ms"] for v in dp1)
     dp0 = [m["values"] for m in by_tag["DataParallel x2"] if m["rank"] == 0]
@@ -281,7 +287,7 @@ def test_text_that_quotes_values_follows_the_form():
     assert "With batch_size=10 on 3 devices" in about and "a batch of 10 rows over 3 devices" in about
     assert "64" not in about.split("**Claims tested here:**")[0]  # nothing stale from the defaults
     intro = sc.render("dp-basics/intro", values)
-    assert "| `batch_size` | 10 |" in intro and "| `devices` | 3 |" in intro
+    assert "| `batch_size` | `10` |" in intro and "| `devices` | `3` |" in intro
 
 
 def test_explanations_that_give_the_answer_away_are_their_own_cells():

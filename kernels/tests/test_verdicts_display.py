@@ -42,16 +42,32 @@ def _check_report(report: dict) -> None:
         assert isinstance(report[key], str)
     assert all(isinstance(v, (str, int, float, bool)) for v in report["params"].values())
     for e in report["experiments"]:
-        assert set(e) == {"id", "title", "variants", "seconds", "error"}
+        assert set(e) == {"id", "title", "variants", "seconds", "error", "status", "needed", "run", "expectedStacks"}
         assert isinstance(e["seconds"], float) and (e["error"] is None or isinstance(e["error"], str))
         assert all(isinstance(v, str) for v in e["variants"])
+        assert e["status"] in sc.STATUSES and isinstance(e["needed"], bool)
+        assert e["expectedStacks"] is None or isinstance(e["expectedStacks"], str)
+        _check_run(e["run"])
     for c in report["claims"]:
-        assert set(c) == {"id", "quote", "experiment", "verdict", "explanation", "numbers"}
-        assert c["verdict"] in (None, *sc.VERDICTS)
+        assert set(c) == {"id", "quote", "experiment", "verdict", "status", "explanation", "numbers", "spreads", "run"}
+        assert c["verdict"] in (None, *sc.VERDICTS) and c["status"] in sc.STATUSES
+        assert (c["verdict"] is None) == (c["status"] != "measured")
         assert len(c["numbers"]) <= 40
         for n in c["numbers"]:
-            assert set(n) == {"label", "value"} and isinstance(n["label"], str)
+            assert set(n) in ({"label", "value"}, {"label", "value", "source"}) and isinstance(n["label"], str)
             assert n["value"] is None or isinstance(n["value"], (str, int, float, bool))
+            if "source" in n:
+                assert {"tag", "metric", "ranks", "steps", "statistic"} <= set(n["source"])
+        for item in c["spreads"]:
+            assert set(item) == {"label", "n", "min", "median", "max", "mean"}
+        _check_run(c["run"])
+
+
+def _check_run(run) -> None:
+    if run is None:
+        return
+    assert set(run) == {"templateId", "cellId", "executionId", "count", "recordedAt", "params"}
+    assert isinstance(run["templateId"], str) and isinstance(run["recordedAt"], str)
 
 
 def test_bundle_has_text_and_verdicts_json():
@@ -67,7 +83,8 @@ def test_bundle_has_text_and_verdicts_json():
                       "phases_ms.gather": 1e-9, "rows[0].devices": 1, "rows[0].ok": True, "label": "x",
                       "nothing": None, "nan": None, "big": 1e30}
     assert report["claims"][1] == {"id": "other", "quote": "q", "experiment": "broken", "verdict": None,
-                                   "explanation": "experiment failed", "numbers": []}
+                                   "status": "failed", "explanation": "experiment failed", "numbers": [],
+                                   "spreads": [], "run": None}
 
 
 def test_numbers_prefer_what_the_verdict_read_and_stay_bounded():
@@ -87,10 +104,16 @@ def test_numbers_prefer_what_the_verdict_read_and_stay_bounded():
 
 
 def test_a_headless_run_carries_numbers_read_by_each_verdict():
-    doc = sc.run("dp-basics", {"batch_size": 6, "devices": 4}, experiments=["split"])
+    from mgpulab_scenarios.headless import run_scenario
+    doc = run_scenario("dp-basics", {"batch_size": 6, "devices": 4, "timing_repeats": 2}, only=["split"])
     claim = next(c for c in doc["claims"] if c["id"] == "splits-evenly")
     labels = [n["label"] for n in claim["numbers"]]
     assert labels[:3] == ["batch_size", "devices", "samples_per_device[0]"]
+    # a number read from the cell's metric series says which series and statistic it is
+    first = claim["numbers"][2]
+    assert first["value"] == 2 and first["source"] == {"tag": "DataParallel x4", "metric": "samples", "ranks": [0],
+                                                       "steps": [1, 2], "statistic": "mean"}
+    assert claim["run"]["templateId"] == "dp-basics/split" and claim["run"]["executionId"].startswith("cli-")
     report = verdict_report(doc)
     _check_report(report)
     json.dumps(report, allow_nan=False)

@@ -215,3 +215,21 @@ def test_lab_log_with_a_too_long_run_id_raises_in_the_cell():
     assert any("lab.log(1, loss=0.5" in line for line in errors[0]["traceback"]), "the traceback points at the cell"
     reply = next(m for m in sent if m["type"] == "execute_reply")
     assert reply["status"] == "error" and kinds[-1] == "status"
+
+
+def test_a_tap_sees_every_message_sent_whether_it_is_written_captured_or_dropped():
+    seen, captured = [], []
+    frames.add_tap(seen.append)
+    try:
+        pong = wire.pong_message(id="p-1")
+        frames.emit(pong)  # no sink, no nonce here: dropped, but seen
+        frames.set_sink(captured.append)
+        try:
+            frames.emit(wire.pong_message(id="p-2"))
+        finally:
+            frames.set_sink(None)
+    finally:
+        frames.remove_tap(seen.append)
+    frames.emit(wire.pong_message(id="p-3"))  # after removal: not seen
+    frames.remove_tap(seen.append)  # removing twice is harmless
+    assert [m["id"] for m in seen] == ["p-1", "p-2"] and [m["id"] for m in captured] == ["p-2"]

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { chooseInterpreter } from "../kernel/python-interpreter";
 import type { CellTemplate, ParameterValue, ScenarioSummary } from "../core/protocol/notebook-model";
-import { parameterFieldSchema, parameterValueSchema, predictQuestionSchema } from "../core/protocol/notebook-schemas";
+import { parameterFieldSchema, parameterValueSchema, predictQuestionSchema, templateGuideSchema } from "../core/protocol/notebook-schemas";
 import { ScenarioService } from "./scenario-service";
 
 const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), summary: z.string() }));
@@ -17,7 +17,7 @@ const templateSchema = z.object({
   parameters: z.record(z.string(), parameterValueSchema),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
-  revealAfter: z.array(z.string()).optional(),
+  revealAfter: templateGuideSchema.shape.revealAfter,
 });
 const cellsSchema = z.array(z.object({ kind: z.enum(["code", "markdown"]), source: z.string(), template: templateSchema.nullable() }));
 const renderedSchema = z.object({ source: z.string(), template: templateSchema });

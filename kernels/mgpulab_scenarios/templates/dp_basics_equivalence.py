@@ -1,24 +1,49 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import copy, torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
+from mgpulab_scenarios import evidence
+run = evidence.start("dp-basics/equivalence", batch_size=PARAM.batch_size, devices=PARAM.devices,
+                     placement=PARAM.placement, hidden=PARAM.hidden, d_in=PARAM.d_in, steps=PARAM.steps, lr=PARAM.lr,
+                     seed=PARAM.seed)
 devices, dev = PARAM.devices, lab.devices.device(0, PARAM.placement)
 torch.manual_seed(PARAM.seed + 1)
-single = nn.Sequential(nn.Linear(PARAM.d_in, PARAM.hidden), nn.ReLU(), nn.Linear(PARAM.hidden, 1)).to(dev)
-wrapped = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(devices)), placement=PARAM.placement)
+start = nn.Sequential(nn.Linear(PARAM.d_in, PARAM.hidden), nn.ReLU(), nn.Linear(PARAM.hidden, 1)).to(dev)
 g = torch.Generator().manual_seed(PARAM.seed)
 x = torch.randn(PARAM.batch_size, PARAM.d_in, generator=g).to(dev)
 y = torch.randn(PARAM.batch_size, 1, generator=g).to(dev)
-for m in (single, wrapped):
-    F.mse_loss(m(x), y).backward()
-diff = max((a.grad - b.grad).abs().max().item() for a, b in zip(single.parameters(), wrapped.parameters()))
-print("max |grad(1 device) - grad(DataParallel)|:", diff)
+def grads(m):
+    return [p.grad.detach().clone() for p in m.parameters()]
+def max_diff(a, b):
+    return max((u - v).abs().max().item() for u, v in zip(a, b))
+# one backward each, same start, same data
+single, primary = copy.deepcopy(start), copy.deepcopy(start)
+F.mse_loss(single(x), y).backward()
+F.mse_loss(lab.DataParallel(primary, device_ids=list(range(devices)), placement=PARAM.placement)(x), y).backward()
+print("max |grad(1 device) - grad(DataParallel)|:", max_diff(grads(single), grads(primary)))
+# what each device would compute on its own chunk: averaging those mean-loss gradients, or summing each chunk's
+# share of the full-batch loss
+own, share = [], []
+for cx, cy in zip(x.chunk(devices), y.chunk(devices)):
+    m = copy.deepcopy(start); F.mse_loss(m(cx), cy).backward(); own.append(grads(m))
+    m = copy.deepcopy(start); (F.mse_loss(m(cx), cy, reduction="sum") / len(x)).backward(); share.append(grads(m))
+averaged = [sum(g) / len(own) for g in zip(*own)]
+summed = [sum(g) for g in zip(*share)]
 # same start, same data: train both and compare the loss curves
-for label, m in (("1 device", single), (f"DataParallel x{devices}", wrapped)):
+final = {}
+for label, m in (("1 device", copy.deepcopy(start)),
+                 (f"DataParallel x{devices}", lab.DataParallel(copy.deepcopy(start), device_ids=list(range(devices)),
+                                                              placement=PARAM.placement))):
     opt = torch.optim.SGD(m.parameters(), lr=PARAM.lr)
     for step in range(PARAM.steps):
         opt.zero_grad()
-        loss = F.mse_loss(m(x), y)
+        loss = F.mse_loss(m(x), y)  # the mean over the whole batch, for both variants
         loss.backward()
         opt.step()
         lab.log(step, loss=loss, run_id=label)
+    final[label] = [p.detach().clone() for p in m.parameters()]
     print(f"{label}: loss {loss.item():.6f} at step {step}")
+run.finish(chunk_rows=[len(c) for c in x.chunk(devices)], max_grad_diff=max_diff(grads(single), grads(primary)),
+           grad_scale=max(g.abs().max().item() for g in grads(single)),
+           max_grad_diff_vs_sum_of_device_grads=max_diff(summed, grads(primary)),
+           max_grad_diff_vs_mean_of_device_mean_grads=max_diff(averaged, grads(primary)),
+           max_param_diff_after_steps=max_diff(*final.values()))

@@ -1,41 +1,37 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import torch, torch.nn.functional as F, mgpulab as lab
-from torch import nn
-from mgpulab_scenarios import rank_fns
-devices, steps, dev = PARAM.devices, PARAM.num_steps, lab.devices.device(0, PARAM.placement)
-def large_model(i, h):
-    return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(),
-                         nn.Linear(h, h), nn.ReLU(), nn.Linear(h, i))
-g = torch.Generator().manual_seed(PARAM.seed)
-x = torch.randn(PARAM.batch_size, PARAM.input_size, generator=g).to(dev)
-y = torch.randn(PARAM.batch_size, PARAM.input_size, generator=g).to(dev)
-step_ms = {}
-for n in sorted({1, devices}):
+from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import data, mlp  # one batch and one model for every variant, the DDP ranks' too
+run = evidence.start("dp-not-starting/large-model", devices=PARAM.devices, placement=PARAM.placement,
+                     input_size=PARAM.input_size, hidden_size=PARAM.hidden_size, batch_size=PARAM.batch_size,
+                     num_steps=PARAM.num_steps, seed=PARAM.seed)
+devices, steps, dev = PARAM.devices, PARAM.num_steps + 1, lab.devices.device(0, PARAM.placement)  # + a warm-up step
+x, y = data(PARAM.seed, PARAM.batch_size, PARAM.input_size, PARAM.input_size, to=dev)
+for n in range(1, devices + 1):
     label = "1 device" if n == 1 else f"DataParallel x{n}"
-    torch.manual_seed(PARAM.seed + 1)
-    model = large_model(PARAM.input_size, PARAM.hidden_size).to(dev)
+    # the article's LargeModel: Linear(i, h), ReLU, Linear(h, h), ReLU, Linear(h, h), ReLU, Linear(h, i)
+    model = mlp(PARAM.seed, PARAM.input_size, PARAM.hidden_size, PARAM.input_size, layers=4, to=dev)
     m = model if n == 1 else lab.DataParallel(model, device_ids=list(range(n)), placement=PARAM.placement)
     opt = torch.optim.Adam(m.parameters())
-    timer = lab.StepTimer(m, run_id=label)  # frames per step and device, tagged with the variant
-    for step in range(steps):
+    timer = lab.StepTimer(m, run_id=label)  # DataParallel's scatter / replicate / gather are phases it logs
+    for step, (xb, yb) in enumerate(timer.data([(x, y)] * steps)):
         with timer.phase("forward"):
-            loss = F.mse_loss(m(x), y)
+            loss = F.mse_loss(m(xb), yb)
         with timer.phase("backward"):
             loss.backward()
         with timer.phase("optimizer"):
             opt.step(); opt.zero_grad()
         timer.step(step, samples=PARAM.batch_size, loss=loss)
     timer.close()
-    step_ms[label] = timer.mean("step_ms", skip=1)
-    if n > 1:
-        print("  last forward:", m.last_phases.to_dict())
 if devices > 1:  # the same model and batch on DDP ranks, one shard each
-    label = f"DDP x{devices}"
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=label, placement=PARAM.placement,
-                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.input_size, d_out=PARAM.input_size,
-                                    hidden=PARAM.hidden_size, layers=4, steps=steps, lr=0.001, optimizer="adam",
-                                    emit=True),
+    result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.input_size,
+                                    d_out=PARAM.input_size, hidden=PARAM.hidden_size, layers=4, steps=steps,
+                                    lr=0.001, optimizer="adam", emit=True),
                         timeout_s=60, time_limit_s=120, hang_timeout_s=60)
-    step_ms[label] = max(r["step_ms"] for r in result.results) if result.ok else None
-for label, ms in step_ms.items():
-    print(f"{label:>16}: " + (f"{ms:.2f} ms/step" if ms else "no result"))
+    run.add_ranks(result)
+for row in run.finish(params=sum(p.numel() for p in model.parameters()), steps_asked=steps)["variants"]:
+    t = row["step_ms"]
+    print(f"{row['tag']:>16}: " + (f"{t['mean']:.2f} ms/step (median {t['median']:.2f}, min {t['min']:.2f}, "
+                                   f"max {t['max']:.2f})" if t else "no result")
+          + (f", transfers {100 * row['transfer_share']:.0f}% of the step" if row.get("transfer_share") else ""))

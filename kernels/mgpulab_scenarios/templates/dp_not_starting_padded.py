@@ -1,9 +1,12 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
-import torch, mgpulab as lab
+import copy, torch, mgpulab as lab
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
-lengths = [10, 20, 30, 40, 5, 15, 25, 35]
-trim = PARAM.trim_padding
+from mgpulab_scenarios import evidence
+run = evidence.start("dp-not-starting/padded", devices=PARAM.devices, placement=PARAM.placement,
+                     seq_batch_size=PARAM.seq_batch_size, trim_padding=PARAM.trim_padding, seed=PARAM.seed)
+lengths = [10, 20, 30, 40, 5, 15, 25, 35]  # the article's Example 1
+trim, dev = PARAM.trim_padding, lab.devices.device(0, PARAM.placement)
 class SeqModel(nn.Module):
     def __init__(self):
         super().__init__(); self.linear = nn.Linear(10, 20)
@@ -11,14 +14,21 @@ class SeqModel(nn.Module):
         out = self.linear(x)
         return out[:, :int(lengths.max())] if trim else out
 torch.manual_seed(PARAM.seed)
-model = lab.DataParallel(SeqModel().to(lab.devices.device(0, PARAM.placement)), device_ids=list(range(PARAM.devices)),
-                         placement=PARAM.placement)
-bs = PARAM.seq_batch_size
+single = SeqModel().to(dev)
+model = lab.DataParallel(copy.deepcopy(single), device_ids=list(range(PARAM.devices)), placement=PARAM.placement)
+g = torch.Generator().manual_seed(PARAM.seed)
+seqs = [torch.randn(n, 10, generator=g) for n in lengths]
+bs, batches = PARAM.seq_batch_size, []
 for i in range(0, len(lengths), bs):
-    seqs = [torch.randn(n, 10) for n in lengths[i:i + bs]]
-    x, l = pad_sequence(seqs, batch_first=True), torch.tensor(lengths[i:i + bs])
+    x, l = pad_sequence(seqs[i:i + bs], batch_first=True).to(dev), torch.tensor(lengths[i:i + bs]).to(dev)
+    row = {"batch": i // bs, "shape": list(x.shape), "lengths": lengths[i:i + bs]}
     try:
-        out = model(x, lengths=l)
-        print("batch", i // bs, "ok", tuple(out.shape), "chunks", model.last_phases.samples)
+        out, ref = model(x, lengths=l), single(x, l)
+        row.update(ok=True, chunks=list(model.last_phases.samples), out_shape=list(out.shape),
+                   max_diff_vs_single=(out - ref).abs().max().item() if out.shape == ref.shape else None)
+        print("batch", row["batch"], "ok", tuple(out.shape), "chunks", row["chunks"])
     except Exception as err:
-        print("batch", i // bs, "FAILED:", str(err).splitlines()[0])
+        row.update(ok=False, error=f"{type(err).__name__}: {' '.join(str(err).split())}")
+        print("batch", row["batch"], "FAILED:", str(err).splitlines()[0])
+    batches.append(row)
+run.finish(batches=batches)

@@ -1,10 +1,15 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import mgpulab as lab
-from mgpulab_scenarios import rank_fns
+from mgpulab_scenarios import evidence, rank_fns
+run = evidence.start("hangs/slow-link", world_size=PARAM.world_size, placement=PARAM.placement,
+                     comm_delay_ms=PARAM.comm_delay_ms, steps=PARAM.steps, seed=PARAM.seed)
 world_size = PARAM.world_size
 result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
                     kwargs=dict(seed=PARAM.seed, batch=64, d_in=16, hidden=64, steps=PARAM.steps,
                                 comm_delay_ms=PARAM.comm_delay_ms, emit=True),
                     hang_timeout_s=30, placement=PARAM.placement)
+run.add_ranks(result)
 for r in result.results:
-    print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
+    if r:
+        print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
+run.finish(status=result.status, summary=result.summary, seconds=result.duration_s, backend=result.backend)

@@ -1,5 +1,9 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import torch, torch.nn as nn, mgpulab as lab
+from mgpulab_scenarios import evidence
+run = evidence.start("params-not-updated/in-forward", devices=PARAM.devices, placement=PARAM.placement,
+                     batch_size=PARAM.batch_size, input_size=PARAM.input_size, output_size=PARAM.output_size,
+                     steps=PARAM.steps)
 devices, dev = PARAM.devices, lab.devices.device(0, PARAM.placement)
 class Stateful(nn.Module):
     def __init__(self):
@@ -17,3 +21,4 @@ for label in ("1 device", f"DataParallel x{devices}"):
         lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
     print(f"{label}: calls {net.calls}, rows_seen {net.rows_seen.item():.0f}")
 print(lab.replica_state(model).render())
+run.finish(rows_per_device=list(model.last_phases.samples))

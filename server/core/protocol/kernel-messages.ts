@@ -112,8 +112,12 @@ export type KernelMessage = z.infer<typeof kernelMessageSchema>;
 export type KernelMessageType = KernelMessage["type"];
 export type KernelMessageOf<T extends KernelMessageType> = Extract<KernelMessage, { type: T }>;
 
+/** A cell or execution id as the server sends it with a request: letters, digits, _ and -, at most 64. */
+const executionRef = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/);
+
 export const kernelRequestSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("execute"), id: z.string(), code: z.string() }),
+  /** `cellId` / `executionId`: which notebook cell and which of its executions this is (the toolkit records them with evidence). */
+  z.object({ type: z.literal("execute"), id: z.string(), code: z.string(), cellId: executionRef.optional(), executionId: executionRef.optional() }),
   z.object({ type: z.literal("ping"), id: z.string() }),
   /** Python stacks of the kernel and its registered child processes (answered even while a cell runs). */
   z.object({ type: z.literal("stacks"), id: z.string() }),

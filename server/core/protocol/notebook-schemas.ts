@@ -58,7 +58,7 @@ export const predictQuestionSchema = z.object({
 export const templateGuideSchema = z.object({
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
-  revealAfter: z.array(z.string()).optional(),
+  revealAfter: z.array(z.string().max(200)).max(100).optional(),
 });
 
 export const cellTemplateSchema = z.object({
@@ -67,7 +67,7 @@ export const cellTemplateSchema = z.object({
   detached: z.boolean(),
   fields: z.array(parameterFieldSchema),
   question: predictQuestionSchema.nullable(),
-  revealAfter: z.array(z.string()).optional(),
+  revealAfter: templateGuideSchema.shape.revealAfter,
 });
 
 /** true only when A and B are the same type: a schema that drifts from its type breaks the build. */
