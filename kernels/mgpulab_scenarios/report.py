@@ -105,9 +105,8 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             return None
-        if value == 0 or value.is_integer() and abs(value) < 1e15:
-            return value
-        return float(f"{value:.4g}")
+        # Full precision: the number must equal the charts' statistic of the same series (the UI rounds it for display).
+        return value
     return clip(str(value), 300)
 
 
@@ -134,7 +133,7 @@ def numbers(evidence: Any, reads: Sequence[Path] = (), limit: int = MAX_NUMBERS,
     whole). Labels join dict keys with ``.`` and write list items as ``name[i]``.
     A number read from the cell's metric series has its ``source`` (from the
     evidence record: variant tag, metric, ranks, steps, statistic); ``value``
-    is rounded to 4 significant digits for display.
+    keeps full precision, so it equals that statistic (displays round it).
     """
     leaves = list(_leaves(evidence))
     read_first: List[int] = []
@@ -250,7 +249,7 @@ def format_text(doc: dict) -> str:
         lines.append(f"    verdict: {str(shown).upper()}")
         lines.append(f"    because: {claim['explanation']}")
         for item in claim.get("spreads") or []:
-            lines.append(f"    spread {item['label']}: min {item['min']}, median {item['median']}, max {item['max']} "
+            lines.append(f"    spread {item['label']}: min {item['min']:.4g}, median {item['median']:.4g}, max {item['max']:.4g} "
                          f"(n={item['n']})")
         if claim.get("evidence"):
             lines.append("    evidence: " + clip(json.dumps(claim["evidence"], sort_keys=True), 600))

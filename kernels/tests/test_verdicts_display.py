@@ -79,7 +79,7 @@ def test_bundle_has_text_and_verdicts_json():
     assert report["experiments"][1]["error"] == "RuntimeError: boom"
     assert "evidence" not in report["claims"][0]
     values = {n["label"]: n["value"] for n in report["claims"][0]["numbers"]}
-    assert values == {"samples_per_device[0]": 4, "samples_per_device[1]": 3, "phases_ms.scatter": 0.1235,
+    assert values == {"samples_per_device[0]": 4, "samples_per_device[1]": 3, "phases_ms.scatter": 0.123456789,  # full precision: displays round, the number equals its statistic
                       "phases_ms.gather": 1e-9, "rows[0].devices": 1, "rows[0].ok": True, "label": "x",
                       "nothing": None, "nan": None, "big": 1e30}
     assert report["claims"][1] == {"id": "other", "quote": "q", "experiment": "broken", "verdict": None,

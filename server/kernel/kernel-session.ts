@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
 import { assertNever } from "../core/assert-never";
-import type { KernelMessage, KernelMessageOf } from "../core/protocol/kernel-messages";
+import { executionRef, type KernelMessage, type KernelMessageOf } from "../core/protocol/kernel-messages";
 import { KernelChannel, KernelStartError, describeExit } from "./kernel-channel";
 import type { KernelHost } from "./kernel-host";
 import type { PtyExit } from "./pty-process";
@@ -49,9 +49,16 @@ export interface KernelSessionOptions {
   onLog?: (level: "info" | "warning" | "error", message: string) => void;
 }
 
+/** Which notebook cell, and which of its executions, a run is: the kernel tells library code (scenario evidence records it). */
+export interface ExecutionRef {
+  cellId: string;
+  executionId: string;
+}
+
 interface Execution {
   id: string;
   code: string;
+  ref: ExecutionRef | null;
   sink: ExecutionSink;
   startedAt: number;
   /** The kernel said "busy" for it: an interrupt now reaches its code. */
@@ -110,8 +117,8 @@ export class KernelSession {
     return this.starting;
   }
 
-  execute(code: string, sink: ExecutionSink): string {
-    const execution: Execution = { id: randomUUID(), code, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
+  execute(code: string, sink: ExecutionSink, ref: ExecutionRef | null = null): string {
+    const execution: Execution = { id: randomUUID(), code, ref, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
     if (this.currentStatus.state === "dead") {
       // A dead kernel is restarted on purpose, never behind the user's back:
       // the reason it died stays on screen until they choose to restart.
@@ -221,7 +228,9 @@ export class KernelSession {
     this.armWatchdog();
     this.setStatus({ state: "busy", info: this.info });
     next.sink.started();
-    this.channel.send({ type: "execute", id: next.id, code: next.code });
+    // An id the protocol cannot carry (a cell id from an old import) is left out rather than failing the run.
+    const ref = next.ref && executionRef.safeParse(next.ref.cellId).success && executionRef.safeParse(next.ref.executionId).success ? next.ref : {};
+    this.channel.send({ type: "execute", id: next.id, code: next.code, ...ref });
   }
 
   private onMessage(message: KernelMessage): void {

@@ -324,17 +324,18 @@ export class NotebookRuntime {
     for (const cell of cells) {
       if (cell.kind !== "code") continue;
       this.setRunState(cell.id, "queued");
-      this.kernel.execute(cell.source, this.sinkFor(cell.id, sourceHash(cell.source)));
+      // The id is the stored execution's: what the kernel records evidence under is what the charts read.
+      const executionId = randomUUID();
+      this.kernel.execute(cell.source, this.sinkFor(cell.id, executionId, sourceHash(cell.source)), { cellId: cell.id, executionId });
     }
   }
 
-  private sinkFor(cellId: string, ranSourceHash: string): ExecutionSink {
+  private sinkFor(cellId: string, executionId: string, ranSourceHash: string): ExecutionSink {
     let record: ExecutionRecord | null = null;
     return {
       started: () => {
         this.clearOutputs(cellId, { persist: false });
         this.recorders.set(cellId, new OutputRecorder(this.options.outputBudget));
-        const executionId = randomUUID();
         this.metricsTarget = { cellId, executionId, live: null, inDocument: true };
         const cell = this.cellOf(cellId);
         const status = this.kernel.status;

@@ -9,7 +9,11 @@ import { after, before, describe, it } from "node:test";
 import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { sourceHash } from "../../server/core/protocol/source-hash";
+import type { ExecutionMetrics } from "../../server/core/protocol/metrics-model";
+import { VERDICTS_MIME } from "../../server/core/protocol/metrics-model";
+import { verdictReportSchema, type VerdictReport } from "../../server/core/protocol/verdict-model";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { recompute } from "../helpers/verdict-recompute";
 
 const LIMIT = { timeout: 300_000 };
 const SCENARIO = "params-not-updated";
@@ -26,8 +30,8 @@ describe("running a scenario's verdicts cell", () => {
     await harness.close();
   });
 
-  async function open(): Promise<NotebookDocument> {
-    const created = await client.sendLab({ op: "create-from-scenario", scenarioId: SCENARIO, params: {} });
+  async function open(scenarioId = SCENARIO, params: Record<string, number | string | boolean> = {}): Promise<NotebookDocument> {
+    const created = await client.sendLab({ op: "create-from-scenario", scenarioId, params });
     assert.ok(created.ok && created.notebook, created.ok ? "" : created.error);
     const opened = await client.send({ op: "open", notebookId: created.notebook.id });
     assert.ok(opened.ok && opened.notebook, opened.ok ? "" : opened.error);
@@ -42,7 +46,7 @@ describe("running a scenario's verdicts cell", () => {
 
   /** Runs the verdicts cell alone; resolves with the ids of the cells that started, in order, once it finished. */
   async function runVerdicts(doc: NotebookDocument): Promise<{ started: string[]; finished: Extract<NotebookEvent, { type: "cell-finished" }> }> {
-    const verdicts = doc.cells.find((c) => c.template?.id === `${SCENARIO}/verdicts`)!;
+    const verdicts = doc.cells.find((c) => c.template !== null && c.template.id.endsWith("/verdicts"))!;
     const from = client.events.length;
     const ack = await client.send({ op: "execute", notebookId: doc.id, cellIds: [verdicts.id], sourceHashes: { [verdicts.id]: sourceHash(verdicts.source) } });
     assert.ok(ack.ok, ack.ok ? "" : ack.error);
@@ -76,11 +80,15 @@ describe("running a scenario's verdicts cell", () => {
     const second = await runVerdicts(doc);
     assert.deepEqual(second.started, [verdicts.id], "nothing is re-run when every experiment ran here with these values");
 
-    // A form change re-renders every attached cell: they all ran with other values now.
+    // A form change re-renders the attached cells: those whose code changed ran with other values now; the others did not.
     const changed = await client.send({ op: "set-parameters", notebookId: doc.id, cellId: cells[0]!.id, values: { steps: 3 } });
     assert.ok(changed.ok, changed.ok ? "" : changed.error);
-    const third = await runVerdicts(await current(doc.id));
-    assert.deepEqual(third.started, [...cells.map((c) => c.id), verdicts.id], "stale after the form changed");
+    const rerendered = await current(doc.id);
+    const before = new Map(cells.map((c) => [c.id, c.source]));
+    const stale = experiments(rerendered).filter((c) => c.source !== before.get(c.id)).map((c) => c.id);
+    assert.ok(stale.length > 0, "the new value reaches some experiment cell");
+    const third = await runVerdicts(rerendered);
+    assert.deepEqual(third.started, [...stale, verdicts.id], "only the cells whose values changed run again");
 
     // A restarted kernel has no evidence: everything runs again.
     const beforeRestart = client.events.length;
@@ -89,4 +97,55 @@ describe("running a scenario's verdicts cell", () => {
     const fourth = await runVerdicts(await current(doc.id));
     assert.deepEqual(fourth.started, [...cells.map((c) => c.id), verdicts.id], "a new kernel runs them again");
   });
+
+  // The verdict a participant reads is the run they watched: every number that names its source is the
+  // charts' statistic of the stored series of the execution the claim names, and that execution is the
+  // one its cell shows now.
+  for (const [scenarioId, params] of [
+    ["dp-basics", { batch_size: 10, devices: 3 }],
+    ["params-not-updated", {}],
+    ["incomplete-results-gil", {}],
+    ["dp-not-starting", {}],
+    ["hangs", {}],
+  ] as const) {
+    it(`${scenarioId}: each number in the verdicts equals the statistic of the stored series of the run it names`, LIMIT, async () => {
+      const doc = await open(scenarioId, params);
+      const { finished } = await runVerdicts(doc);
+      assert.equal(finished.type === "cell-finished" && finished.status, "ok");
+      const after = await current(doc.id);
+      const verdicts = after.cells.find((c) => c.template?.id === `${scenarioId}/verdicts`)!;
+      const report = reportOf(verdicts);
+      const byId = new Map(after.cells.map((c) => [c.id, c]));
+      let checked = 0;
+      for (const claim of report.claims) {
+        assert.notEqual(claim.status, "needs-run", `${claim.id}: its cell ran first, so nothing needs a run`);
+        if (claim.status !== "measured" || !claim.run) continue;
+        const cell = byId.get(claim.run.cellId ?? "");
+        assert.ok(cell, `${claim.id}: names a cell of this notebook`);
+        assert.equal(claim.run.executionId, cell.executionId, `${claim.id}: the execution its cell shows`);
+        const sourced = claim.numbers.filter((n) => n.source !== undefined && typeof n.value === "number");
+        if (sourced.length === 0) continue;
+        const response = await fetch(`${harness.url}/api/executions/${claim.run.executionId}/metrics`);
+        assert.equal(response.status, 200);
+        const metrics = (await response.json()) as ExecutionMetrics;
+        for (const number of sourced) {
+          const expected = recompute(number.source!, metrics);
+          assert.ok(expected !== null, `${claim.id} ${number.label}: the stored series give ${JSON.stringify(number.source)} (tags ${[...new Set(metrics.series.map((s) => s.tag))].join(", ")})`);
+          const value = number.value as number;
+          assert.ok(Math.abs(value - expected) <= 1e-9 * Math.max(1, Math.abs(expected)), `${claim.id} ${number.label}: verdict ${value}, stored series ${expected}`);
+          checked++;
+        }
+      }
+      assert.ok(checked > 0, "the report has numbers read from metric series");
+    });
+  }
 });
+
+function reportOf(cell: Cell): VerdictReport {
+  for (const output of cell.outputs) {
+    if (output.kind !== "display" && output.kind !== "result") continue;
+    const text = output.data[VERDICTS_MIME];
+    if (text !== undefined) return verdictReportSchema.parse(JSON.parse(text));
+  }
+  assert.fail("the verdicts cell shows a verdict report");
+}
