@@ -26,6 +26,7 @@ import {
   rowToCell,
 } from "./cell-rows";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
+import { checkPredictionInputs, type PredictionInput } from "./prediction-repository";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
 import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook, StoredPrediction } from "./types";
 import type { CellOutput } from "../core/protocol/notebook-model";
@@ -67,6 +68,8 @@ export interface CreateNotebookInput {
   ownerId: string;
   title: string;
   cells?: CellInput[];
+  /** The owner's committed predictions, with their original times (an import): stored in the same transaction. */
+  predictions?: readonly PredictionInput[];
 }
 
 export interface VersionResult {
@@ -94,12 +97,17 @@ export class NotebookRepository {
     const title = checkTitle(input.title);
     const cells = input.cells ?? [];
     checkCells(cells);
+    const predictions = input.predictions ?? [];
+    checkPredictionInputs(predictions);
     const id = await this.prisma.$transaction(
       async (tx) => {
         const owner = await tx.user.findUnique({ where: { id: input.ownerId }, select: { id: true } });
         if (!owner) throw new NotFoundError("user", input.ownerId);
         const notebook = await tx.notebook.create({ data: { title, ownerId: input.ownerId }, select: { id: true } });
         await insertCells(tx, notebook.id, cells, keysBetween(null, null, cells.length));
+        if (predictions.length > 0) {
+          await tx.prediction.createMany({ data: predictions.map((prediction) => ({ ...prediction, notebookId: notebook.id, userId: input.ownerId })) });
+        }
         return notebook.id;
       },
       { timeout: 60_000 },
