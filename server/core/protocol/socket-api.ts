@@ -88,8 +88,10 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("set-parameters"), notebookId: id, cellId: id, values: parameterValues }),
   /** Stop applying the form: the cell becomes freely editable. */
   z.object({ op: z.literal("detach-template"), notebookId: id, cellId: id }),
-  /** Re-render from the template with the scenario's current values (discards edits to this cell). */
+  /** Re-render from the template with the scenario's current values (replaces edits to this cell; `undo-reattach` puts them back). */
   z.object({ op: z.literal("reattach-template"), notebookId: id, cellId: id }),
+  /** Undo the last reattach of this cell: the server puts back the detached code and template it replaced. */
+  z.object({ op: z.literal("undo-reattach"), notebookId: id, cellId: id }),
   /** Commit to one of a question's choices before running; kept as committed. */
   z.object({
     op: z.literal("commit-prediction"),
