@@ -92,6 +92,23 @@ export class NotebookRepository {
     return rows.map(({ _count, ...row }) => ({ ...row, cellCount: _count.cells }));
   }
 
+  /**
+   * The owner's most recently edited notebook (not deleted) with a cell
+   * rendered from one of `scenarioId`'s templates ("<scenario>/<cell>"), or null.
+   */
+  async latestWithScenario(ownerId: string, scenarioId: string): Promise<NotebookSummary | null> {
+    // A range rather than LIKE: ids may hold "_", a LIKE wildcard. "0" is the character after "/".
+    const templateId = { gte: `${scenarioId}/`, lt: `${scenarioId}0` };
+    const row = await this.prisma.notebook.findFirst({
+      where: { ownerId, deletedAt: null, cells: { some: { templateId } } },
+      orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
+      select: summarySelect,
+    });
+    if (!row) return null;
+    const { _count, ...summary } = row;
+    return { ...summary, cellCount: _count.cells };
+  }
+
   /** Creates a notebook with its cells in one transaction (an import either lands whole or not at all). */
   async create(input: CreateNotebookInput): Promise<StoredNotebook> {
     const title = checkTitle(input.title);

@@ -149,7 +149,15 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("delete-notebook"), notebookId: id }),
   z.object({ op: z.literal("restore-notebook"), notebookId: id }),
   z.object({ op: z.literal("list-scenarios") }),
-  /** A new notebook from a scenario; `params` are checked by the catalog (type, range) before anything is created. */
+  /**
+   * Before opening a scenario: the user's most recently edited copy of it
+   * (`notebook`, absent when there is none) and the title a fresh copy would get (`freshTitle`).
+   */
+  z.object({ op: z.literal("find-scenario-copy"), scenarioId: id }),
+  /**
+   * A new notebook from a scenario, titled so that no other notebook has its
+   * title ("… (2)"); `params` are checked by the catalog (type, range) before anything is created.
+   */
   z.object({
     op: z.literal("create-from-scenario"),
     scenarioId: id,
@@ -164,7 +172,7 @@ export const labCommandSchema = z.discriminatedUnion("op", [
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels }
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels; freshTitle?: string }
   | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
