@@ -23,6 +23,7 @@ import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
 import Toolbar from "./Toolbar";
+import UndoToast from "./UndoToast";
 
 import "./Notebook.css";
 
@@ -208,8 +209,16 @@ export default function Notebook({ notebookId }: Props) {
           </button>
         )}
       </div>
-      {state.notices.length > 0 && (
+      {(state.notices.length > 0 || state.undo !== null) && (
         <div className="notices" role="status">
+          {state.undo !== null && (
+            <UndoToast
+              message={`Reattached the cell to ${state.undo.templateId}; your edits were replaced`}
+              undoTestId="undo-reattach"
+              onUndo={() => controller.undoReattach()}
+              onDismiss={() => controller.dismissUndo()}
+            />
+          )}
           {state.notices.map((n) => (
             <div key={n.id} className="notice" data-testid="notice">
               <span>{n.message}</span>

@@ -70,7 +70,12 @@ export default function NotebookList() {
       <DeletedNotebooks items={state.deleted} now={now} list={list} />
       {state.undo !== null && (
         <div className="notices">
-          <UndoToast offer={state.undo} onUndo={() => void list.undoDelete()} onDismiss={() => list.dismissUndo()} />
+          <UndoToast
+            message={`Deleted ‘${state.undo.title}’`}
+            undoTestId="undo-delete"
+            onUndo={() => void list.undoDelete()}
+            onDismiss={() => list.dismissUndo()}
+          />
         </div>
       )}
     </div>

@@ -1,11 +1,14 @@
 "use client";
 /**
- * The guided scenarios (one per source article): each opens as a new
- * notebook with its explanation, claims, experiments and a verdicts cell.
+ * The guided scenarios (one per source article): each opens as a notebook
+ * with its explanation, claims, experiments and a verdicts cell. A scenario
+ * the user already has a copy of asks first: that copy, or a fresh one.
  */
 import { useEffect, useState } from "react";
 import type { ScenarioSummary } from "../server/core/protocol/notebook-model";
+import { formatRelativeTime } from "./model/format";
 import type { LabTransport } from "./model/lab-client";
+import { openScenario, startFreshCopy, type ScenarioOpening } from "./model/scenario-opening";
 
 import "./ScenarioPicker.css";
 
@@ -31,16 +34,26 @@ export default function ScenarioPicker({ transport }: Props) {
     };
   }, [transport]);
 
-  const open = async (scenarioId: string): Promise<void> => {
+  const [choice, setChoice] = useState<Extract<ScenarioOpening, { kind: "choose" }> | null>(null);
+
+  const follow = (scenarioId: string, next: (transport: LabTransport, scenarioId: string) => Promise<ScenarioOpening>): void => {
     setOpening(scenarioId);
     setError(null);
-    const ack = await transport.send({ op: "create-from-scenario", scenarioId });
-    if (ack.ok && ack.notebook) {
-      window.location.assign(`/notebooks/${encodeURIComponent(ack.notebook.id)}`);
-      return;
-    }
-    setOpening(null);
-    setError(ack.ok ? "the server created no notebook" : ack.error);
+    setChoice(null);
+    void next(transport, scenarioId).then((outcome) => {
+      if (outcome.kind === "open") {
+        window.location.assign(`/notebooks/${encodeURIComponent(outcome.notebookId)}`);
+        return;
+      }
+      setOpening(null);
+      if (outcome.kind === "choose") setChoice(outcome);
+      else setError(outcome.error);
+    });
+  };
+
+  const openExisting = (notebookId: string): void => {
+    setOpening(choice?.scenarioId ?? null);
+    window.location.assign(`/notebooks/${encodeURIComponent(notebookId)}`);
   };
 
   return (
@@ -59,9 +72,27 @@ export default function ScenarioPicker({ transport }: Props) {
                 <span className="scenario-summary">{scenario.summary}</span>
                 <span className="scenario-source">article: {scenario.source}</span>
               </div>
-              <button type="button" data-testid="scenario-open" disabled={opening !== null} onClick={() => void open(scenario.id)}>
-                {opening === scenario.id ? "Opening…" : "Open as notebook"}
-              </button>
+              {choice?.scenarioId === scenario.id ? (
+                <div className="scenario-choice" data-testid="scenario-choice" role="group" aria-label="You already have a copy of this scenario">
+                  <button type="button" className="button button-primary" data-testid="scenario-open-existing" onClick={() => openExisting(choice.existing.id)}>
+                    Open your existing copy ‘{choice.existing.title}’
+                    <small className="scenario-choice-when">
+                      {" "}
+                      (last edited <time dateTime={choice.existing.updatedAt}>{formatRelativeTime(choice.existing.updatedAt, Date.now())}</time>)
+                    </small>
+                  </button>
+                  <button type="button" className="button" data-testid="scenario-start-fresh" onClick={() => follow(scenario.id, startFreshCopy)}>
+                    Start a fresh copy ‘{choice.freshTitle}’
+                  </button>
+                  <button type="button" className="button button-small" data-testid="scenario-choice-cancel" onClick={() => setChoice(null)}>
+                    Cancel
+                  </button>
+                </div>
+              ) : (
+                <button type="button" data-testid="scenario-open" disabled={opening !== null} onClick={() => follow(scenario.id, openScenario)}>
+                  {opening === scenario.id ? "Opening…" : "Open as notebook"}
+                </button>
+              )}
             </li>
           ))}
         </ul>

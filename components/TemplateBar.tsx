@@ -22,7 +22,7 @@ export default function TemplateBar({ template, onReattach }: Props) {
         type="button"
         className="button"
         data-testid="template-reattach"
-        title="Reattach: re-render from the template with the scenario's values; discards your edits to this cell"
+        title="Reattach: re-render from the template with the scenario's values; discards your edits to this cell (Undo, offered for a few seconds, puts them back)"
         onClick={onReattach}
       >
         Reattach

@@ -1,21 +1,22 @@
 "use client";
-/** "Deleted 'X' — Undo": the way back from a deletion, for a few seconds. */
-import type { UndoOffer } from "./model/notebook-list";
-
+/** "Deleted 'X' — Undo", "Reattached … — Undo": the way back from a change that replaced something, for a few seconds. */
 import "./UndoToast.css";
 
 interface Props {
-  offer: UndoOffer;
+  /** What just happened, in words. */
+  message: string;
+  /** The Undo button's data-testid. */
+  undoTestId: string;
   onUndo(): void;
   onDismiss(): void;
 }
 
-export default function UndoToast({ offer, onUndo, onDismiss }: Props) {
+export default function UndoToast({ message, undoTestId, onUndo, onDismiss }: Props) {
   return (
     <div className="toast" data-testid="undo-toast" role="status">
       <span>
-        Deleted ‘{offer.title}’ —{" "}
-        <button type="button" className="toast-action" data-testid="undo-delete" onClick={onUndo}>
+        {message} —{" "}
+        <button type="button" className="toast-action" data-testid={undoTestId} onClick={onUndo}>
           Undo
         </button>
       </span>

@@ -38,6 +38,12 @@ export interface Notice {
   message: string;
 }
 
+/** A cell just reattached to its template: the toast offering to put its edits back. */
+export interface ReattachUndoOffer {
+  cellId: string;
+  templateId: string;
+}
+
 export interface NotebookViewState {
   doc: NotebookDocument | null;
   connection: ConnectionState;
@@ -51,6 +57,8 @@ export interface NotebookViewState {
   notices: readonly Notice[];
   /** A refused form change per cell (e.g. a cross-parameter limit), shown under its form until the next change. */
   formErrors: Readonly<Record<string, string>>;
+  /** Just reattached (its edits replaced): Undo is offered for a while. */
+  undo: ReattachUndoOffer | null;
 }
 
 /** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
@@ -68,6 +76,8 @@ export interface ControllerOptions {
   schedule?: (run: () => void) => void;
   /** Asks before a restart throws away a live kernel's state (default: yes without asking). */
   confirm?: (question: string) => boolean;
+  /** How long the Undo of a reattach is offered (ms). */
+  undoMs?: number;
 }
 
 export const RESTART_QUESTION = "Restart the kernel? Every variable in this notebook is lost.";
@@ -94,6 +104,8 @@ export class NotebookController {
   private readonly feeds = new Map<string, CellMetricFeed>();
   private readonly resyncListeners = new Set<() => void>();
   private snapshots = 0;
+  private readonly undoMs: number;
+  private undoTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     readonly notebookId: string,
@@ -101,6 +113,7 @@ export class NotebookController {
   ) {
     this.schedule = options.schedule ?? defaultSchedule;
     this.confirm = options.confirm ?? (() => true);
+    this.undoMs = options.undoMs ?? 10_000;
     this.connection = new NotebookConnection(
       notebookId,
       {
@@ -143,6 +156,7 @@ export class NotebookController {
       save: { state: "saved" },
       notices: [],
       formErrors: {},
+      undo: null,
     };
     this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
@@ -161,6 +175,7 @@ export class NotebookController {
   }
 
   stop(): void {
+    this.dismissUndo();
     this.connection.stop();
   }
 
@@ -327,8 +342,32 @@ export class NotebookController {
     this.control({ op: "detach-template", notebookId: this.notebookId, cellId });
   }
 
+  /** Replaces the cell's edits with the template's code; the server keeps the edits, and Undo is offered for a while. */
   reattachTemplate(cellId: string): void {
-    this.control({ op: "reattach-template", notebookId: this.notebookId, cellId });
+    const templateId = this.state.doc?.cells.find((c) => c.id === cellId)?.template?.id ?? "";
+    void this.connection.sendControl({ op: "reattach-template", notebookId: this.notebookId, cellId }).then((ack) => {
+      if (!ack.ok) {
+        this.notify(`Reattaching the cell failed: ${ack.error}`);
+        return;
+      }
+      this.update({ undo: { cellId, templateId } });
+      if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+      this.undoTimer = setTimeout(() => this.dismissUndo(), this.undoMs);
+    });
+  }
+
+  /** Undo the reattach the toast is about: the server puts the cell's detached code back. */
+  undoReattach(): void {
+    const offer = this.state.undo;
+    if (offer === null) return;
+    this.dismissUndo();
+    this.control({ op: "undo-reattach", notebookId: this.notebookId, cellId: offer.cellId });
+  }
+
+  dismissUndo(): void {
+    if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+    this.undoTimer = null;
+    if (this.state.undo !== null) this.update({ undo: null });
   }
 
   commitPrediction(questionId: string, choice: string): void {
@@ -529,6 +568,8 @@ function describe(command: ControlCommand): string {
       return "Detaching the cell";
     case "reattach-template":
       return "Reattaching the cell";
+    case "undo-reattach":
+      return "Undoing the reattach";
     case "commit-prediction":
       return "Committing the prediction";
   }

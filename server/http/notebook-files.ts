@@ -9,7 +9,8 @@ import { exportNotebook } from "../ipynb/export";
 import { ImportGate } from "../ipynb/import-gate";
 import { IPYNB_LIMITS } from "../ipynb/limits";
 import type { TemplateRenderer } from "../notebook/template-cells";
-import type { NotebookRepository } from "../persistence";
+import type { NotebookRepository, PredictionRepository } from "../persistence";
+import { toExportedPrediction } from "../ipynb/predictions";
 import { replyError, sendError, sendJson } from "./json-reply";
 import { MAX_TITLE_CHARS } from "../core/limits";
 import { NOTEBOOK_IMPORT_PATH } from "../core/protocol/socket-api";
@@ -18,6 +19,8 @@ const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
 
 export interface NotebookFilesOptions {
   notebooks: NotebookRepository;
+  /** The owner's committed predictions travel in the exported file (and come back on import); without it, exports carry none. */
+  predictions?: PredictionRepository;
   /** Draws a cell execution's charts for the export (SVG), or null without metrics. */
   chartOf?: (executionId: string) => Promise<string | null>;
   ownerId: string;
@@ -79,7 +82,9 @@ async function receiveNotebook(req: IncomingMessage): Promise<ImportedNotebook |
 }
 
 async function exportFile(res: ServerResponse, notebookId: string, options: NotebookFilesOptions): Promise<void> {
-  const { fileName, text } = await exportNotebook(options.notebooks, notebookId, options.chartOf);
+  const predictions = options.predictions;
+  const predictionsOf = predictions ? async (id: string) => (await predictions.list(id, options.ownerId)).map(toExportedPrediction) : undefined;
+  const { fileName, text } = await exportNotebook(options.notebooks, notebookId, options.chartOf, predictionsOf);
   res.writeHead(200, {
     "Content-Type": "application/x-ipynb+json; charset=utf-8",
     "Content-Disposition": `attachment; filename="${fileName.replace(/[^\x20-\x7e]|"/g, "_")}"; filename*=UTF-8''${encodeURIComponent(fileName)}`,

@@ -1,12 +1,14 @@
 /**
  * The lab's notebook → .ipynb (nbformat 4.5), valid against the nbformat
- * schema. Lab-only data (template, parameters, last run) goes in each cell's
- * metadata under "mgpulab", which JupyterLab keeps when it saves the file.
+ * schema. Lab-only data (template, parameters, last run, the committed
+ * prediction of the question a cell asks) goes in each cell's metadata under
+ * "mgpulab", which JupyterLab keeps when it saves the file.
  */
 import type { CellOutput, MimeBundle } from "../core/protocol/notebook-model";
 import type { NotebookRepository } from "../persistence/notebook-repository";
 import type { JsonValue, StoredCell } from "../persistence/types";
 import { elidedMarker } from "./markers";
+import { placePredictions, type ExportedPrediction } from "./predictions";
 
 export const NBFORMAT = 4;
 export const NBFORMAT_MINOR = 5;
@@ -17,6 +19,8 @@ type JsonObject = { [key: string]: Json };
 export interface ExportableNotebook {
   title: string;
   cells: ReadonlyArray<Pick<StoredCell, "id" | "kind" | "source" | "outputs" | "executionCount" | "lastRun" | "template">>;
+  /** The committed predictions, with their times. */
+  predictions?: readonly ExportedPrediction[];
 }
 
 /** A static image of a cell's charts (SVG), added as a display output so other notebook tools show it. */
@@ -26,12 +30,16 @@ export type ChartImages = ReadonlyMap<string, string>;
 export const CHART_IMAGE_METADATA = { mgpulab: { chart: true } };
 
 export function toIpynbObject(notebook: ExportableNotebook, charts: ChartImages = new Map()): JsonObject {
+  const { byCell, unplaced } = placePredictions(notebook.cells, notebook.predictions ?? []);
+  const lab: JsonObject = { title: notebook.title };
+  // No cell asks these questions any more: kept in the file all the same.
+  if (unplaced.length > 0) lab.predictions = unplaced.map(predictionJson);
   return {
-    cells: notebook.cells.map((cell) => exportCell(cell, charts.get(cell.id))),
+    cells: notebook.cells.map((cell) => exportCell(cell, charts.get(cell.id), byCell.get(cell.id))),
     metadata: {
       kernelspec: { name: "python3", display_name: "Python 3", language: "python" },
       language_info: { name: "python" },
-      mgpulab: { title: notebook.title },
+      mgpulab: lab,
     },
     nbformat: NBFORMAT,
     nbformat_minor: NBFORMAT_MINOR,
@@ -52,16 +60,19 @@ export function ipynbFileName(title: string): string {
 /**
  * `chartOf(executionId)` draws the charts of a cell's last run (null when it
  * logged no metrics); without it, the export has no chart images.
+ * `predictionsOf(notebookId)` reads the committed predictions to carry.
  */
 export async function exportNotebook(
   notebooks: NotebookRepository,
   notebookId: string,
   chartOf?: (executionId: string) => Promise<string | null>,
+  predictionsOf?: (notebookId: string) => Promise<readonly ExportedPrediction[]>,
 ): Promise<{ fileName: string; text: string }> {
-  const notebook = await notebooks.load(notebookId);
+  const stored = await notebooks.load(notebookId);
+  const notebook: ExportableNotebook = { ...stored, predictions: predictionsOf ? await predictionsOf(notebookId) : [] };
   const charts = new Map<string, string>();
   if (chartOf) {
-    for (const cell of notebook.cells) {
+    for (const cell of stored.cells) {
       if (cell.kind !== "code" || cell.executionId === null) continue;
       const svg = await chartOf(cell.executionId);
       if (svg !== null) charts.set(cell.id, svg);
@@ -70,10 +81,11 @@ export async function exportNotebook(
   return { fileName: ipynbFileName(notebook.title), text: toIpynb(notebook, charts) };
 }
 
-function exportCell(cell: ExportableNotebook["cells"][number], chart: string | undefined): JsonObject {
+function exportCell(cell: ExportableNotebook["cells"][number], chart: string | undefined, prediction: ExportedPrediction | undefined): JsonObject {
   const lab: JsonObject = {};
   if (cell.template) lab.template = cell.template as unknown as JsonObject;
   if (cell.kind === "code" && cell.lastRun) lab.lastRun = { status: cell.lastRun.status, durationMs: cell.lastRun.durationMs };
+  if (prediction) lab.prediction = predictionJson(prediction);
   const metadata: JsonObject = Object.keys(lab).length > 0 ? { mgpulab: lab } : {};
   if (cell.kind === "markdown") {
     return { cell_type: "markdown", id: cell.id, metadata, source: lines(cell.source) };
@@ -86,6 +98,10 @@ function exportCell(cell: ExportableNotebook["cells"][number], chart: string | u
     outputs: chart === undefined ? cell.outputs.map(exportOutput) : [...cell.outputs.map(exportOutput), chartOutput(chart)],
     source: lines(cell.source),
   };
+}
+
+function predictionJson(prediction: ExportedPrediction): JsonObject {
+  return { questionId: prediction.questionId, question: prediction.question, choice: prediction.choice, afterRun: prediction.afterRun, committedAt: prediction.committedAt };
 }
 
 function chartOutput(svg: string): JsonObject {

@@ -3,8 +3,10 @@
  * file has passed every check; then the notebook is created in one transaction.
  *
  * What the file says is not trusted beyond its text: outputs are cut to the
- * live output budget, and a cell claiming to be rendered from a template is
- * imported detached unless the scenario catalog renders exactly its code.
+ * live output budget, a cell claiming to be rendered from a template is
+ * imported detached unless the scenario catalog renders exactly its code, and
+ * a committed prediction is kept (with its time) only when it is well formed
+ * and about a question the notebook asks (predictions.ts).
  */
 import { randomBytes } from "node:crypto";
 import type { NotebookRepository } from "../persistence/notebook-repository";
@@ -15,6 +17,7 @@ import { formatPath, IpynbError } from "./ipynb-error";
 import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
 import { nbformatSchema, type NbformatCell } from "./nbformat-schema";
 import { budgetOutputs } from "./output-budget";
+import { readPrediction, settlePredictions, type FoundPrediction } from "./predictions";
 import { settleTemplateClaims, type TemplateClaim } from "./template-claims";
 import { assertValidUnicode } from "./unicode";
 
@@ -30,6 +33,8 @@ export interface ImportedNotebook {
    * catalog renders exactly.
    */
   templateClaims: TemplateClaim[];
+  /** Committed predictions in the file, well formed; `saveImported` keeps those about questions the notebook asks. */
+  predictions: FoundPrediction[];
 }
 
 const schemas = new WeakMap<IpynbLimits, ReturnType<typeof nbformatSchema>>();
@@ -47,10 +52,21 @@ export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPY
     throw new IpynbError(formatPath(issue.path), describeIssue(issue));
   }
   assertValidUnicode(parsed.data);
-  const imported: ImportedNotebook = { title: parsed.data.metadata?.mgpulab?.title?.trim() || null, cells: [], notes: [], templateClaims: [] };
+  const lab = parsed.data.metadata?.mgpulab;
+  const imported: ImportedNotebook = { title: lab?.title?.trim() || null, cells: [], notes: [], templateClaims: [], predictions: [] };
   const ids = new Set<string>();
-  for (const [index, cell] of parsed.data.cells.entries()) imported.cells.push(toCellInput(cell, index, ids, imported, limits));
+  for (const [index, cell] of parsed.data.cells.entries()) {
+    imported.cells.push(toCellInput(cell, index, ids, imported, limits));
+    const prediction = cell.metadata?.mgpulab?.prediction;
+    if (prediction !== undefined) addPrediction(imported, prediction, `cells[${index}]`);
+  }
+  for (const [index, prediction] of (lab?.predictions ?? []).entries()) addPrediction(imported, prediction, `metadata.mgpulab.predictions[${index}]`);
   return imported;
+}
+
+function addPrediction(imported: ImportedNotebook, value: unknown, where: string): void {
+  const found = readPrediction(value, where, imported.notes);
+  if (found !== null) imported.predictions.push(found);
 }
 
 /** zod's wording, except a missing field is called missing. */
@@ -112,8 +128,11 @@ export async function saveImported(
   options: Omit<ImportOptions, "limits">,
 ): Promise<{ notebook: StoredNotebook; notes: string[] }> {
   const templateNotes = await settleTemplateClaims(imported.cells, imported.templateClaims, options.templates);
-  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells });
-  return { notebook, notes: [...imported.notes, ...templateNotes] };
+  // After the claims are settled: the questions asked are those of the cells as they will be stored.
+  const predictionNotes: string[] = [];
+  const predictions = settlePredictions(imported.cells, imported.predictions, new Date(), predictionNotes);
+  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells, predictions });
+  return { notebook, notes: [...imported.notes, ...templateNotes, ...predictionNotes] };
 }
 
 /** Parses `input` and creates a notebook from it: all or nothing. */

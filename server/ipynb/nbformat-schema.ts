@@ -104,6 +104,8 @@ export function nbformatSchema(limits: IpynbLimits) {
         .extend({ detached: z.boolean().default(false), fields: cellTemplateSchema.shape.fields.default([]), question: cellTemplateSchema.shape.question.default(null) })
         .nullish(),
       lastRun: lastRunSchema.optional(),
+      // Checked on its own by the importer (predictions.ts): a bad prediction is left out with a note, not the file refused.
+      prediction: z.unknown().optional(),
     })
     .optional();
 
@@ -134,7 +136,13 @@ export function nbformatSchema(limits: IpynbLimits) {
     nbformat_minor: z.number().int().nonnegative(),
     metadata: z
       .object({
-        mgpulab: z.object({ title: z.string().max(limits.maxTitleChars).optional() }).optional(),
+        mgpulab: z
+          .object({
+            title: z.string().max(limits.maxTitleChars).optional(),
+            // Predictions no cell asked when exported; each checked on its own by the importer.
+            predictions: z.array(z.unknown()).max(limits.maxCells, `more than ${limits.maxCells} predictions`).optional(),
+          })
+          .optional(),
       })
       .optional(),
     cells: z.array(cell).max(limits.maxCells, `more than ${limits.maxCells} cells`),

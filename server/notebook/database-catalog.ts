@@ -4,6 +4,7 @@ import { LOCAL_USER, MetricRepository, NotFoundError, NotebookRepository, Predic
 import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
+import { freshCopyTitle } from "./scenario-copies";
 
 export class DatabaseCatalog implements NotebookCatalog {
   readonly repos: Repositories;
@@ -59,6 +60,17 @@ export class DatabaseCatalog implements NotebookCatalog {
   async setDeleted(notebookId: string, deleted: boolean): Promise<void> {
     if (deleted) await this.repos.notebooks.softDelete(notebookId);
     else await this.repos.notebooks.restore(notebookId);
+  }
+
+  async latestScenarioCopy(scenarioId: string): Promise<NotebookListItem | null> {
+    const found = await this.repos.notebooks.latestWithScenario(this.userId, scenarioId);
+    return found ? toListItem(found) : null;
+  }
+
+  async freshTitle(base: string): Promise<string> {
+    // Deleted notebooks count: restored, they would otherwise share the name.
+    const all = await this.repos.notebooks.list({ ownerId: this.userId, state: "all" });
+    return freshCopyTitle(base, all.map((summary) => summary.title));
   }
 
   async summary(notebookId: string): Promise<NotebookListItem> {

@@ -22,6 +22,10 @@ export interface NotebookCatalog {
   rename(notebookId: string, title: string): Promise<void>;
   setDeleted(notebookId: string, deleted: boolean): Promise<void>;
   summary(notebookId: string): Promise<NotebookListItem>;
+  /** The most recently edited notebook (not deleted) made from this scenario, or null. */
+  latestScenarioCopy(scenarioId: string): Promise<NotebookListItem | null>;
+  /** `base`, or `base (n)` when a notebook (deleted ones included) already has that title. */
+  freshTitle(base: string): Promise<string>;
 }
 
 export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {

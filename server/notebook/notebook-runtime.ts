@@ -32,6 +32,7 @@ import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPe
 import { CommandError, SourceConflictError } from "../errors";
 import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
+import { ReattachUndo } from "./reattach-undo";
 import {
   assertEditable,
   attachedSiblings,
@@ -92,6 +93,8 @@ export class NotebookRuntime {
   private readonly ranInKernel = new Map<string, string>();
   /** Form changes render asynchronously; one at a time, so each starts from the values the last one left. */
   private templateWork: Promise<unknown> = Promise.resolve();
+  /** What each reattach replaced, for its Undo. */
+  private readonly reattachUndo = new ReattachUndo();
 
   private document: NotebookDocument;
 
@@ -209,6 +212,12 @@ export class NotebookRuntime {
       case "reattach-template":
         await this.serially(() => this.reattach(command.cellId));
         return;
+      case "undo-reattach":
+        await this.serially(async () => {
+          const replaced = this.reattachUndo.take(this.doc, command.cellId);
+          await this.applyTemplate(command.cellId, replaced.source, replaced.template);
+        });
+        return;
       case "commit-prediction":
         await this.commitPrediction(command.questionId, command.choice);
         return;
@@ -283,7 +292,10 @@ export class NotebookRuntime {
       // The template may be unknown to this catalog or its values invalid (an imported file's claim): say which cell and why.
       throw error instanceof CommandError ? new CommandError(error.code, `cell ${cell.id} cannot be reattached to template ${templateId}: ${error.message}`) : error;
     });
-    if (this.cellOf(cell.id)) await this.applyTemplate(cell.id, rendered.source, rendered.template);
+    const current = this.cellOf(cell.id);
+    if (!current?.template) return;
+    this.reattachUndo.remember(cell.id, { source: current.source, template: current.template });
+    await this.applyTemplate(cell.id, rendered.source, rendered.template);
   }
 
   private async applyTemplate(cellId: string, source: string, template: CellTemplate): Promise<void> {

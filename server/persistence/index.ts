@@ -5,6 +5,6 @@ export { MetricRepository, type SeriesFilter, type SeriesInfo } from "./metric-r
 export { MigrationError } from "./migrations";
 export { NotebookRepository, toNotebookDocument, type CreateNotebookInput, type ListOptions, type VersionResult } from "./notebook-repository";
 export { foldOutputs, RunRepository, SERVER_RESTARTED, type FinishExecutionInput, type ReplayScope, type StartRunInput } from "./run-repository";
-export { PredictionAlreadyCommittedError, PredictionRepository } from "./prediction-repository";
+export { MAX_PREDICTION_TEXT, PredictionAlreadyCommittedError, PredictionRepository, type PredictionInput } from "./prediction-repository";
 export { LOCAL_USER, UserRepository, type UserSummary } from "./user-repository";
 export type * from "./types";

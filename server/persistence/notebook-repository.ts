@@ -26,6 +26,7 @@ import {
   rowToCell,
 } from "./cell-rows";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
+import { checkPredictionInputs, type PredictionInput } from "./prediction-repository";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
 import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook, StoredPrediction } from "./types";
 import type { CellOutput } from "../core/protocol/notebook-model";
@@ -67,6 +68,8 @@ export interface CreateNotebookInput {
   ownerId: string;
   title: string;
   cells?: CellInput[];
+  /** The owner's committed predictions, with their original times (an import): stored in the same transaction. */
+  predictions?: readonly PredictionInput[];
 }
 
 export interface VersionResult {
@@ -89,17 +92,39 @@ export class NotebookRepository {
     return rows.map(({ _count, ...row }) => ({ ...row, cellCount: _count.cells }));
   }
 
+  /**
+   * The owner's most recently edited notebook (not deleted) with a cell
+   * rendered from one of `scenarioId`'s templates ("<scenario>/<cell>"), or null.
+   */
+  async latestWithScenario(ownerId: string, scenarioId: string): Promise<NotebookSummary | null> {
+    // A range rather than LIKE: ids may hold "_", a LIKE wildcard. "0" is the character after "/".
+    const templateId = { gte: `${scenarioId}/`, lt: `${scenarioId}0` };
+    const row = await this.prisma.notebook.findFirst({
+      where: { ownerId, deletedAt: null, cells: { some: { templateId } } },
+      orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
+      select: summarySelect,
+    });
+    if (!row) return null;
+    const { _count, ...summary } = row;
+    return { ...summary, cellCount: _count.cells };
+  }
+
   /** Creates a notebook with its cells in one transaction (an import either lands whole or not at all). */
   async create(input: CreateNotebookInput): Promise<StoredNotebook> {
     const title = checkTitle(input.title);
     const cells = input.cells ?? [];
     checkCells(cells);
+    const predictions = input.predictions ?? [];
+    checkPredictionInputs(predictions);
     const id = await this.prisma.$transaction(
       async (tx) => {
         const owner = await tx.user.findUnique({ where: { id: input.ownerId }, select: { id: true } });
         if (!owner) throw new NotFoundError("user", input.ownerId);
         const notebook = await tx.notebook.create({ data: { title, ownerId: input.ownerId }, select: { id: true } });
         await insertCells(tx, notebook.id, cells, keysBetween(null, null, cells.length));
+        if (predictions.length > 0) {
+          await tx.prediction.createMany({ data: predictions.map((prediction) => ({ ...prediction, notebookId: notebook.id, userId: input.ownerId })) });
+        }
         return notebook.id;
       },
       { timeout: 60_000 },

@@ -14,6 +14,7 @@ import {
   type ServerToClientEvents,
 } from "../core/protocol/socket-api";
 import { assertNever } from "../core/assert-never";
+import type { ScenarioSummary } from "../core/protocol/notebook-model";
 import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
 import type { NotebookHub } from "../notebook/notebook-hub";
@@ -108,11 +109,16 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
       return { ok: true, notebook: await hub.setDeleted(command.notebookId, false) };
     case "list-scenarios":
       return { ok: true, scenarios: await scenarios.list() };
+    case "find-scenario-copy": {
+      const summary = await findScenario(scenarios, command.scenarioId);
+      const existing = await hub.catalog.latestScenarioCopy(command.scenarioId);
+      const freshTitle = await hub.catalog.freshTitle(summary.title);
+      return existing ? { ok: true, notebook: existing, freshTitle } : { ok: true, freshTitle };
+    }
     case "create-from-scenario": {
-      const summary = (await scenarios.list()).find((scenario) => scenario.id === command.scenarioId);
-      if (!summary) throw new CommandError("not-found", `no scenario ${command.scenarioId}`);
+      const summary = await findScenario(scenarios, command.scenarioId);
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
-      return { ok: true, notebook: await hub.catalog.createWithCells(summary.title, cells) };
+      return { ok: true, notebook: await hub.catalog.createWithCells(await hub.catalog.freshTitle(summary.title), cells) };
     }
     case "list-kernels":
       return { ok: true, kernels: await hub.kernels.list() };
@@ -125,6 +131,12 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
     default:
       return assertNever(command, "lab command");
   }
+}
+
+async function findScenario(scenarios: ScenarioCatalog, scenarioId: string): Promise<ScenarioSummary> {
+  const summary = (await scenarios.list()).find((scenario) => scenario.id === scenarioId);
+  if (!summary) throw new CommandError("not-found", `no scenario ${scenarioId}`);
+  return summary;
 }
 
 /**

@@ -65,6 +65,8 @@ class MemoryLab implements LabTransport {
         return { ok: true, scenarios: [] };
       case "create-from-scenario":
         return { ok: true, notebook: this.add(command.scenarioId, 10, now) };
+      case "find-scenario-copy":
+        return { ok: true, freshTitle: command.scenarioId };
       case "list-kernels":
       case "shutdown-kernel":
       case "shutdown-all-kernels":

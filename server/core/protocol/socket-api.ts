@@ -88,8 +88,10 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("set-parameters"), notebookId: id, cellId: id, values: parameterValues }),
   /** Stop applying the form: the cell becomes freely editable. */
   z.object({ op: z.literal("detach-template"), notebookId: id, cellId: id }),
-  /** Re-render from the template with the scenario's current values (discards edits to this cell). */
+  /** Re-render from the template with the scenario's current values (replaces edits to this cell; `undo-reattach` puts them back). */
   z.object({ op: z.literal("reattach-template"), notebookId: id, cellId: id }),
+  /** Undo the last reattach of this cell: the server puts back the detached code and template it replaced. */
+  z.object({ op: z.literal("undo-reattach"), notebookId: id, cellId: id }),
   /** Commit to one of a question's choices before running; kept as committed. */
   z.object({
     op: z.literal("commit-prediction"),
@@ -147,7 +149,15 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("delete-notebook"), notebookId: id }),
   z.object({ op: z.literal("restore-notebook"), notebookId: id }),
   z.object({ op: z.literal("list-scenarios") }),
-  /** A new notebook from a scenario; `params` are checked by the catalog (type, range) before anything is created. */
+  /**
+   * Before opening a scenario: the user's most recently edited copy of it
+   * (`notebook`, absent when there is none) and the title a fresh copy would get (`freshTitle`).
+   */
+  z.object({ op: z.literal("find-scenario-copy"), scenarioId: id }),
+  /**
+   * A new notebook from a scenario, titled so that no other notebook has its
+   * title ("… (2)"); `params` are checked by the catalog (type, range) before anything is created.
+   */
   z.object({
     op: z.literal("create-from-scenario"),
     scenarioId: id,
@@ -162,7 +172,7 @@ export const labCommandSchema = z.discriminatedUnion("op", [
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels }
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels; freshTitle?: string }
   | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
