@@ -37,9 +37,11 @@ interface Props {
   formError: string | null;
   /** Commands need a live connection (forms, predictions). */
   online: boolean;
+  /** What the charts call this cell's untagged run (see chart-naming). */
+  chartName?: string | null;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, chartName = null }: Props) {
   const template = cell.template;
   const attached = template !== null && !template.detached;
   const isMarkdown = cell.kind === "markdown";
@@ -114,7 +116,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={controller} running={cell.runState !== "idle"} />}
       {!isMarkdown && cell.liveMetrics !== null && <LiveMetricsTable cellId={cell.id} metrics={cell.liveMetrics} />}
       {!isMarkdown && cell.executionId !== null && (
-        <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} />
+        <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} cellName={chartName} />
       )}
     </div>
   );

@@ -11,6 +11,7 @@ import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";
 import { notebookExportPath } from "../server/core/protocol/socket-api";
+import { cellChartNames } from "../server/core/charts/chart-naming";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
@@ -54,6 +55,8 @@ export default function Notebook({ notebookId }: Props) {
   const predictions = doc?.predictions;
   // Verdict reports deep in outputs show the committed predictions beside their claims.
   const byClaim = useMemo(() => (cells && predictions ? predictionsByClaim(cells, predictions) : new Map()), [cells, predictions]);
+  // Charts name a cell's untagged run after the cell as the user sees it (heading above, or its prompt).
+  const chartNames = useMemo(() => cellChartNames(cells ?? []), [cells]);
 
   useEffect(() => {
     controller.start();
@@ -189,6 +192,7 @@ export default function Notebook({ notebookId }: Props) {
               prediction={cell.template?.question ? (doc.predictions[cell.template.question.id] ?? null) : null}
               formError={state.formErrors[cell.id] ?? null}
               online={state.connection.status === "connected"}
+              chartName={chartNames.get(cell.id) ?? null}
             />
           ))}
           </PredictionsContext>
