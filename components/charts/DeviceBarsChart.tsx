@@ -40,7 +40,7 @@ const DeviceBarsPlot = memo(function DeviceBarsPlot({ drawn, height }: { drawn: 
     <div className="chart-plot" ref={box} data-tick-angle={layout.angle}>
       <BarChart responsive style={{ width: "100%", height: height + layout.height - 30 }} data={drawn.data} margin={{ top: 8, right: 16, bottom: 8, left: 4 }}>
         <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" vertical={false} />
-        <XAxis dataKey="label" type="category" interval={0} angle={layout.angle} textAnchor={layout.angle === 0 ? "middle" : "end"} height={layout.height} />
+        <XAxis dataKey="label" type="category" interval={layout.interval} angle={layout.angle} textAnchor={layout.angle === 0 ? "middle" : "end"} height={layout.height} />
         <YAxis width={56} tickFormatter={tickText} label={{ value: drawn.unit, angle: -90, position: "insideLeft", offset: 8 }} />
         {drawn.ranks.map((rank, i) => (
           <Bar key={rank} dataKey={`r${rank}`} name={`device ${rank}`} fill={deviceColor(i)} isAnimationActive={false} />

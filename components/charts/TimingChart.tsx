@@ -81,7 +81,7 @@ const TimingPlot = memo(function TimingPlot({ drawn, height }: { drawn: Drawing;
         <XAxis
           dataKey="key"
           type="category"
-          interval={0}
+          interval={layout.interval}
           tickFormatter={(key: string) => labels.get(key) ?? key}
           angle={layout.angle}
           textAnchor={layout.angle === 0 ? "middle" : "end"}

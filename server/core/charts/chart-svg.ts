@@ -24,7 +24,8 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
  */
 export function integerTicks(min: number, max: number, count = 5): number[] {
   if (!Number.isFinite(min) || !Number.isFinite(max)) return [];
-  const lo = Math.ceil(Math.min(min, max) - 1e-9);
+  // "+ 0" turns -0 (ceil of a tiny negative) into 0.
+  const lo = Math.ceil(Math.min(min, max) - 1e-9) + 0;
   const hi = Math.floor(Math.max(min, max) + 1e-9);
   if (hi < lo) return [];
   if (hi === lo) return [lo];
