@@ -7,7 +7,7 @@
  * under the chart with why.
  */
 import { memo, useMemo } from "react";
-import { CartesianGrid, Line, LineChart, XAxis, YAxis, useXAxisScale, useYAxisScale } from "recharts";
+import { CartesianGrid, DefaultZIndexes, Line, LineChart, XAxis, YAxis, useXAxisScale, useYAxisScale, ZIndexLayer } from "recharts";
 import { speedupCsv } from "../model/chart-csv";
 import { variantColor } from "../../server/core/charts/chart-palette";
 import type { SpeedupChart as SpeedupModel } from "../../server/core/charts/chart-speedup";
@@ -43,6 +43,7 @@ function NoiseMarks({ points }: { points: readonly NoisePoint[] }) {
   const y = useYAxisScale();
   if (!x || !y) return null;
   return (
+    <ZIndexLayer zIndex={DefaultZIndexes.line + 1}>
     <g className="chart-noise-marks">
       {points.map((p) => {
         const px = x(p.x);
@@ -59,6 +60,7 @@ function NoiseMarks({ points }: { points: readonly NoisePoint[] }) {
         );
       })}
     </g>
+    </ZIndexLayer>
   );
 }
 

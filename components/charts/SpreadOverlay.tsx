@@ -4,7 +4,7 @@
  * the median (the same steps as the bar's means, warm-up left out), so a
  * bar on a noisy host shows how far one step can be from another.
  */
-import { useXAxisScale, useYAxisScale } from "recharts";
+import { DefaultZIndexes, useXAxisScale, useYAxisScale, ZIndexLayer } from "recharts";
 
 export interface SpreadMark {
   key: string;
@@ -20,7 +20,9 @@ export default function SpreadOverlay({ marks }: { marks: readonly SpreadMark[] 
   const xScale = useXAxisScale();
   const yScale = useYAxisScale();
   if (!xScale || !yScale) return null;
+  // Above the bars (recharts draws series in z-index layers): the part of a whisker inside its bar must show.
   return (
+    <ZIndexLayer zIndex={DefaultZIndexes.bar + 1}>
     <g className="chart-spread-overlay">
       {marks.map((mark) => {
         const x0 = xScale(mark.key, { position: "start" });
@@ -44,5 +46,6 @@ export default function SpreadOverlay({ marks }: { marks: readonly SpreadMark[] 
         );
       })}
     </g>
+    </ZIndexLayer>
   );
 }
