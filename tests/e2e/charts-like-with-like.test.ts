@@ -106,7 +106,7 @@ describe("charts that compare like with like", () => {
       },
     );
     await page.getByTestId("chart-speedup").waitFor();
-    await page.getByTestId("chart-memory").nth(1).waitFor();
+    await page.getByTestId("chart-memory").first().waitFor();
   });
   after(async () => {
     await browser?.close();
