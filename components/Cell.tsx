@@ -39,9 +39,11 @@ interface Props {
   online: boolean;
   /** False for an explanation whose claims' verdicts are not shown yet: it stays folded (it would give a prediction away). */
   revealed: boolean;
+  /** What the charts call this cell's untagged run (see chart-naming). */
+  chartName?: string | null;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed, chartName = null }: Props) {
   const [shownAnyway, setShownAnyway] = useState(false);
   const template = cell.template;
   const attached = template !== null && !template.detached;
@@ -132,7 +134,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={controller} running={cell.runState !== "idle"} />}
       {!isMarkdown && cell.liveMetrics !== null && <LiveMetricsTable cellId={cell.id} metrics={cell.liveMetrics} />}
       {!isMarkdown && cell.executionId !== null && (
-        <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} />
+        <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} cellName={chartName} />
       )}
     </div>
   );

@@ -20,11 +20,13 @@ export interface CellChartsProps {
   feed: MetricFeed;
   /** The cell's experiment template: the compare picker lists runs of it (all runs when null). */
   templateId: string | null;
+  /** What the user calls the cell (its heading or prompt): names its untagged run. */
+  cellName?: string | null;
 }
 
 const NO_ERRORS: ReadonlyMap<string, string> = new Map();
 
-function CellCharts({ executionId, running, feed, templateId }: CellChartsProps) {
+function CellCharts({ executionId, running, feed, templateId, cellName = null }: CellChartsProps) {
   const [store] = useState(() => new MetricStore());
   const [frames] = useState(() => new FrameThrottledVersion(store));
   const version = useFrameVersion(frames);
@@ -55,7 +57,7 @@ function CellCharts({ executionId, running, feed, templateId }: CellChartsProps)
     [templateId, executionId, shownCompared, onCompare, compareErrors],
   );
   if (executionId === null) return null;
-  return <ChartPanel store={store} version={version} primaryId={executionId} compared={shownCompared} picker={picker} />;
+  return <ChartPanel store={store} version={version} primaryId={executionId} compared={shownCompared} picker={picker} cellName={cellName} />;
 }
 
 export default memo(CellCharts);

@@ -12,6 +12,7 @@ import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type Keyboa
 import { PredictionsContext, predictionsByClaim } from "./model/predictions";
 import { claimsWithVerdict, isRevealed } from "./model/verdict-reveal";
 import { notebookExportPath } from "../server/core/protocol/socket-api";
+import { cellChartNames } from "../server/core/charts/chart-naming";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
@@ -58,6 +59,8 @@ export default function Notebook({ notebookId }: Props) {
   const byClaim = useMemo(() => (cells && predictions ? predictionsByClaim(cells, predictions) : new Map()), [cells, predictions]);
   // Explanations that would give a prediction away wait for their claims' verdicts.
   const shownClaims = useMemo(() => claimsWithVerdict(cells ?? []), [cells]);
+  // Charts name a cell's untagged run after the cell as the user sees it (heading above, or its prompt).
+  const chartNames = useMemo(() => cellChartNames(cells ?? []), [cells]);
 
   useEffect(() => {
     controller.start();
@@ -194,6 +197,7 @@ export default function Notebook({ notebookId }: Props) {
               formError={state.formErrors[cell.id] ?? null}
               online={state.connection.status === "connected"}
               revealed={isRevealed(cell.template?.revealAfter, shownClaims)}
+              chartName={chartNames.get(cell.id) ?? null}
             />
           ))}
           </PredictionsContext>

@@ -5,7 +5,7 @@
  * variant, whatever segments it has) and whose <title> gives its exact
  * numbers on hover.
  */
-import { useXAxisScale, useYAxisScale } from "recharts";
+import { DefaultZIndexes, useXAxisScale, useYAxisScale, ZIndexLayer } from "recharts";
 
 export interface OverlayBar {
   key: string;
@@ -20,7 +20,9 @@ export default function BarOverlay({ bars }: { bars: readonly OverlayBar[] }) {
   const yScale = useYAxisScale();
   if (!xScale || !yScale) return null;
   const base = yScale(0);
+  // Topmost (recharts draws series in z-index layers), so the pointer finds the rectangle and its <title>.
   return (
+    <ZIndexLayer zIndex={DefaultZIndexes.bar + 2}>
     <g className="chart-bar-overlay">
       {bars.map((bar) => {
         const x0 = xScale(bar.key, { position: "start" });
@@ -45,5 +47,6 @@ export default function BarOverlay({ bars }: { bars: readonly OverlayBar[] }) {
         );
       })}
     </g>
+    </ZIndexLayer>
   );
 }

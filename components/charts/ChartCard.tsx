@@ -20,10 +20,12 @@ interface Props {
   note?: ReactNode;
   /** Buttons beside the exports (reset zoom). */
   actions?: ReactNode;
+  /** More `data-` attributes on the card (what tests and styles select on). */
+  data?: Readonly<Record<`data-${string}`, string>>;
   children: ReactNode;
 }
 
-export default function ChartCard({ testId, title, points, legend, csv, note, actions, children }: Props) {
+export default function ChartCard({ testId, title, points, legend, csv, note, actions, data, children }: Props) {
   const body = useRef<HTMLDivElement>(null);
   const [exportError, setExportError] = useState<string | null>(null);
 
@@ -43,7 +45,7 @@ export default function ChartCard({ testId, title, points, legend, csv, note, ac
   };
 
   return (
-    <section className="chart-card" data-testid={testId} data-points={points}>
+    <section className="chart-card" data-testid={testId} data-points={points} {...data}>
       <header className="chart-card-header">
         <h4 className="chart-title">{title}</h4>
         <div className="chart-actions">
@@ -60,7 +62,7 @@ export default function ChartCard({ testId, title, points, legend, csv, note, ac
         {children}
       </div>
       <ChartLegend entries={legend} />
-      {note ? <p className="chart-note">{note}</p> : null}
+      {note ? <div className="chart-note">{note}</div> : null}
       {exportError ? (
         <p className="chart-error" role="alert">
           PNG export failed: {exportError}

@@ -31,13 +31,15 @@ interface Props {
   budget?: number | null;
   /** The compare-runs picker, when the panel has one. */
   picker?: ReactNode;
+  /** What the cell is called (its heading or prompt): the name of its untagged run. */
+  cellName?: string | null;
 }
 
-function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDGET, picker }: Props) {
+function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDGET, picker, cellName = null }: Props) {
   const slowVersion = useTrailingVersion(version, AGGREGATE_INTERVAL_MS);
   // The store mutates in place: the versions are what change when its data did.
-  const lines = useMemo(() => lossLines(store, primaryId, compared), [store, version, primaryId, compared]);
-  const aggregates = useMemo(() => panelAggregates(store, primaryId), [store, slowVersion, primaryId]);
+  const lines = useMemo(() => lossLines(store, primaryId, compared, cellName), [store, version, primaryId, compared, cellName]);
+  const aggregates = useMemo(() => panelAggregates(store, primaryId, cellName), [store, slowVersion, primaryId, cellName]);
   const run = store.run(primaryId);
   if (!run || run.series.length === 0) return null;
   return (
@@ -63,15 +65,17 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
         {aggregates?.samples ? (
           <DeviceBarsChart testId="chart-samples" title="Samples per device per step" unit="samples" chart={aggregates.samples} note={`Mean samples per step; ${WARMUP_RULE}.`} />
         ) : null}
-        {aggregates?.memory ? (
+        {aggregates?.memory.map((memory) => (
           <DeviceBarsChart
+            key={memory.source ?? ""}
             testId="chart-memory"
-            title="Peak memory per device (MiB)"
-            unit="MiB"
-            chart={aggregates.memory}
-            note={aggregates.memoryNote}
+            title={memory.title}
+            unit={memory.scale.unit}
+            chart={memory.chart}
+            note={memory.note}
+            source={memory.source}
           />
-        ) : null}
+        ))}
         {aggregates?.utilization ? (
           <DeviceBarsChart
             testId="chart-utilization"

@@ -2,7 +2,6 @@
 /** Ranks flagged as stragglers, with the rule that flagged them stated beside the list. */
 import { memo } from "react";
 import { STRAGGLER_RULE, type Straggler } from "../../server/core/charts/chart-stragglers";
-import { variantLabel } from "../../server/core/charts/chart-variants";
 
 interface Props {
   flagged: readonly Straggler[];
@@ -18,7 +17,7 @@ function StragglerList({ flagged }: Props) {
         <ul>
           {flagged.map((s) => (
             <li key={`${s.tag}\u0000${s.rank}`} className="straggler-flag" data-testid="straggler-flag" data-variant={s.tag} data-rank={s.rank}>
-              {variantLabel(s.tag)}, rank {s.rank}: {s.metric} mean {s.meanMs.toFixed(2)} ms, {Math.round(s.excess * 100)} % above the variant&apos;s
+              {s.label}, rank {s.rank}: {s.metric} mean {s.meanMs.toFixed(2)} ms, {Math.round(s.excess * 100)} % above the variant&apos;s
               median {s.medianMs.toFixed(2)} ms
             </li>
           ))}

@@ -35,11 +35,23 @@ export function lossCsv(lines: readonly LossLine[], window: XWindow | null): str
   return toCsv(["execution_id", "variant", "rank", "step", "value"], rows());
 }
 
+/** Means per phase, then the spread of the time per step over the same steps (`spread_metric` says which series). */
 export function timingCsv(chart: TimingChart): string {
-  const header = ["variant", "rank", ...chart.phases.map((p) => `${p.key}_ms`), "total_ms", "points"];
+  const header = ["variant", "rank", ...chart.phases.map((p) => `${p.key}_ms`), "total_ms", "points", "spread_metric", "min_ms", "median_ms", "max_ms", "spread_steps"];
   return toCsv(
     header,
-    chart.bars.map((b) => [b.tag, b.rank, ...chart.phases.map((p) => b.ms[p.key]), b.total, b.points]),
+    chart.bars.map((b) => [
+      b.tag,
+      b.rank,
+      ...chart.phases.map((p) => b.ms[p.key]),
+      b.total,
+      b.points,
+      b.spreadMetric,
+      b.spread?.min ?? null,
+      b.spread?.median ?? null,
+      b.spread?.max ?? null,
+      b.spread?.count ?? null,
+    ]),
   );
 }
 
@@ -56,7 +68,7 @@ export function deviceBarsCsv(chart: DeviceBarsChart): string {
 export function speedupCsv(chart: SpeedupChart): string {
   const unit = chart.basis === "sample" ? "ms_per_sample" : "ms_per_step";
   return toCsv(
-    ["variant", "family", "devices", unit, "speedup", "ideal"],
-    [chart.baseline, ...chart.points].map((p) => [p.tag, p.family, p.devices, p.timeMs, p.speedup, p.devices]),
+    ["variant", "family", "devices", unit, "speedup", "ideal", "noise"],
+    [chart.baseline, ...chart.points].map((p) => [p.tag, p.family, p.devices, p.timeMs, p.speedup, p.devices, p.noise]),
   );
 }

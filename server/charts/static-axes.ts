@@ -1,5 +1,5 @@
 /** Axes for the static chart: linear scales over nice ticks, grid lines, tick labels and axis titles. */
-import { niceTicks, tickText } from "../core/charts/chart-svg";
+import { integerTicks, niceTicks, tickText } from "../core/charts/chart-svg";
 import { el, text, type Box } from "./svg";
 
 export interface Scale {
@@ -7,8 +7,8 @@ export interface Scale {
   ticks: number[];
 }
 
-/** A linear scale of [min, max] onto [from, to], its domain widened to round ticks. */
-export function linearScale(min: number, max: number, from: number, to: number, tickCount = 5): Scale {
+/** A linear scale of [min, max] onto [from, to], its domain widened to round ticks (whole numbers only when `integer`: steps). */
+export function linearScale(min: number, max: number, from: number, to: number, tickCount = 5, integer = false): Scale {
   let lo = min;
   let hi = max;
   if (!(hi > lo)) {
@@ -16,7 +16,11 @@ export function linearScale(min: number, max: number, from: number, to: number, 
     lo -= pad;
     hi += pad;
   }
-  const ticks = niceTicks(lo, hi, tickCount);
+  if (integer) {
+    lo = Math.floor(lo);
+    hi = Math.max(lo + 1, Math.ceil(hi));
+  }
+  const ticks = integer ? integerTicks(lo, hi, tickCount) : niceTicks(lo, hi, tickCount);
   if (ticks.length >= 2) {
     // Extend to the round ticks just outside the data, so the axis ends on a labelled value.
     const step = ticks[1]! - ticks[0]!;

@@ -68,7 +68,7 @@ function section(parts: string[], top: number, title: string, plot: (box: { x: n
 }
 
 function lossLegend(lines: readonly LossLine[]): StaticLegendEntry[] {
-  return lines.map((l) => ({ label: l.label, color: l.color, dashed: l.dashed, faded: l.faded }));
+  return lines.map((l) => ({ label: l.label, color: l.color, dashed: l.dashed, faded: l.faded, dash: l.dash }));
 }
 
 function timingLegend(chart: TimingChart): StaticLegendEntry[] {

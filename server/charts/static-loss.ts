@@ -1,6 +1,7 @@
 /** The static chart's loss panel: the app's loss lines (downsampled, min/max per bucket), gaps where loss was non-finite. */
 import type { LossLine } from "../core/charts/chart-loss";
 import { sampleLoss } from "../core/charts/chart-loss";
+import { markerIndices, markerPath } from "../core/charts/chart-line-style";
 import { linearScale, xAxis, yAxis } from "./static-axes";
 import { el, px, type Box } from "./svg";
 
@@ -28,7 +29,7 @@ export function lossPlot(lines: readonly LossLine[], box: Box): string {
     y0 = 0;
     y1 = 1;
   }
-  const x = linearScale(x0, x1, box.x, box.x + box.width, 6);
+  const x = linearScale(x0, x1, box.x, box.x + box.width, 6, true);
   const y = linearScale(y0, y1, box.y + box.height, box.y, 5);
   const paths = sampled.lines.map(({ line, data }) => {
     let d = "";
@@ -47,8 +48,17 @@ export function lossPlot(lines: readonly LossLine[], box: Box): string {
       stroke: line.color,
       "stroke-width": line.faded ? 1 : 1.5,
       "stroke-opacity": line.faded ? 0.55 : undefined,
-      "stroke-dasharray": line.dashed ? "5 3" : undefined,
+      "stroke-dasharray": line.dash ?? undefined,
     });
   });
-  return [yAxis(box, y, "loss"), xAxis(box, x, "step"), el("g", { class: "lines" }, paths)].join("");
+  // Markers above every line, shifted per line: a line lying on another stays visible (as in the app).
+  const markers = sampled.lines.map(({ line, data }) => {
+    let d = "";
+    for (const i of markerIndices(data.length, line.index, lines.length)) {
+      const p = data[i]!;
+      if (p.y !== null) d += markerPath(line.marker, x(p.x), y(p.y));
+    }
+    return d === "" ? "" : el("path", { d, fill: "none", stroke: line.color, "stroke-width": 1.2 });
+  });
+  return [yAxis(box, y, "loss"), xAxis(box, x, "step"), el("g", { class: "lines" }, paths), el("g", { class: "markers" }, markers)].join("");
 }

@@ -2,6 +2,7 @@
  * A few SVG writers for the static export chart: every attribute value and
  * text node goes through escapeXml, coordinates are rounded to 0.1 px.
  */
+import { labelWidth } from "../core/charts/chart-axis-layout";
 import { escapeXml } from "../core/charts/chart-svg";
 
 export type Attrs = Record<string, string | number | undefined>;
@@ -37,6 +38,8 @@ export interface StaticLegendEntry {
   color: string;
   dashed?: boolean;
   faded?: boolean;
+  /** A line's own dash pattern (null: solid), drawn as a line swatch. */
+  dash?: string | null;
 }
 
 /** Legend entries flowing left to right, wrapping; returns the markup and the height used. */
@@ -46,14 +49,15 @@ export function legend(entries: readonly StaticLegendEntry[], x: number, y: numb
   let cx = x;
   let cy = y;
   for (const entry of entries) {
-    const w = 22 + entry.label.length * 6.2 + 14;
+    // Generous widths (chart-axis-layout's estimate), so neighbours on a row never overlap.
+    const w = 22 + labelWidth(entry.label) + 14;
     if (cx + w > x + width && cx > x) {
       cx = x;
       cy += ROW;
     }
     parts.push(
-      entry.dashed
-        ? el("line", { x1: cx, y1: cy + 6, x2: cx + 16, y2: cy + 6, stroke: entry.color, "stroke-width": 2, "stroke-dasharray": "4 2" })
+      entry.dashed || entry.dash !== undefined
+        ? el("line", { x1: cx, y1: cy + 6, x2: cx + 16, y2: cy + 6, stroke: entry.color, "stroke-width": 2, "stroke-dasharray": entry.dash === undefined ? "4 2" : (entry.dash ?? undefined) })
         : el("rect", { x: cx, y: cy + 1, width: 16, height: 10, fill: entry.color, "fill-opacity": entry.faded ? 0.55 : undefined }),
       text(cx + 22, cy + 10, entry.label, { fill: "#333333" }),
     );

@@ -218,7 +218,9 @@ describe("panelAggregates", () => {
     const model = panelAggregates(store, "e1")!;
     assert.equal(model.device?.emulated, true);
     assert.match(model.device!.text, /CPU-emulated: 4× cpu \(emulated, no CUDA\)/);
-    assert.equal(lossLines(store, "e1", [])[0]!.label, "untagged");
+    // Changed on purpose (issue 13): an untagged run is named after its cell, its prompt when the cell's name is not known.
+    assert.equal(lossLines(store, "e1", [])[0]!.label, "cell [1]");
+    assert.equal(lossLines(store, "e1", [], "Scaling sweep")[0]!.label, "Scaling sweep");
     assert.equal(model.stragglers, null);
     assert.equal(model.timing, null);
     assert.equal(deviceNotice("2× NVIDIA A100")?.emulated, false);

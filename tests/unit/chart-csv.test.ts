@@ -85,8 +85,10 @@ describe("bar chart CSVs", () => {
     const index = new RunIndex(storeWith([1]).run("e1"));
     const timing = timingChart(index);
     const rows = parseCsv(timingCsv(timing));
-    assert.deepEqual(rows[0], ["variant", "rank", "other_ms", "total_ms", "points"]);
+    // Changed on purpose (issue 13): the spread of the time per step follows the means, over the same (warm-up-free) steps.
+    assert.deepEqual(rows[0], ["variant", "rank", "other_ms", "total_ms", "points", "spread_metric", "min_ms", "median_ms", "max_ms", "spread_steps"]);
     assert.equal(rows.length, 2);
+    assert.deepEqual(rows[1]!.slice(5), ["step_ms", String(0.1 + 0.2), String(1 / 3), String(2 / 3), "3"]);
     // Only step_ms was logged: the whole (warm-up-free) mean step is "other".
     const mean = (1 / 3 + 2 / 3 + (0.1 + 0.2)) / 3;
     assert.ok(Object.is(Number(rows[1]![2]), mean));
@@ -105,9 +107,10 @@ describe("bar chart CSVs", () => {
     store.load({ execution: syntheticSummary("e1"), series: [col("1 device", 0, "step_ms", 30), col("DDP x2", 0, "step_ms", 20), col("DDP x2", 1, "step_ms", 20)] });
     const rows = parseCsv(speedupCsv(speedupChart(new RunIndex(store.run("e1")))!));
     assert.deepEqual(rows, [
-      ["variant", "family", "devices", "ms_per_step", "speedup", "ideal"],
-      ["1 device", "", "1", "30", "1", "1"],
-      ["DDP x2", "DDP", "2", "20", "1.5", "2"],
+      // Changed on purpose (issue 13): a speed-up the devices cannot give says so in "noise" (empty: none, or no plan to judge by).
+      ["variant", "family", "devices", "ms_per_step", "speedup", "ideal", "noise"],
+      ["1 device", "", "1", "30", "1", "1", ""],
+      ["DDP x2", "DDP", "2", "20", "1.5", "2", ""],
     ]);
   });
 });

@@ -34,7 +34,8 @@ describe("renderExecutionChartsSvg", () => {
     perRank.series.push({ ...rank0, rank: 1 });
     const svg = renderExecutionChartsSvg(perRank)!;
     assert.equal(svg.match(/<g class="bar">/g)?.length, 3);
-    const paths = [...svg.matchAll(/<path d="([^"]*)"/g)].map((m) => m[1]!);
+    const lineGroup = /<g class="lines">(.*?)<\/g>/.exec(svg)?.[1] ?? "";
+    const paths = [...lineGroup.matchAll(/<path d="([^"]*)"/g)].map((m) => m[1]!);
     assert.equal(paths.length, 3, "a line per variant, per rank where ranks logged loss");
     assert.ok(svg.includes("rank 1</text>"));
     for (const d of paths) assert.ok(d.split(/[ML]/).length - 1 <= 600, "at most the point budget");

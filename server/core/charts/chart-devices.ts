@@ -7,7 +7,6 @@
 import type { RunIndex } from "./chart-run-index";
 import type { SeriesBuffer } from "./chart-series-buffer";
 import { meanCount, peak, stepMean } from "./chart-stats";
-import { variantLabel } from "./chart-variants";
 
 export interface DeviceBarsRow {
   tag: string;
@@ -25,15 +24,16 @@ export interface DeviceBarsChart {
 }
 
 export function samplesChart(index: RunIndex): DeviceBarsChart | null {
-  return deviceBars(index, "samples_per_step", (tag, rank) => {
+  return deviceBars(index, "samples_per_step", index.variants, (tag, rank) => {
     const series = index.get(tag, rank, "samples");
     const value = stepMean(series);
     return value === null || !series ? null : { value, points: meanCount(series) };
   });
 }
 
-export function memoryChart(index: RunIndex): DeviceBarsChart | null {
-  return deviceBars(index, "peak_mib", (tag, rank) => {
+/** Peak memory (MiB) of the variants `tags` (all by default). */
+export function memoryChart(index: RunIndex, tags: readonly string[] = index.variants): DeviceBarsChart | null {
+  return deviceBars(index, "peak_mib", tags, (tag, rank) => {
     const series: SeriesBuffer | undefined =
       (index.get(tag, rank, "memory_peak_mib")?.count ?? 0) > 0 ? index.get(tag, rank, "memory_peak_mib") : index.get(tag, rank, "memory_mib");
     const value = peak(series);
@@ -43,7 +43,7 @@ export function memoryChart(index: RunIndex): DeviceBarsChart | null {
 
 /** GPU utilisation per GPU (NVML utilization.gpu, logged by the toolkit's GPU monitor with rank = CUDA device): the mean over the run. */
 export function utilizationChart(index: RunIndex): DeviceBarsChart | null {
-  return deviceBars(index, "gpu_util_pct_mean", (tag, rank) => {
+  return deviceBars(index, "gpu_util_pct_mean", index.variants, (tag, rank) => {
     const series = index.get(tag, rank, "gpu_util_pct");
     const value = stepMean(series);
     return value === null || !series ? null : { value, points: meanCount(series) };
@@ -52,11 +52,11 @@ export function utilizationChart(index: RunIndex): DeviceBarsChart | null {
 
 type Measure = (tag: string, rank: number) => { value: number; points: number } | null;
 
-function deviceBars(index: RunIndex, valueName: string, measure: Measure): DeviceBarsChart | null {
+function deviceBars(index: RunIndex, valueName: string, tags: readonly string[], measure: Measure): DeviceBarsChart | null {
   const cells = new Map<string, Map<number, number>>();
   const ranks = new Set<number>();
   let points = 0;
-  for (const tag of index.variants) {
+  for (const tag of tags) {
     for (const rank of index.ranks(tag)) {
       const m = measure(tag, rank);
       if (!m) continue;
@@ -70,6 +70,6 @@ function deviceBars(index: RunIndex, valueName: string, measure: Measure): Devic
   const sortedRanks = [...ranks].sort((a, b) => a - b);
   const rows = index.variants
     .filter((tag) => cells.has(tag))
-    .map((tag) => ({ tag, label: variantLabel(tag), values: sortedRanks.map((r) => cells.get(tag)!.get(r) ?? null) }));
+    .map((tag) => ({ tag, label: index.label(tag), values: sortedRanks.map((r) => cells.get(tag)!.get(r) ?? null) }));
   return { valueName, ranks: sortedRanks, rows, points };
 }

@@ -7,7 +7,9 @@
  */
 import type { DevicePlan } from "../protocol/kernel-messages";
 import type { ExecutionSummary } from "../protocol/metrics-model";
-import { memoryChart, samplesChart, utilizationChart, type DeviceBarsChart } from "./chart-devices";
+import { samplesChart, utilizationChart, type DeviceBarsChart } from "./chart-devices";
+import { memoryCharts, type MemoryChart } from "./chart-memory";
+import { untaggedRunName } from "./chart-naming";
 import { RunIndex } from "./chart-run-index";
 import { speedupChart, type SpeedupChart } from "./chart-speedup";
 import { stragglers, type Straggler } from "./chart-stragglers";
@@ -31,9 +33,8 @@ export interface PanelAggregates {
   device: DeviceNotice | null;
   timing: TimingChart | null;
   samples: DeviceBarsChart | null;
-  memory: DeviceBarsChart | null;
-  /** What the memory bars measure, per variant when they differ. */
-  memoryNote: string;
+  /** One chart per memory source (never two quantities on one axis); empty when no memory was logged. */
+  memory: MemoryChart[];
   /** Mean NVML GPU utilisation per GPU; null without a GPU monitor. */
   utilization: DeviceBarsChart | null;
   speedup: SpeedupChart | null;
@@ -41,11 +42,11 @@ export interface PanelAggregates {
   stragglers: Straggler[] | null;
 }
 
-/** Null when this run holds no series: the panel then renders nothing. */
-export function panelAggregates(store: MetricStore, primaryId: string): PanelAggregates | null {
+/** Null when this run holds no series: the panel then renders nothing. `cellName` names the untagged variant. */
+export function panelAggregates(store: MetricStore, primaryId: string, cellName: string | null = null): PanelAggregates | null {
   const run = store.run(primaryId);
   if (!run || run.series.length === 0) return null;
-  const index = new RunIndex(run);
+  const index = new RunIndex(run, untaggedRunName(cellName, run.summary));
   const timing = timingChart(index);
   const multiRank = index.variants.some((tag) => index.ranks(tag).length > 1);
   return {
@@ -53,10 +54,9 @@ export function panelAggregates(store: MetricStore, primaryId: string): PanelAgg
     device: deviceNotice(run.summary?.deviceMode ?? "", run.plans),
     timing: timing.bars.length > 0 ? timing : null,
     samples: samplesChart(index),
-    memory: memoryChart(index),
-    memoryNote: memoryNote(run.plans),
+    memory: memoryCharts(index, run.plans),
     utilization: utilizationChart(index),
-    speedup: speedupChart(index),
+    speedup: speedupChart(index, run.plans),
     stragglers: multiRank ? stragglers(index) : null,
   };
 }

@@ -1,6 +1,6 @@
 /** A run's series looked up by variant → rank → metric name, variants in drawing order. */
 import type { SeriesBuffer } from "./chart-series-buffer";
-import { orderVariants } from "./chart-variants";
+import { orderVariants, UNTAGGED, variantLabel } from "./chart-variants";
 import type { RunView } from "./metric-store";
 
 export class RunIndex {
@@ -8,7 +8,11 @@ export class RunIndex {
   readonly variants: string[];
   private readonly byVariant = new Map<string, Map<number, Map<string, SeriesBuffer>>>();
 
-  constructor(run: RunView | undefined) {
+  /** `untagged`: what the run's untagged variant is called (its cell's name). */
+  constructor(
+    run: RunView | undefined,
+    readonly untagged: string = UNTAGGED,
+  ) {
     for (const s of run?.series ?? []) {
       let ranks = this.byVariant.get(s.key.tag);
       if (!ranks) this.byVariant.set(s.key.tag, (ranks = new Map()));
@@ -27,6 +31,11 @@ export class RunIndex {
       .filter(([, names]) => name === undefined || (names.get(name)?.length ?? 0) > 0)
       .map(([rank]) => rank)
       .sort((a, b) => a - b);
+  }
+
+  /** How a variant reads in legends and axes. */
+  label(tag: string): string {
+    return variantLabel(tag, this.untagged);
   }
 
   get(tag: string, rank: number, name: string): SeriesBuffer | undefined {

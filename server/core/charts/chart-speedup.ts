@@ -5,7 +5,14 @@
  * ranks process per step; speed-up of an N-device variant = time per sample
  * of the 1-device variant / its own. Without `samples` everywhere, time per
  * step is used instead (the same global batch is then assumed, and said).
+ *
+ * A speed-up the hardware cannot give is flagged as noise, never drawn as a
+ * result: emulated devices on a host with C cores cannot run more than
+ * min(N, C)× faster than one, and N virtual devices sharing GPUs cannot run
+ * more than N× faster (super-linear). Both happen on a busy shared host,
+ * where one run's timing moves by ±20 %.
  */
+import type { DevicePlan } from "../protocol/kernel-messages";
 import type { RunIndex } from "./chart-run-index";
 import { meanCount, stepMean } from "./chart-stats";
 import { deviceCount, variantFamily } from "./chart-variants";
@@ -18,6 +25,8 @@ export interface SpeedupPoint {
   /** Milliseconds per sample (or per step, see `basis`). */
   timeMs: number;
   speedup: number;
+  /** Why this speed-up is impossible on the devices the plan says it ran on (timing noise); null when it is possible or unknown. */
+  noise: string | null;
 }
 
 export interface SpeedupChart {
@@ -37,7 +46,7 @@ interface VariantTime {
   points: number;
 }
 
-export function speedupChart(index: RunIndex): SpeedupChart | null {
+export function speedupChart(index: RunIndex, plans: Readonly<Record<string, DevicePlan>> = {}): SpeedupChart | null {
   const timed = new Map<string, VariantTime>();
   for (const tag of index.variants) {
     if (deviceCount(tag) === null) continue;
@@ -51,7 +60,9 @@ export function speedupChart(index: RunIndex): SpeedupChart | null {
   const baseMs = per(timed.get(baselineTag)!);
   const point = (tag: string): SpeedupPoint => {
     const timeMs = per(timed.get(tag)!);
-    return { tag, family: variantFamily(tag), devices: deviceCount(tag)!, timeMs, speedup: baseMs / timeMs };
+    const devices = deviceCount(tag)!;
+    const speedup = baseMs / timeMs;
+    return { tag, family: variantFamily(tag), devices, timeMs, speedup, noise: tag === baselineTag ? null : impossibleSpeedup(speedup, devices, plans[tag]) };
   };
   const points = [...timed.keys()]
     .filter((tag) => tag !== baselineTag)
@@ -61,6 +72,27 @@ export function speedupChart(index: RunIndex): SpeedupChart | null {
   const maxDevices = Math.max(1, ...points.map((p) => p.devices));
   const used = [...timed.values()].reduce((sum, t) => sum + t.points, 0);
   return { basis, baseline: point(baselineTag), points, families, maxDevices, pointsUsed: used };
+}
+
+/** The most an N-device variant can gain over one device on what its plan ran on, or null when real GPUs (or no plan) leave it open. */
+export function speedupLimit(devices: number, plan: DevicePlan | undefined): number | null {
+  if (!plan) return null;
+  if (plan.kind === "cpu-emulated") return Math.max(1, Math.min(devices, plan.hostCores));
+  if (plan.kind === "cuda-shared") return devices;
+  return null;
+}
+
+/** Why a speed-up is impossible (so noise), or null. */
+export function impossibleSpeedup(speedup: number, devices: number, plan: DevicePlan | undefined): string | null {
+  const limit = speedupLimit(devices, plan);
+  if (limit === null || !plan || !(speedup > limit)) return null;
+  const measured = `${Number(speedup.toPrecision(3))}×`;
+  if (plan.kind === "cpu-emulated") {
+    const cores = `${plan.hostCores} core${plan.hostCores === 1 ? "" : "s"}`;
+    return `noise: ${measured} on ${devices} emulated devices is impossible — the host has ${cores} for ${plan.count} emulated device${plan.count === 1 ? "" : "s"}, so at most ${limit}× over one device; the timing moved, the devices did not get faster.`;
+  }
+  const gpus = `${plan.gpusUsed} GPU${plan.gpusUsed === 1 ? "" : "s"}`;
+  return `noise: ${measured} on ${devices} virtual devices sharing ${gpus} is super-linear, which sharing cannot give (at most ${limit}×); the timing moved, the devices did not get faster.`;
 }
 
 function variantTime(index: RunIndex, tag: string): VariantTime | null {

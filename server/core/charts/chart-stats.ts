@@ -36,3 +36,28 @@ export function median(values: readonly number[]): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+  /** Finite values the spread is over (the same ones stepMean uses). */
+  count: number;
+}
+
+/**
+ * Min, median and max over the same values as `stepMean` (the warm-up step
+ * left out by the same rule): timing on a shared host moves by ±20 % between
+ * steps, and a mean alone hides that.
+ */
+export function stepSpread(series: SeriesBuffer | undefined): Spread | null {
+  if (!series) return null;
+  const values: number[] = [];
+  for (let i = skipsWarmup(series) ? 1 : 0; i < series.length; i++) {
+    const v = series.values[i]!;
+    if (!Number.isNaN(v)) values.push(v);
+  }
+  if (values.length === 0) return null;
+  values.sort((a, b) => a - b);
+  return { min: values[0]!, median: median(values), max: values[values.length - 1]!, count: values.length };
+}

@@ -15,6 +15,8 @@ export const STRAGGLER_RULE =
 
 export interface Straggler {
   tag: string;
+  /** The variant's name (the untagged one named after its cell). */
+  label: string;
   rank: number;
   metric: "step_ms" | "apply_ms";
   meanMs: number;
@@ -35,7 +37,7 @@ export function stragglers(index: RunIndex): Straggler[] {
       const med = median(means.map((m) => m.mean));
       for (const m of means) {
         if (med > 0 && m.mean > med * (1 + STRAGGLER_THRESHOLD)) {
-          flagged.push({ tag, rank: m.rank, metric, meanMs: m.mean, medianMs: med, excess: m.mean / med - 1 });
+          flagged.push({ tag, label: index.label(tag), rank: m.rank, metric, meanMs: m.mean, medianMs: med, excess: m.mean / med - 1 });
         }
       }
       break;

@@ -7,8 +7,7 @@
  * than device 0 logs only its forward (`apply_ms`), which is its bar.
  */
 import type { RunIndex } from "./chart-run-index";
-import { meanCount, stepMean } from "./chart-stats";
-import { variantLabel } from "./chart-variants";
+import { meanCount, stepMean, stepSpread, type Spread } from "./chart-stats";
 
 export type PhaseKey = "data" | "forward" | "backward" | "comm" | "optimizer" | "apply" | "other";
 
@@ -40,6 +39,13 @@ export interface TimingBar {
   total: number;
   /** Real metric values the means were taken over. */
   points: number;
+  /**
+   * Min, median and max of the time per step over the same steps as the
+   * means: `step_ms`, or `apply_ms` for a replica that logs only that.
+   * Null when neither was logged.
+   */
+  spread: Spread | null;
+  spreadMetric: "step_ms" | "apply_ms" | null;
 }
 
 export interface TimingChart {
@@ -89,5 +95,8 @@ function timingBar(index: RunIndex, tag: string, rank: number): TimingBar | null
   if (step !== null && step > stepped + ms.apply) ms.other = step - stepped - ms.apply;
   if (!found) return null;
   const total = PHASES.reduce((sum, p) => sum + ms[p.key], 0);
-  return { tag, rank, label: `${variantLabel(tag)} · ${rank}`, ms, total, points };
+  const stepSeries = index.get(tag, rank, "step_ms");
+  const spreadMetric = stepSeries && stepSeries.count > 0 ? "step_ms" : (index.get(tag, rank, "apply_ms")?.count ?? 0) > 0 ? "apply_ms" : null;
+  const spread = spreadMetric === null ? null : stepSpread(index.get(tag, rank, spreadMetric));
+  return { tag, rank, label: `${index.label(tag)} · ${rank}`, ms, total, points, spread, spreadMetric: spread ? spreadMetric : null };
 }

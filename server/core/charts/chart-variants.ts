@@ -22,9 +22,12 @@ export function variantFamily(tag: string): string {
   return (tag.slice(0, match.index) + match[1] + tag.slice(match.index + match[0].length)).replace(/\s+/g, " ").trim();
 }
 
-/** How a tag reads in legends: the untagged variant gets a name. */
-export function variantLabel(tag: string): string {
-  return tag === "" ? "untagged" : tag;
+/** What an untagged variant is called when nothing better is known. */
+export const UNTAGGED = "untagged";
+
+/** How a tag reads in legends: the untagged variant (a user's own run) is named after its cell. */
+export function variantLabel(tag: string, untagged: string = UNTAGGED): string {
+  return tag === "" ? untagged : tag;
 }
 
 /** Distinct tags in drawing order: fewer devices first, tags without a count last, then by name. */
