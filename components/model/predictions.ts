@@ -42,7 +42,7 @@ export function judgePrediction(prediction: ClaimPrediction, verdictOf: (claimId
   if (deciding.some((claim) => verdictOf(claim) === "inconclusive")) return { kind: "undecided", reason: "the measurement was inconclusive" };
   const index = outcomes.findIndex((outcome) => {
     const conditions = Object.entries(outcome);
-    return conditions.length > 0 && conditions.every(([claim, verdict]) => verdictOf(claim) === verdict);
+    return conditions.length > 0 && conditions.every(([claim, verdicts]) => verdicts.includes(verdictOf(claim) ?? "inconclusive"));
   });
   if (index < 0) return { kind: "undecided", reason: "the verdicts match none of the choices" };
   const measured = prediction.choices[index];

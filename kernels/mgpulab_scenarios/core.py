@@ -210,6 +210,10 @@ class Scenario:
     experiments: Tuple[Experiment, ...]
     claims: Tuple[Claim, ...]
     constraints: Tuple[Callable[[Dict[str, Any]], Optional[str]], ...] = ()
+    # Per step with a question, parallel to its choices: choice i is what a run measured when each claim
+    # named in outcomes[i] got one of the verdicts listed there ({}: no run shows it). The prediction is
+    # then judged right or wrong beside those claims only (the question's claims become these).
+    outcomes: Dict[str, Tuple[Dict[str, Tuple[str, ...]], ...]] = field(default_factory=dict)
     _params: Dict[str, Parameter] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -231,6 +235,14 @@ class Scenario:
                     assert name in self._params, (self.id, cell.id, name)
             for name in _PLACEHOLDER.findall(step.markdown + step.explanation):
                 assert name in self._params, (self.id, step.id, name)
+        claim_ids = {claim.id for claim in self.claims}
+        steps = {step.id: step for step in self.steps}
+        for step_id, outcomes in self.outcomes.items():
+            assert step_id in steps and steps[step_id].question is not None, (self.id, step_id, "outcomes of no question")
+            assert len(outcomes) == len(steps[step_id].choices), (self.id, step_id, "one outcome per choice")
+            for outcome in outcomes:
+                for claim_id, verdicts in outcome.items():
+                    assert claim_id in claim_ids and set(verdicts) <= set(VERDICTS), (self.id, step_id, claim_id)
 
     def parameter(self, name: str) -> Parameter:
         return self._params[name]
@@ -318,7 +330,14 @@ class Scenario:
         if step.question is None:
             return None
         text, choices = self.question(step, values)
-        return {"id": f"{self.id}/{step.id}", "text": text, "choices": choices, "claims": list(step.claims)}
+        question: Dict[str, Any] = {"id": f"{self.id}/{step.id}", "text": text, "choices": choices,
+                                    "claims": list(step.claims)}
+        outcomes = self.outcomes.get(step.id)
+        if outcomes:
+            question["claims"] = list(dict.fromkeys(claim for outcome in outcomes for claim in outcome))
+            question["outcomes"] = [{claim: list(verdicts) for claim, verdicts in outcome.items()}
+                                    for outcome in outcomes]
+        return question
 
     def template(self, cell_id: str, params: Optional[Dict[str, Any]] = None) -> dict:
         """``{id, parameters, fields, question}`` of a templated cell, values validated.

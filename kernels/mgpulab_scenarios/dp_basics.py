@@ -423,4 +423,11 @@ SCENARIO = Scenario(
             "how often the model is replicated, and how step time scales with the device count.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("devices"),),
+    # What each choice of a step's question is, in verdicts (see Scenario.outcomes).
+    outcomes={
+        "split": ({"splits-evenly": ("holds",)}, {"splits-evenly": ("partly",)}, {}),
+        "equivalence": ({"full-batch-equivalence": ("holds",)}, {}, {"full-batch-equivalence": ("partly", "does-not-hold")}),
+        "replication": ({"replicated-every-forward": ("does-not-hold",)}, {"replicated-every-forward": ("holds",)}),
+        "scaling": ({"not-linear": ("does-not-hold",)}, {"not-linear": ("holds",)}, {"not-linear": ("partly",)}),
+    },
 )

@@ -378,4 +378,12 @@ SCENARIO = Scenario(
             "layers with unregistered tensors, and DataParallel vs DDP step time.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("devices"),),
+    # What each choice of a step's question is, in verdicts (see Scenario.outcomes).
+    outcomes={
+        "padded": ({"padded-errors": ("holds",)}, {"padded-errors": ("partly",)}, {"padded-errors": ("does-not-hold",)}),
+        # "about the same" is a difference within the noise: an inconclusive verdict, which judges nothing.
+        "large-model": ({"time-does-not-decrease": ("does-not-hold",)}, {}, {"time-does-not-decrease": ("holds",)}),
+        "custom-layer": ({"custom-layer": ("holds",)}, {"custom-layer": ("does-not-hold",)}),
+        "what-is-copied": ({"model-parallelism": ("does-not-hold",)}, {"model-parallelism": ("holds",)}),
+    },
 )

@@ -370,4 +370,13 @@ SCENARIO = Scenario(
             "per-rank stacks), and the fixes.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("world_size"),),
+    # What each choice of a step's question is, in verdicts (see Scenario.outcomes).
+    outcomes={
+        "oom": ({"oom-hang": ("holds",)}, {"oom-hang": ("partly",)}),
+        "collectives": ({"collectives": ("holds",)}, {"collectives": ("partly",)}),
+        "slow-link": ({"slow-link": ("holds",)}, {"slow-link": ("partly",)}),
+        "uneven-batches": ({"uneven-batches": ("holds",)}, {"uneven-batches": ("does-not-hold",)}),
+        # An error (partly) is not told apart from a slow rank stopped as a hang (also partly): not judged.
+        "collective-fault": ({"deadlock": ("holds",)}, {}, {"deadlock": ("does-not-hold",)}),
+    },
 )

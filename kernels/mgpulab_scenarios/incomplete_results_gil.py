@@ -415,4 +415,14 @@ SCENARIO = Scenario(
             "threads vs DDP processes; DataLoader num_workers and the data-wait share of each step.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("devices"),),
+    # What each choice of a step's question is, in verdicts (see Scenario.outcomes).
+    outcomes={
+        "completeness": ({"incomplete": ("does-not-hold",)}, {"incomplete": ("holds",)}),
+        "python-overhead": ({"no-improvement": ("does-not-hold",)},
+                            {"no-improvement": ("holds",), "python-grows": ("does-not-hold", "partly")},
+                            {"no-improvement": ("holds",), "python-grows": ("holds",)}),
+        # partly: one at a time here because these devices share one autograd worker.
+        "backward": ({"backward-sequential": ("holds", "partly")}, {"backward-sequential": ("does-not-hold",)}),
+        "data-wait": ({"data-bottleneck": ("partly",)}, {"data-bottleneck": ("does-not-hold",)}),
+    },
 )

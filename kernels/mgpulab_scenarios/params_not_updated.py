@@ -228,4 +228,12 @@ SCENARIO = Scenario(
             "inside forward — loss and parameter norm per variant.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("devices"),),
+    # What each choice of a step's question is, in verdicts (see Scenario.outcomes).
+    outcomes={
+        "variants": ({"manual-fails": ("holds",)}, {"manual-fails": ("does-not-hold",)}),
+        "overwrite": ({"replica-overwritten": ("does-not-hold",)}, {"replica-overwritten": ("holds",)}),
+        # The primary's counter stays 0 when the replicas' attribute updates are discarded (holds, or partly
+        # when only the in-place buffer update of replica 0 survived); K when nothing was lost.
+        "in-forward": ({"updates-discarded": ("does-not-hold",)}, {}, {"updates-discarded": ("holds", "partly")}),
+    },
 )

@@ -53,8 +53,10 @@ def test_questions_sit_on_the_first_cell_of_their_step_only(scenario_id):
             question = by_cell[f"{scenario_id}/{cell.id}"]
             if i == 0 and step.question is not None:
                 text, choices = scenario.question(step, values)
-                assert question == {"id": f"{scenario_id}/{step.id}", "text": text, "choices": choices,
-                                    "claims": list(step.claims)}
+                assert question == scenario.question_dict(step, values)
+                assert {k: question[k] for k in ("id", "text", "choices")} == {
+                    "id": f"{scenario_id}/{step.id}", "text": text, "choices": choices}
+                assert set(question["claims"]) <= set(step.claims)  # the claims that decide it, of this step
                 assert "{" not in question["text"]
             else:
                 assert question is None
@@ -306,3 +308,25 @@ def test_parameter_tables_escape_pipes_in_help_and_values():
     assert rows and any("\\|" in row for row in rows)  # the fault's help lists choices with "|"
     for row in rows:
         assert len(re.findall(r"(?<!\\)\|", row)) == 4, row  # three cells, whatever the help says
+
+
+def test_every_question_says_which_verdicts_make_each_choice_the_measured_one():
+    """A prediction is judged right or wrong beside the claims that decide it, and only those."""
+    import mgpulab_scenarios as ms
+    from mgpulab_scenarios.core import VERDICTS
+    for summary in ms.catalog():
+        sc = ms.get(summary["id"])
+        claim_ids = {c.id for c in sc.claims}
+        for step in sc.steps:
+            if step.question is None:
+                continue
+            q = sc.question_dict(step, sc.validate({}))
+            assert q is not None and len(q["outcomes"]) == len(q["choices"]), (sc.id, step.id)
+            deciding = [claim for outcome in q["outcomes"] for claim in outcome]
+            assert deciding and set(q["claims"]) == set(deciding) <= claim_ids, (sc.id, step.id)
+            assert all(set(v) <= set(VERDICTS) for outcome in q["outcomes"] for v in outcome.values())
+            # No verdict makes two choices the measured one.
+            for claim in set(deciding):
+                for verdict in VERDICTS:
+                    matching = [i for i, o in enumerate(q["outcomes"]) if len(o) == 1 and verdict in o.get(claim, ())]
+                    assert len(matching) <= 1, (sc.id, step.id, claim, verdict)

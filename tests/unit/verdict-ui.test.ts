@@ -138,7 +138,7 @@ describe("judgePrediction", () => {
     committedAt: "2025-06-01T12:00:00.000Z",
     afterRun: false,
     choices: ["about 3x", "more than 1x but less than 3x", "none or a slowdown"],
-    outcomes: [{ "myth-linear": "holds" }, { "not-linear": "holds", "myth-linear": "does-not-hold" }, {}],
+    outcomes: [{ "myth-linear": ["holds"] }, { "not-linear": ["holds", "partly"], "myth-linear": ["does-not-hold"] }, {}],
   };
   const verdicts = (map: Record<string, VerdictValue | null>) => (claim: string) => map[claim] ?? null;
 
@@ -155,6 +155,11 @@ describe("judgePrediction", () => {
     assert.equal(judgePrediction(asked, verdicts({ "myth-linear": "inconclusive", "not-linear": "holds" })).kind, "undecided");
     assert.equal(judgePrediction(asked, verdicts({ "not-linear": "holds" })).kind, "undecided");
     assert.equal(judgePrediction(asked, verdicts({ "myth-linear": "partly", "not-linear": "partly" })).kind, "undecided");
+    assert.deepEqual(judgePrediction(asked, verdicts({ "myth-linear": "does-not-hold", "not-linear": "partly" })), {
+      kind: "judged",
+      measured: "more than 1x but less than 3x",
+      right: false,
+    });
   });
 
   it("leaves a question without outcomes unjudged", () => {
@@ -302,7 +307,7 @@ describe("VerdictReport through MimeOutput", () => {
     const judged: PredictQuestion = {
       ...question,
       claims: ["speedup"],
-      outcomes: [{ speedup: "holds" }, { speedup: "does-not-hold" }, {}],
+      outcomes: [{ speedup: ["holds"] }, { speedup: ["does-not-hold"] }, {}],
     };
     const judge = (choice: string) =>
       claim(render(bundle(JSON.stringify(report)), predictionsByClaim([templated("dp_basics/a", judged)], { [question.id]: { ...committed, choice } })), "speedup");

@@ -61,10 +61,10 @@ export interface PredictQuestion {
   claims: string[];
   /**
    * Parallel to `choices`: choice i is what a run measured when every claim
-   * named in `outcomes[i]` got the verdict named there ({} : no run shows it).
-   * Absent on questions stored before it: then a prediction is shown, not judged.
+   * named in `outcomes[i]` got one of the verdicts listed there ({}: no run
+   * shows it). Absent on questions stored before it: then a prediction is shown, not judged.
    */
-  outcomes?: Array<Record<string, VerdictValue>>;
+  outcomes?: Array<Record<string, VerdictValue[]>>;
 }
 
 /**

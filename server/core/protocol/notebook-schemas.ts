@@ -51,7 +51,7 @@ export const predictQuestionSchema = z.object({
   text: z.string(),
   choices: z.array(z.string()),
   claims: z.array(z.string()),
-  outcomes: z.array(z.record(z.string(), z.enum(VERDICTS))).optional(),
+  outcomes: z.array(z.record(z.string(), z.array(z.enum(VERDICTS)))).optional(),
 });
 
 /** What Cell.templateGuide holds: the parts of a template that only the catalog can compute. */
