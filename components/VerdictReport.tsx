@@ -222,7 +222,13 @@ function NumbersTable({ numbers }: { numbers: Claim["numbers"] }) {
       <table className="verdict-numbers" data-testid="verdict-numbers">
         <tbody>
           {rows.map((n, i) => (
-            <tr key={`${n.label}-${i}`} data-testid="verdict-number" data-label={n.label} data-value={typeof n.value === "number" ? String(n.value) : undefined}>
+            <tr
+              key={`${n.label}-${i}`}
+              data-testid="verdict-number"
+              data-label={n.label}
+              data-value={typeof n.value === "number" ? String(n.value) : undefined}
+              data-source={n.source ? JSON.stringify(n.source) : undefined}
+            >
               <th scope="row" title={n.source ? describeSource(n.source) : undefined}>
                 {n.label}
               </th>

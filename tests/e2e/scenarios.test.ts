@@ -1,7 +1,13 @@
-/** A guided scenario in the browser: open it from the list, run its verdicts cell, read verdicts with their numbers. */
+/**
+ * A guided scenario in the browser: open it from the list, predict, run, read
+ * verdicts with their numbers; the prediction judged right or wrong; the
+ * explanation revealed only once its verdicts are shown; and the verdict's
+ * numbers equal the charts' (their CSV) of the run the participant watched.
+ */
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 
@@ -64,9 +70,95 @@ describe("guided scenarios", () => {
     const numbers = (await split.getByTestId("verdict-numbers").textContent()) ?? "";
     assert.match(numbers, /14/, "the uneven last chunk is among the numbers shown");
     assert.match((await split.getByTestId("verdict-prediction").textContent()) ?? "", /uneven/, "the prediction sits beside the measured verdict");
+    assert.equal(await split.getByTestId("verdict-prediction-item").getAttribute("data-outcome"), "right", "predicted uneven chunks, measured uneven chunks");
     for (const claim of await report.getByTestId("verdict-claim").all()) {
-      assert.match((await claim.getAttribute("data-verdict")) ?? "", /^(holds|does-not-hold|partly)$/);
+      assert.match((await claim.getAttribute("data-verdict")) ?? "", /^(holds|does-not-hold|partly|inconclusive)$/);
       assert.ok((await claim.getByTestId("verdict-number").count()) > 0, "every verdict shows its numbers");
     }
+  });
+
+  it("run the experiment cells by hand, then the verdicts: a wrong prediction is marked wrong, the explanation waits for its verdict, and the numbers are the charts'", LIMIT, async () => {
+    await page.goto(server.url);
+    const scenario = page.locator('[data-testid="scenario"][data-scenario-id="dp-basics"]');
+    await scenario.getByTestId("scenario-open").click();
+    // The first test made a copy: this one starts a fresh one.
+    await scenario.getByTestId("scenario-start-fresh").click();
+    await page.waitForURL(/\/notebooks\//);
+    await page.getByTestId("parameter-form").first().waitFor();
+    const cellOf = (templateId: string): Locator =>
+      page.getByTestId("cell").filter({ has: page.locator(`[data-template-id="${templateId}"]`) });
+    const splitCell = cellOf("dp-basics/split");
+    const scalingCell = cellOf("dp-basics/scaling");
+    const verdictsCell = cellOf("dp-basics/verdicts");
+
+    // The issue's case: 10 rows on 3 devices.
+    for (const [name, value] of [["batch_size", "10"], ["devices", "3"]] as const) {
+      const input = splitCell.locator(`[data-testid="parameter-field"][data-name="${name}"] [data-testid="parameter-input"]`);
+      await input.fill(value);
+      await input.press("Enter");
+      await page.waitForFunction(
+        ([el, v]) => (el as HTMLInputElement | null)?.value === v,
+        [await verdictsCell.locator(`[data-testid="parameter-field"][data-name="${name}"] [data-testid="parameter-input"]`).elementHandle(), value] as const,
+      );
+    }
+    // Text that quotes the values follows the form.
+    await page.locator('[data-testid="markdown-rendered"]').filter({ hasText: "batch_size=10 on 3 devices" }).first().waitFor();
+
+    // Predict "the same number on every device" (10 rows on 3 devices cannot split evenly).
+    const prompt = splitCell.getByTestId("prediction-prompt");
+    await prompt.getByTestId("prediction-choice").first().check();
+    await prompt.getByTestId("prediction-commit").click();
+    await splitCell.getByTestId("prediction-committed").waitFor();
+    const explanation = cellOf("dp-basics/explain-split");
+    await explanation.getByTestId("explanation-folded").waitFor();
+    assert.doesNotMatch((await explanation.textContent()) ?? "", /ceil/, "the explanation does not give the answer away before the verdict");
+
+    // The participant runs the scaling cell by hand and watches its charts.
+    await scalingCell.getByTestId("cell-prompt").click();
+    await page.getByTestId("toolbar-run").click();
+    await page.locator(`[data-testid="cell"][data-cell-id="${await scalingCell.getAttribute("data-cell-id")}"][data-run-state="idle"] [data-testid="cell-status"]`).waitFor({ timeout: 150_000 });
+    const charts = scalingCell.getByTestId("cell-charts");
+    await charts.getByTestId("chart-speedup").waitFor();
+    const watched = await charts.getAttribute("data-execution-id");
+    assert.ok(watched);
+
+    // Then the verdicts cell: the cells that have not run (split, ...) run first, visibly, under their own cells; scaling does not run again.
+    await verdictsCell.getByTestId("cell-prompt").click();
+    await page.getByTestId("toolbar-run").click();
+    const report = verdictsCell.getByTestId("verdict-report");
+    await report.waitFor({ timeout: 150_000 });
+    assert.equal(await scalingCell.getByTestId("cell-charts").getAttribute("data-execution-id"), watched, "the scaling run the participant watched was not replaced");
+    assert.ok((await splitCell.getByTestId("cell-status").textContent())?.length, "the split cell ran under its own cell");
+
+    // Wrong, and said so.
+    const split = report.locator('[data-testid="verdict-claim"][data-claim-id="splits-evenly"]');
+    const judged = split.getByTestId("verdict-prediction-item");
+    assert.equal(await judged.getAttribute("data-outcome"), "wrong");
+    assert.match((await judged.textContent()) ?? "", /Measured: uneven chunks/);
+    assert.equal(await report.locator('[data-claim-id="not-linear"] [data-testid="verdict-prediction"]').getAttribute("data-committed"), "false", "the split prediction is not repeated beside another step's claims");
+    // The explanation is revealed now that its verdicts are shown.
+    await explanation.getByTestId("markdown-rendered").filter({ hasText: /ceil/ }).waitFor();
+
+    // The speed-up numbers of the verdict are the chart's, from the run the participant watched.
+    const scaling = report.locator('[data-testid="verdict-claim"][data-claim-id="not-linear"]');
+    assert.equal(await scaling.getAttribute("data-execution-id"), watched, "the verdict names the watched run");
+    const download = page.waitForEvent("download");
+    await charts.getByTestId("chart-speedup").getByTestId("chart-export-csv").click();
+    const csv = (await readFile((await (await download).path())!, "utf8")).trim().split("\n");
+    const header = csv[0]!.split(",");
+    const speedupByVariant = new Map(csv.slice(1).map((row) => row.split(",")).map((cols) => [cols[header.indexOf("variant")]!, Number(cols[header.indexOf("speedup")])]));
+    const showAll = scaling.locator(".verdict-numbers-toggle");
+    if ((await showAll.count()) > 0) await showAll.click();
+    let compared = 0;
+    for (const row of await scaling.locator('[data-testid="verdict-number"][data-source]').all()) {
+      const source = JSON.parse((await row.getAttribute("data-source"))!) as { tag: string; statistic: string };
+      if (source.statistic !== "speedup") continue;
+      const value = Number(await row.getAttribute("data-value"));
+      const charted = speedupByVariant.get(source.tag);
+      assert.ok(charted !== undefined, `the chart has ${source.tag}`);
+      assert.ok(Math.abs(value - charted) <= 1e-9 * Math.max(1, Math.abs(charted)), `${source.tag}: verdict ${value}, chart ${charted}`);
+      compared++;
+    }
+    assert.ok(compared >= 2, `speed-ups compared with the chart (${compared})`);
   });
 });
