@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
 import { assertNever } from "../core/assert-never";
-import { executionRef, type KernelMessage, type KernelMessageOf } from "../core/protocol/kernel-messages";
+import { isExecutionRef, type KernelMessage, type KernelMessageOf } from "../core/protocol/kernel-messages";
 import { KernelChannel, KernelStartError, describeExit } from "./kernel-channel";
 import type { KernelHost } from "./kernel-host";
 import type { PtyExit } from "./pty-process";
@@ -229,7 +229,7 @@ export class KernelSession {
     this.setStatus({ state: "busy", info: this.info });
     next.sink.started();
     // An id the protocol cannot carry (a cell id from an old import) is left out rather than failing the run.
-    const ref = next.ref && executionRef.safeParse(next.ref.cellId).success && executionRef.safeParse(next.ref.executionId).success ? next.ref : {};
+    const ref = next.ref && isExecutionRef(next.ref.cellId) && isExecutionRef(next.ref.executionId) ? next.ref : {};
     this.channel.send({ type: "execute", id: next.id, code: next.code, ...ref });
   }
 

@@ -44,7 +44,8 @@ export function rowToCell(notebookId: string, row: CellRow): StoredCell {
       detached: row.templateDetached,
       fields: guide.fields,
       question: guide.question,
-      revealAfter: guide.revealAfter,
+      // Only explanation cells have it: no key at all on the others (as the catalog sends them).
+      ...(guide.revealAfter === undefined ? {} : { revealAfter: guide.revealAfter }),
     });
     if (!parsed.success) throw new InvalidDataError(`${where}: stored template is invalid: ${parsed.error.issues[0]?.message ?? ""}`);
     template = parsed.data;

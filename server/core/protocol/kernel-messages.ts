@@ -113,7 +113,12 @@ export type KernelMessageType = KernelMessage["type"];
 export type KernelMessageOf<T extends KernelMessageType> = Extract<KernelMessage, { type: T }>;
 
 /** A cell or execution id as the server sends it with a request: letters, digits, _ and -, at most 64. */
-export const executionRef = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/);
+const executionRef = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/);
+
+/** Whether an id can travel in an execute request (a cell id from an old import may not). */
+export function isExecutionRef(value: string): boolean {
+  return executionRef.safeParse(value).success;
+}
 
 export const kernelRequestSchema = z.discriminatedUnion("type", [
   /** `cellId` / `executionId`: which notebook cell and which of its executions this is (the toolkit records them with evidence). */
