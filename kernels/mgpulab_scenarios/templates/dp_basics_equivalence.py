@@ -31,9 +31,9 @@ averaged = [sum(g) / len(own) for g in zip(*own)]
 summed = [sum(g) for g in zip(*share)]
 # same start, same data: train both and compare the loss curves
 final = {}
-for label, m in (("1 device", copy.deepcopy(start)),
-                 (f"DataParallel x{devices}", lab.DataParallel(copy.deepcopy(start), device_ids=list(range(devices)),
-                                                              placement=PARAM.placement, keep_replicas=True))):
+trained = copy.deepcopy(start)  # the one model DataParallel trains
+wrapped = lab.DataParallel(trained, device_ids=list(range(devices)), placement=PARAM.placement, keep_replicas=True)
+for label, m in (("1 device", copy.deepcopy(start)), (f"DataParallel x{devices}", wrapped)):
     opt = torch.optim.SGD(m.parameters(), lr=PARAM.lr)
     for step in range(PARAM.steps):
         opt.zero_grad()
@@ -45,13 +45,13 @@ for label, m in (("1 device", copy.deepcopy(start)),
     print(f"{label}: loss {loss.item():.6f} at step {step}")
 # where optimizer.step ran: the tensors the optimizer updated, against the one model's and the last replicas'
 held = [p for group in opt.param_groups for p in group["params"]]
-replica_devices = sorted({str(t.device) for r in m.last_replicas for t in replica_parameters(m.module, r)})
-updated = dict(optimizer_tensors=len(held), model_tensors=len(list(m.module.parameters())),
-               optimizer_holds_the_model={id(p) for p in held} == {id(p) for p in m.module.parameters()},
+replica_devices = sorted({str(t.device) for r in wrapped.last_replicas for t in replica_parameters(trained, r)})
+updated = dict(optimizer_tensors=len(held), model_tensors=len(list(trained.parameters())),
+               optimizer_holds_the_model={id(p) for p in held} == {id(p) for p in trained.parameters()},
                optimizer_devices=sorted({str(p.device) for p in held}), replica_devices=replica_devices,
-               replicas=len(m.last_replicas), device0=str(dev))
+               replicas=len(wrapped.last_replicas), device0=str(dev))
 print(f"optimizer.step updated {len(held)} tensors on {updated['optimizer_devices']} (the model has "
-      f"{updated['model_tensors']}); the last forward's {len(m.last_replicas)} replicas were on {replica_devices}")
+      f"{updated['model_tensors']}); the last forward's {len(wrapped.last_replicas)} replicas were on {replica_devices}")
 run.finish(chunk_rows=[len(c) for c in x.chunk(devices)], max_grad_diff=max_diff(grads(single), grads(primary)),
            grad_scale=max(g.abs().max().item() for g in grads(single)),
            max_grad_diff_vs_sum_of_device_grads=max_diff(summed, grads(primary)),

@@ -1,5 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
-import torch, mgpulab as lab
+import torch
 from torch import nn
 from mgpulab_scenarios import evidence
 from mgpulab_scenarios.common import data, mlp
