@@ -36,6 +36,8 @@ REPLICATE_CELL = load_template("dp_basics_replication")
 
 SCALING_CELL = load_template("dp_basics_scaling")
 
+PLACEMENT_CELL = load_template("dp_basics_placement")
+
 STEPS = (
     Step("split", "**How DataParallel splits a batch.** The article says the batch is divided *evenly*. This "
          "cell scatters a batch of {{batch_size}} rows over {{devices}} devices, counts the rows each device "
@@ -52,7 +54,7 @@ STEPS = (
          (Cell("equivalence", EQUIV_CELL),),
          "Are the gradients of DataParallel identical to single-device training at the same seed?",
          ("identical up to float rounding", "N times larger", "different"),
-         ("full-batch-equivalence", "gradients-averaged"),
+         ("full-batch-equivalence", "gradients-averaged", "update-on-main-gpu"),
          explanation="**Why.** The replicas' gradients flow back to the one original model, summed by autograd; "
                      "the averaging comes from the loss mean over the gathered batch, so the result is the "
                      "single-device gradient up to float rounding."),
@@ -60,9 +62,10 @@ STEPS = (
          "modules and the time of each phase of the forward.",
          (Cell("replication", REPLICATE_CELL),),
          "Is the model copied once, or on every forward?", ("once", "every forward"),
-         ("replicated-every-forward", "replication-cost"),
+         ("replicated-every-forward", "replication-cost", "ddp-replicates-once"),
          explanation="**Why.** Each forward builds new replica modules (`replicate`) before running them, so "
-                     "the copy is paid on every step, not once."),
+                     "the copy is paid on every step, not once. DDP copies once: each rank process keeps its one "
+                     "model object for the whole run, and only gradients travel."),
     Step("scaling", "**Speed-up vs device count.** Time one training step with 1 to {{devices}} devices (and "
          "DDP over {{devices}} ranks). The label says which devices ran (separate GPUs, virtual devices "
          "sharing a GPU, or the CPU emulation), and the phase split shows where the time goes.",
@@ -74,6 +77,17 @@ STEPS = (
                      "process. Devices that share hardware (emulated CPU devices on the host's cores, or "
                      "virtual devices on fewer GPUs) cannot scale like separate GPUs at all: a speed-up above "
                      "the device count there is noise, and is flagged as such."),
+    Step("placement", "**Where the model and the input must be (CUDA only).** torch's own `nn.DataParallel` is "
+         "called with the model left on the CPU, with the wrapper moved after wrapping, and with the input on "
+         "the CPU (and on another GPU). On a host without a GPU it cannot be measured: the verdicts say so.",
+         (Cell("placement", PLACEMENT_CELL),),
+         "The model is on cuda:0 and the input batch is still on the CPU. What does DataParallel do?",
+         ("a device-mismatch error", "it copies the input to the GPUs and runs"),
+         ("model-on-gpu-first", "inputs-on-default-gpu"),
+         explanation="**Why.** DataParallel checks, at each forward, that the module's parameters and buffers "
+                     "are on `device_ids[0]`: a model left on the CPU fails then, however it was wrapped. The "
+                     "input is scattered from wherever it is (`scatter` copies each chunk to its device), so "
+                     "it need not start on the default GPU."),
 )
 
 
@@ -129,7 +143,8 @@ def e_equivalence(o: Observed) -> Dict[str, Any]:
             "max_grad_diff": f["max_grad_diff"], "grad_scale": f["grad_scale"],
             "max_grad_diff_vs_sum_of_device_grads": f["max_grad_diff_vs_sum_of_device_grads"],
             "max_grad_diff_vs_mean_of_device_mean_grads": f["max_grad_diff_vs_mean_of_device_mean_grads"],
-            "max_param_diff_after_steps": f["max_param_diff_after_steps"],
+            "max_param_diff_after_steps": f["max_param_diff_after_steps"], "update": dict(f["update"]),
+            "devices": p["devices"], "plan": _plan(p["devices"], "DataParallel", p),
             "loss_single": {"first": o.first("1 device", "loss"), "last": o.last("1 device", "loss")},
             "loss_dp": {"first": o.first(dp, "loss"), "last": o.last(dp, "loss")}}
 
@@ -142,7 +157,15 @@ def e_replication(o: Observed) -> Dict[str, Any]:
         sizes.append({"tag": tag, **model, "replicate_ms": replicate, "step_ms": step,
                       "replicate_share": replicate["mean"] / step["mean"] if replicate and step and step["mean"] else None,
                       "replicate_ms_per_step": [v for _, v in o.values(tag, "replicate_ms", [0])]})
-    return {"devices": p["devices"], "sizes": sizes}
+    ddp = [{k: r[k] for k in ("rank", "steps", "distinct_modules", "distinct_parameter_sets", "distinct_storages",
+                              "tensors", "device")} for r in o.facts.get("ddp") or []]
+    return {"devices": p["devices"], "sizes": sizes, "ddp": ddp}
+
+
+def e_placement(o: Observed) -> Dict[str, Any]:
+    f = o.facts
+    return {"gpus": int(f["gpus"]), "device_ids": list(f["device_ids"]), "torch": str(f["torch_version"]),
+            "placement": o.params["placement"], "cases": dict(f["cases"])}
 
 
 def e_scaling(o: Observed) -> Dict[str, Any]:
@@ -305,6 +328,93 @@ def v_replication_cost(e: Dict[str, Any]) -> Verdict:
     return "partly", text + " — it grows with the model, but stays a small share of the step here"
 
 
+def v_ddp_replicates_once(e: Dict[str, Any]) -> Verdict:
+    a, ranks = e["sizes"][0], e.get("ddp") or []
+    if e["devices"] == 1 or not ranks:
+        return "inconclusive", (f"no DDP ranks in this run ({e['devices']} device(s)): set devices to 2 or more "
+                                "to compare DDP with DataParallel")
+    dp = (f"DataParallel made {a['distinct_replica_objects']} distinct replica objects over {a['forwards']} forwards "
+          f"({a['replicas_per_forward']} per forward)")
+    ddp = "; ".join(f"DDP rank {r['rank']} ran {r['distinct_modules']} module object(s) and "
+                    f"{r['distinct_parameter_sets']} parameter set(s) (storages: {r['distinct_storages']}) over "
+                    f"{r['steps']} steps on {r['device']}" for r in ranks)
+    text = f"{ddp}; {dp}"
+    once = all(r["distinct_modules"] == 1 and r["distinct_parameter_sets"] == 1 and r["distinct_storages"] == 1
+               for r in ranks)
+    if not once:
+        return "does-not-hold", text + " — a DDP rank ran a new copy of the model during training"
+    if a["replicas_per_forward"] > 1 and a["distinct_replica_objects"] == a["replicas_per_forward"] * a["forwards"]:
+        return "holds", (text + " — each DDP rank keeps its one copy for the whole run, where DataParallel copies "
+                         "on every forward")
+    return "partly", text + " — DDP kept one copy per rank, but DataParallel did not copy per forward here either"
+
+
+def v_main_gpu_update(e: Dict[str, Any]) -> Verdict:
+    u, n = e["update"], e["devices"]
+    text = (f"optimizer.step updated {u['optimizer_tensors']} tensors on {u['optimizer_devices']} — the one model's "
+            f"{u['model_tensors']} ({'the same objects' if u['optimizer_holds_the_model'] else 'other objects'}), "
+            f"not a copy per device; the last forward's {u['replicas']} replica(s) ran on {u['replica_devices']}; "
+            f"device 0 is {u['device0']}")
+    if not u["optimizer_holds_the_model"] or u["optimizer_tensors"] != u["model_tensors"]:
+        return "does-not-hold", text + " — the update is not applied to the one model"
+    if u["optimizer_devices"] != [u["device0"]]:
+        return "partly", text + " — one model is updated, but not all on device 0"
+    if n == 1 or len(u["replica_devices"]) < 2:
+        return "inconclusive", (text + f" — one model is updated, on device 0; but every device here is "
+                                f"{u['replica_devices'] or [u['device0']]} ({e['plan']['label']}), so that the update "
+                                "runs on the main device rather than the others cannot show: run on 2 or more GPUs")
+    return "holds", text + " — the update runs once, on device 0; the other devices only hold replicas"
+
+
+def _placement_missing(e: Dict[str, Any]) -> Optional[str]:
+    if e["gpus"]:
+        return None
+    where = "placement is cpu" if e["placement"] == "cpu" else "this host has no CUDA GPU"
+    return (f"needs a GPU: {where}, and torch's DataParallel runs the module as is without CUDA (torch "
+            f"{e['torch']}), so where the model and the input must be cannot be measured; run this cell on a GPU "
+            "host with placement auto")
+
+
+def _case(e: Dict[str, Any], key: str) -> str:
+    c = e["cases"].get(key)
+    if c is None:
+        return "not tried"
+    return f"ran, output on {c['output_device']}" if c["ok"] else f"failed ({c['error']})"
+
+
+def v_model_on_gpu_first(e: Dict[str, Any]) -> Verdict:
+    missing = _placement_missing(e)
+    if missing:
+        return "inconclusive", missing
+    text = (f"torch {e['torch']}, device_ids {e['device_ids']}: model left on the CPU and wrapped, input on cuda:0 — "
+            f"{_case(e, 'cpu_model')}; wrapper moved with .cuda() after wrapping — {_case(e, 'moved_after_wrap')}")
+    plain, moved = e["cases"]["cpu_model"], e["cases"]["moved_after_wrap"]
+    if plain["ok"]:
+        if str(plain["output_device"]).startswith("cpu"):
+            return "holds", text + " — no error, but it ran on the CPU: the slow fallback"
+        return "does-not-hold", text + " — it ran on the GPU anyway"
+    if moved["ok"]:
+        return "partly", (text + " — a model left on the CPU fails at the first forward (DataParallel checks there), "
+                          "but moving it after wrapping works: it must be on the GPU before the forward, not before "
+                          "wrapping, and nothing falls back to the CPU")
+    return "holds", text + " — the model must be on the GPU before wrapping"
+
+
+def v_inputs_on_default_gpu(e: Dict[str, Any]) -> Verdict:
+    missing = _placement_missing(e)
+    if missing:
+        return "inconclusive", missing
+    text = (f"torch {e['torch']}, device_ids {e['device_ids']}, model on cuda:0: input on the CPU — "
+            f"{_case(e, 'cpu_input')}; input on another GPU — {_case(e, 'other_gpu_input')}")
+    cpu, other = e["cases"]["cpu_input"], e["cases"].get("other_gpu_input")
+    if not cpu["ok"]:
+        return "holds", text + " — inputs off the default GPU raise an error"
+    if other is not None and not other["ok"]:
+        return "partly", text + " — a CPU input is scattered, but an input on another GPU fails"
+    return "does-not-hold", (text + " — scatter copies each chunk from wherever the input is to its device: no "
+                             "error from an input off the default GPU")
+
+
 def _speed_row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:
     return next((r for r in e["variants"] if r["tag"] == tag), None)
 
@@ -386,6 +496,9 @@ EXPERIMENTS = (
                metrics=("loss",), chart="line: loss per step, both variants", evidence=e_equivalence),
     Experiment("replication", "Replication on every forward", ("hidden", "hidden x16"),
                metrics=("replicate_ms", "step_ms"), chart="bar: replicate ms per step", evidence=e_replication),
+    Experiment("placement", "torch's DataParallel with the model or the input off the default GPU (CUDA only)",
+               ("model on the CPU", "moved after wrapping", "input on the CPU", "input on another GPU"), metrics=(),
+               chart="table: what each forward did", evidence=e_placement),
     Experiment("scaling", "Speed-up vs device count", ("1 device", "DataParallel x2..N", "DDP xN"),
                metrics=("step_ms", "samples"), chart="bar: step ms and speed-up per device count", evidence=e_scaling),
 )
@@ -409,6 +522,14 @@ CLAIMS = (
           "replication", v_replicated),
     Claim("replication-cost", "Model replication overhead can slow training, especially with large models.",
           "replication", v_replication_cost),
+    Claim("ddp-replicates-once", "Alternatives like DistributedDataParallel came later to reduce this overhead by "
+          "replicating the model once and using more efficient communication.", "replication", v_ddp_replicates_once),
+    Claim("update-on-main-gpu", "Gradients from all GPUs are averaged and used to update the model weights on the "
+          "main GPU.", "equivalence", v_main_gpu_update),
+    Claim("model-on-gpu-first", "DataParallel requires the model to be on GPU before wrapping; forgetting this "
+          "causes errors or slow CPU fallback.", "placement", v_model_on_gpu_first),
+    Claim("inputs-on-default-gpu", "DataParallel expects inputs on the default GPU; mismatched devices cause runtime "
+          "errors.", "placement", v_inputs_on_default_gpu),
     Claim("not-linear", "Speedup improves with more GPUs but not linearly; overhead grows.", "scaling",
           v_not_linear),
     Claim("myth-linear", "DataParallel always makes training faster in direct proportion to the number of GPUs.",
@@ -429,5 +550,6 @@ SCENARIO = Scenario(
         "equivalence": ({"full-batch-equivalence": ("holds",)}, {}, {"full-batch-equivalence": ("partly", "does-not-hold")}),
         "replication": ({"replicated-every-forward": ("does-not-hold",)}, {"replicated-every-forward": ("holds",)}),
         "scaling": ({"not-linear": ("does-not-hold",)}, {"not-linear": ("holds",)}, {"not-linear": ("partly",)}),
+        "placement": ({"inputs-on-default-gpu": ("holds",)}, {"inputs-on-default-gpu": ("does-not-hold",)}),
     },
 )

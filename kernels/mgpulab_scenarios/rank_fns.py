@@ -357,3 +357,26 @@ def ddp_count_collectives(seed: int, d_in: int, batch: int, steps: int, emit: bo
             if emit:
                 lab.log(step, allreduce_buckets=count[0], samples=len(xs))
     return {"rank": rank, "buckets_last_step": count[0], "series": sent}
+
+
+def ddp_replica_identity(seed: int, batch: int, d_in: int, hidden: int, steps: int, lr: float) -> Dict[str, Any]:
+    """How often DDP copies the model: each training step records which module object and which parameter
+    objects (and storages) this rank's DDP runs, so a copy made per step would show as a new identity.
+    Returns the number of distinct identities over ``steps`` and the model's tensor count."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    x, y = c.data(seed, batch, d_in)
+    xs, ys = _shard(x, rank, world).to(device), _shard(y, rank, world).to(device)
+    model = _ddp(c.mlp(seed, d_in, hidden))
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    modules, params, storages = set(), set(), set()
+    for _ in range(steps):
+        opt.zero_grad()
+        F.mse_loss(model(xs), ys).backward()
+        opt.step()
+        modules.add(id(model.module))
+        params.add(tuple(id(p) for p in model.module.parameters()))
+        storages.add(tuple(p.data_ptr() for p in model.module.parameters()))
+    return {"rank": rank, "steps": steps, "distinct_modules": len(modules), "distinct_parameter_sets": len(params),
+            "distinct_storages": len(storages), "tensors": len(list(model.module.parameters())),
+            "device": str(device)}

@@ -361,6 +361,83 @@ def test_verdict_functions_are_not_constant_on_synthetic_evidence():
         dict(copied, params_per_replica=[5, 5]))[0] == "holds"
 
 
+def _placement(gpus=1, **cases):
+    ok = {"ok": True, "output_device": "cuda:0", "error": None}
+    default = {"cpu_model": {"ok": False, "output_device": None, "error": "RuntimeError: module must have its "
+                             "parameters and buffers on device cuda:0"}, "moved_after_wrap": ok, "cpu_input": ok}
+    return {"gpus": gpus, "device_ids": list(range(gpus)), "torch": "2.4.0", "placement": "auto",
+            "cases": dict(default, **cases) if gpus else {}}
+
+
+def test_placement_verdicts_need_a_gpu_and_reach_every_value_with_one():
+    on_gpu, on_input = _claim("dp-basics", "model-on-gpu-first").verdict, _claim("dp-basics", "inputs-on-default-gpu").verdict
+    for verdict in (on_gpu, on_input):  # no CUDA: never a made-up verdict
+        for evidence in (_placement(gpus=0), dict(_placement(gpus=0), placement="cpu")):
+            value, text = verdict(evidence)
+            assert value == "inconclusive" and "needs a GPU" in text
+    failed = {"ok": False, "output_device": None, "error": "RuntimeError: Expected all tensors to be on the same device"}
+    assert on_gpu(_placement())[0] == "partly"  # fails at the forward, moving the wrapper later works
+    assert on_gpu(_placement(moved_after_wrap=failed))[0] == "holds"
+    assert on_gpu(_placement(cpu_model={"ok": True, "output_device": "cpu", "error": None}))[0] == "holds"  # fallback
+    assert on_gpu(_placement(cpu_model={"ok": True, "output_device": "cuda:0", "error": None}))[0] == "does-not-hold"
+    assert on_input(_placement())[0] == "does-not-hold"  # a CPU input is scattered
+    assert on_input(_placement(cpu_input=failed))[0] == "holds"
+    two = _placement(gpus=2, other_gpu_input=failed)
+    assert on_input(two)[0] == "partly"
+    assert on_input(dict(two, cases=dict(two["cases"], other_gpu_input={"ok": True, "output_device": "cuda:0",
+                                                                        "error": None})))[0] == "does-not-hold"
+
+
+def test_ddp_replicates_once_and_the_update_on_the_main_device_reach_every_value():
+    once = _claim("dp-basics", "ddp-replicates-once").verdict
+    dp = {"distinct_replica_objects": 6, "forwards": 3, "replicas_per_forward": 2}
+    rank = {"rank": 0, "steps": 3, "distinct_modules": 1, "distinct_parameter_sets": 1, "distinct_storages": 1,
+            "tensors": 4, "device": "cpu"}
+    run = {"devices": 2, "sizes": [dp], "ddp": [rank, dict(rank, rank=1)]}
+    assert once(run)[0] == "holds"
+    assert once(dict(run, ddp=[rank, dict(rank, rank=1, distinct_parameter_sets=3)]))[0] == "does-not-hold"
+    assert once(dict(run, sizes=[dict(dp, distinct_replica_objects=2)]))[0] == "partly"
+    assert once(dict(run, devices=1, ddp=[]))[0] == "inconclusive"
+
+    main = _claim("dp-basics", "update-on-main-gpu").verdict
+    update = {"optimizer_tensors": 4, "model_tensors": 4, "optimizer_holds_the_model": True,
+              "optimizer_devices": ["cuda:0"], "replica_devices": ["cuda:0", "cuda:1"], "replicas": 2, "device0": "cuda:0"}
+    gpus = {"devices": 2, "update": update, "plan": {"kind": "cuda", "label": "2x GPU", "host_cores": 16}}
+    assert main(gpus)[0] == "holds"
+    assert main(dict(gpus, update=dict(update, optimizer_tensors=8, optimizer_holds_the_model=False)))[0] == "does-not-hold"
+    assert main(dict(gpus, update=dict(update, optimizer_devices=["cuda:0", "cuda:1"])))[0] == "partly"
+    emulated = dict(gpus, update=dict(update, optimizer_devices=["cpu"], replica_devices=["cpu"], device0="cpu"),
+                    plan={"kind": "cpu-emulated", "label": "2x cpu", "host_cores": 2})
+    value, text = main(emulated)  # every emulated device is the CPU: where the update runs cannot show
+    assert value == "inconclusive" and "2 or more GPUs" in text
+
+
+def _run_placement_cell(placement):
+    from mgpulab_scenarios import evidence
+    source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})
+    exec(compile(source, "<dp-basics/placement>", "exec"), {})  # noqa: S102 - the scenario's own cell
+    record = evidence.latest("dp-basics/placement")
+    assert record is not None and record.status == "done"
+    return {claim: _claim("dp-basics", claim).verdict(record.evidence)
+            for claim in ("model-on-gpu-first", "inputs-on-default-gpu")}
+
+
+def test_placement_cell_runs_everywhere_and_without_cuda_says_it_needs_a_gpu():
+    for value, text in _run_placement_cell("cpu").values():  # placement cpu: no CUDA, on any host
+        assert value == "inconclusive" and "needs a GPU" in text
+
+
+@pytest.mark.cuda
+def test_placement_cell_measures_torch_data_parallel_on_a_gpu():
+    verdicts = _run_placement_cell("auto")
+    from mgpulab_scenarios import evidence
+    cases = evidence.latest("dp-basics/placement").evidence["cases"]
+    assert not cases["cpu_model"]["ok"] and "cuda:0" in cases["cpu_model"]["error"]  # checked at the forward
+    assert cases["moved_after_wrap"]["ok"] and cases["cpu_input"]["ok"]  # the CPU input is scattered
+    assert verdicts["model-on-gpu-first"][0] == "partly"
+    assert verdicts["inputs-on-default-gpu"][0] == "does-not-hold"
+
+
 # -- command line -----------------------------------------------------------------------------------
 
 def _cli(*args):

@@ -1,5 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import copy, torch, torch.nn.functional as F, mgpulab as lab
+from mgpulab_scenarios.common import replica_parameters
 from torch import nn
 from mgpulab_scenarios import evidence
 run = evidence.start("dp-basics/equivalence", batch_size=PARAM.batch_size, devices=PARAM.devices,
@@ -30,9 +31,9 @@ averaged = [sum(g) / len(own) for g in zip(*own)]
 summed = [sum(g) for g in zip(*share)]
 # same start, same data: train both and compare the loss curves
 final = {}
-for label, m in (("1 device", copy.deepcopy(start)),
-                 (f"DataParallel x{devices}", lab.DataParallel(copy.deepcopy(start), device_ids=list(range(devices)),
-                                                              placement=PARAM.placement))):
+trained = copy.deepcopy(start)  # the one model DataParallel trains
+wrapped = lab.DataParallel(trained, device_ids=list(range(devices)), placement=PARAM.placement, keep_replicas=True)
+for label, m in (("1 device", copy.deepcopy(start)), (f"DataParallel x{devices}", wrapped)):
     opt = torch.optim.SGD(m.parameters(), lr=PARAM.lr)
     for step in range(PARAM.steps):
         opt.zero_grad()
@@ -42,8 +43,17 @@ for label, m in (("1 device", copy.deepcopy(start)),
         lab.log(step, loss=loss, run_id=label)
     final[label] = [p.detach().clone() for p in m.parameters()]
     print(f"{label}: loss {loss.item():.6f} at step {step}")
+# where optimizer.step ran: the tensors the optimizer updated, against the one model's and the last replicas'
+held = [p for group in opt.param_groups for p in group["params"]]
+replica_devices = sorted({str(t.device) for r in wrapped.last_replicas for t in replica_parameters(trained, r)})
+updated = dict(optimizer_tensors=len(held), model_tensors=len(list(trained.parameters())),
+               optimizer_holds_the_model={id(p) for p in held} == {id(p) for p in trained.parameters()},
+               optimizer_devices=sorted({str(p.device) for p in held}), replica_devices=replica_devices,
+               replicas=len(wrapped.last_replicas), device0=str(dev))
+print(f"optimizer.step updated {len(held)} tensors on {updated['optimizer_devices']} (the model has "
+      f"{updated['model_tensors']}); the last forward's {len(wrapped.last_replicas)} replicas were on {replica_devices}")
 run.finish(chunk_rows=[len(c) for c in x.chunk(devices)], max_grad_diff=max_diff(grads(single), grads(primary)),
            grad_scale=max(g.abs().max().item() for g in grads(single)),
            max_grad_diff_vs_sum_of_device_grads=max_diff(summed, grads(primary)),
            max_grad_diff_vs_mean_of_device_mean_grads=max_diff(averaged, grads(primary)),
-           max_param_diff_after_steps=max_diff(*final.values()))
+           max_param_diff_after_steps=max_diff(*final.values()), update=updated)

@@ -1,7 +1,7 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
 import torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
-from mgpulab_scenarios import evidence
+from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("dp-basics/replication", batch_size=PARAM.batch_size, devices=PARAM.devices,
                      placement=PARAM.placement, hidden=PARAM.hidden, d_in=PARAM.d_in, lr=PARAM.lr, seed=PARAM.seed,
                      timing_repeats=PARAM.timing_repeats)
@@ -33,4 +33,14 @@ for width in (PARAM.hidden, min(16 * PARAM.hidden, 4096)):  # the same MLP, and 
                      "distinct_replica_objects": len({id(r) for r in kept})}
     print(f"{label}: {models[label]['distinct_replica_objects']} distinct replica objects over "
           f"{models[label]['forwards']} forwards")
-run.finish(models=models)
+ddp = None
+if devices > 1:  # DDP for contrast: does each rank keep one model object, step after step?
+    result = lab.launch(rank_fns.ddp_replica_identity, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
+                                    steps=PARAM.timing_repeats + 1, lr=PARAM.lr),
+                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
+    ddp = [r for r in (result.results or []) if isinstance(r, dict)]
+    for r in ddp:
+        print(f"DDP rank {r['rank']}: {r['distinct_modules']} module object(s), {r['distinct_parameter_sets']} "
+              f"parameter set(s) over {r['steps']} steps")
+run.finish(models=models, ddp=ddp)
