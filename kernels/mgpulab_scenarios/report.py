@@ -159,6 +159,21 @@ def numbers(evidence: Any, reads: Sequence[Path] = (), limit: int = MAX_NUMBERS,
 SPREAD_KEYS = ("n", "min", "median", "max", "mean")
 
 
+def _spread_label(evidence: Any, path: Path) -> str:
+    """A spread's label as people read it: the variant's tag when the spread sits in a variant's record
+    (``variants[1].step_ms`` -> ``DataParallel x2 · step_ms``), else its evidence path."""
+    if len(path) >= 2:
+        parent: Any = evidence
+        for part in path[:-1]:
+            try:
+                parent = parent[part]
+            except (KeyError, IndexError, TypeError):
+                return _label(path)
+        if isinstance(parent, dict) and isinstance(parent.get("tag"), str) and parent["tag"]:
+            return f"{parent['tag']} · {path[-1]}"
+    return _label(path)
+
+
 def spreads(evidence: Any, reads: Sequence[Path] = ()) -> List[dict]:
     """``[{label, n, min, median, max, mean}]``: the timing spreads (``Observed.spread`` dicts) in the
     evidence that the verdict read (all of them when ``reads`` is empty), in evidence order."""
@@ -170,7 +185,7 @@ def spreads(evidence: Any, reads: Sequence[Path] = ()) -> List[dict]:
         if isinstance(obj, dict):
             if set(SPREAD_KEYS) <= set(obj) and all(isinstance(obj[k], (int, float)) for k in SPREAD_KEYS):
                 if not reads or path in prefixes or any(path[:i] in read for i in range(len(path) + 1)):
-                    out.append({"label": _label(path), **{k: _scalar(float(obj[k])) if k != "n" else int(obj[k])
+                    out.append({"label": _spread_label(evidence, path), **{k: _scalar(float(obj[k])) if k != "n" else int(obj[k])
                                                           for k in SPREAD_KEYS}})
                 return
             for key, value in obj.items():

@@ -185,3 +185,10 @@ def test_show_verdicts_in_the_kernel_is_one_display_output():
     assert set(data) == {"text/plain", VERDICTS_MIME}
     _check_report(json.loads(data[VERDICTS_MIME]))
     assert b"verdict: PARTLY" not in pattern.sub(b"", done.stdout)  # shown once, not also printed
+
+
+def test_a_spread_in_a_variant_record_is_labelled_with_the_variant():
+    from mgpulab_scenarios.report import spreads
+    spread = {"n": 5, "min": 1.0, "median": 2.0, "max": 3.0, "mean": 2.0}
+    evidence = {"variants": [{"tag": "1 device", "step_ms": spread}, {"tag": "", "step_ms": spread}], "other": spread}
+    assert [s["label"] for s in spreads(evidence)] == ["1 device · step_ms", "variants[1].step_ms", "other"]
