@@ -8,7 +8,8 @@ import mgpulab as lab
 from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
                    load_template)
-from .evidence import Observed, as_spread
+from .evidence import Observed
+from .evidence import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 
@@ -186,17 +187,6 @@ def e_scaling(o: Observed) -> Dict[str, Any]:
 
 
 # -- verdicts ------------------------------------------------------------------------------------
-
-def _spread_text(s: Optional[Dict[str, Any]], unit: str = "ms") -> str:
-    if not s:
-        return "no timing"
-    return f"{fmt(s['mean'])} {unit} (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
-
-
-def _compare(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[stats.Comparison]:
-    sa, sb = as_spread(a), as_spread(b)
-    return stats.compare(sa, sb) if sa is not None and sb is not None else None
-
 
 def v_splits_evenly(e: Dict[str, Any]) -> Verdict:
     s, b, n = [int(v) for v in e["samples_per_device"]], e["batch_size"], e["devices"]

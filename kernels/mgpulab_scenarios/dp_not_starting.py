@@ -6,7 +6,8 @@ from typing import Any, Dict, List, Optional
 from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
                    fmt, load_template)
-from .evidence import Observed, as_spread
+from .evidence import Observed
+from .evidence import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 
@@ -134,17 +135,6 @@ def e_copied(o: Observed) -> Dict[str, Any]:
 
 
 # -- verdicts ------------------------------------------------------------------------------------
-
-def _spread_text(s: Optional[Dict[str, Any]]) -> str:
-    if not s:
-        return "no timing"
-    return f"{fmt(s['mean'])} ms (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
-
-
-def _compare(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[stats.Comparison]:
-    sa, sb = as_spread(a), as_spread(b)
-    return stats.compare(sa, sb) if sa is not None and sb is not None else None
-
 
 def _row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:
     return next((r for r in e["variants"] if r["tag"] == tag), None)

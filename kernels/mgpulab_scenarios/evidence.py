@@ -39,6 +39,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 from mgpulab_wire import frames
 
 from . import stats
+from .core import fmt
 
 MAX_MESSAGES = 200_000  # a recording that never finishes must not grow without bound
 
@@ -209,6 +210,19 @@ class Observed:
             return None
         return Measured(value, Source(tag, "step_ms", timed.ranks, timed.steps, "speedup", baseline,
                                       stats.speedup_basis(self.metrics)))
+
+
+def spread_text(s: Optional[Mapping[str, Any]], unit: str = "ms") -> str:
+    """An evidence spread as a verdict sentence says it: mean, then median, min, max and n."""
+    if not s:
+        return "no timing"
+    return f"{fmt(s['mean'])} {unit} (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
+
+
+def compare_spreads(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]]) -> Optional[stats.Comparison]:
+    """The noise rule (:func:`stats.compare`) on two evidence spreads; None when either has no timing."""
+    sa, sb = as_spread(a), as_spread(b)
+    return stats.compare(sa, sb) if sa is not None and sb is not None else None
 
 
 def as_spread(value: Optional[Mapping[str, Any]]) -> Optional[stats.Spread]:
