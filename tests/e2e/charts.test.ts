@@ -92,7 +92,7 @@ describe("charts", () => {
     const batch = scaling.locator('[data-testid="parameter-field"][data-name="batch_size"] [data-testid="parameter-input"]');
     await batch.fill("32");
     await batch.press("Enter");
-    await scaling.locator(".view-lines").filter({ hasText: "torch.randn(32" }).waitFor();
+    await scaling.locator(".view-lines").filter({ hasText: "batch_size=32" }).waitFor();
     await scaling.getByTestId("cell-prompt").click();
     await page.getByTestId("toolbar-run").click();
     const second = page.locator(`[data-testid="cell"][data-cell-id="${cellId}"] [data-testid="cell-charts"]:not([data-execution-id="${executionId}"])`);
