@@ -4,6 +4,7 @@
  * One row per rank/device; the known per-phase columns in a fixed order, then
  * up to a few other metrics the run logged, by name.
  */
+import { byteUnitForMiB } from "../../server/core/charts/chart-units";
 import type { LiveMetrics } from "../../server/core/protocol/notebook-model";
 
 /** Known metrics, in display order, with their headers. */
@@ -52,17 +53,28 @@ export function metricsTable(metrics: LiveMetrics): MetricsTable {
     .sort()
     .slice(0, MAX_EXTRA_COLUMNS)
     .map((key) => ({ key, label: key }));
-  const columns = [...known, ...extra];
+  // Memory is logged in MiB but shown in the unit its largest value reads in (0.0026 MiB is 2.7 KiB), as the charts do.
+  const memory = byteUnitForMiB(metrics.ranks.map((r) => r.values.memory_mib ?? null));
+  const columns = [...known, ...extra].map((c) => (c.key === "memory_mib" ? { ...c, label: `memory ${memory.unit}` } : c));
   const rows = [...metrics.ranks]
     .sort((a, b) => a.rank - b.rank)
     .map((r) => ({
       rank: r.rank,
       label: `rank ${r.rank}`,
       step: formatMetric("step", r.step),
-      cells: columns.map((c) => formatMetric(c.key, r.values[c.key] ?? null)),
+      cells: columns.map((c) => {
+        const value = r.values[c.key] ?? null;
+        return c.key === "memory_mib" ? formatMemory(value === null ? null : value * memory.fromMiB) : formatMetric(c.key, value);
+      }),
     }));
   const points = `${metrics.points.toLocaleString("en-US")} ${metrics.points === 1 ? "point" : "points"} received`;
   return { columns, rows, caption: points };
+}
+
+/** A memory value already in its column's unit: whole from 100, else 3 significant digits. */
+function formatMemory(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return MISSING;
+  return Math.abs(value) >= 100 ? Math.round(value).toLocaleString("en-US") : String(Number(value.toPrecision(3)));
 }
 
 /** How one metric value reads: times with sensible decimals, counts as integers, the rest to 4 significant digits. */

@@ -22,11 +22,22 @@ describe("metricsTable", () => {
     assert.deepEqual(
       table.rows.map((r) => [r.label, r.step, ...r.cells]),
       [
-        ["rank 0", "4", "0.2000", "2.00", MISSING, "1,234"],
+        ["rank 0", "4", "0.2000", "2.00", MISSING, "1.21"],
         ["rank 1", "4", "0.2500", "12.3", "3.50", MISSING],
       ],
     );
     assert.equal(table.caption, "10 points received");
+    assert.equal(table.columns.at(-1)?.label, "memory GiB", "1,234 MiB reads as 1.21 GiB, as the memory chart shows it");
+  });
+
+  it("shows memory in the unit its largest value reads in, never a tiny MiB rounded to 0", () => {
+    const table = metricsTable({ points: 2, ranks: [{ rank: 0, step: 1, values: { memory_mib: 0.0026 } }, { rank: 1, step: 1, values: { memory_mib: 0.001 } }] });
+    const memory = table.columns.findIndex((c) => c.key === "memory_mib");
+    assert.equal(table.columns[memory]?.label, "memory KiB");
+    assert.deepEqual(table.rows.map((r) => r.cells[memory]), ["2.66", "1.02"]);
+    const big = metricsTable({ points: 1, ranks: [{ rank: 0, step: 1, values: { memory_mib: 70_000 } }] });
+    assert.equal(big.columns.find((c) => c.key === "memory_mib")?.label, "memory GiB");
+    assert.equal(big.rows[0]?.cells.at(-1), "68.4");
   });
 
   it("shows a loss column of dashes when no loss was logged, and a few other metrics by name", () => {
