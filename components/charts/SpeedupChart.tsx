@@ -4,7 +4,8 @@
  * y = N. A speed-up the devices cannot give (chart-speedup: super-linear on
  * shared or emulated devices, or beyond the host's cores) is not a result:
  * it is left off its line, drawn as a red cross marked "noise", and listed
- * under the chart with why.
+ * under the chart with why. Each drawn point has a whisker: the speed-ups its
+ * steps allow (chart-speedup's range), so a noisy host shows as a long one.
  */
 import { memo, useMemo } from "react";
 import { CartesianGrid, DefaultZIndexes, Line, LineChart, XAxis, YAxis, useXAxisScale, useYAxisScale, ZIndexLayer } from "recharts";
@@ -27,15 +28,48 @@ interface NoisePoint {
   reason: string;
 }
 
+interface RangeMark {
+  tag: string;
+  x: number;
+  low: number;
+  high: number;
+}
+
 interface Drawing {
   maxDevices: number;
   yMax: number;
+  ranges: RangeMark[];
   lines: Array<{ family: string; label: string; color: string; data: Array<{ x: number; y: number }> }>;
   noise: NoisePoint[];
 }
 
 const IDEAL_COLOR = "var(--chart-reference)";
 const NOISE_COLOR = "var(--chart-noise)";
+const SPREAD_COLOR = "var(--chart-spread)";
+
+/** Whiskers from the lowest to the highest speed-up the steps allow, through the chart's own scales. */
+function RangeMarks({ ranges, yMax }: { ranges: readonly RangeMark[]; yMax: number }) {
+  const x = useXAxisScale();
+  const y = useYAxisScale();
+  if (!x || !y) return null;
+  return (
+    <ZIndexLayer zIndex={DefaultZIndexes.line + 1}>
+      <g className="chart-speedup-ranges">
+        {ranges.map((r) => {
+          const px = x(r.x);
+          const [lo, hi] = [y(r.low), y(Math.min(r.high, yMax))];
+          if (px === undefined || lo === undefined || hi === undefined) return null;
+          return (
+            <g key={r.tag} data-testid="chart-speedup-range" data-variant={r.tag} data-low={r.low} data-high={r.high}>
+              <title>{`${r.tag}: ${Number(r.low.toPrecision(3))}× to ${Number(r.high.toPrecision(3))}× over its steps`}</title>
+              <path d={`M${px},${lo}L${px},${hi}M${px - 4},${lo}L${px + 4},${lo}M${px - 4},${hi}L${px + 4},${hi}`} stroke={SPREAD_COLOR} strokeWidth={1.5} fill="none" />
+            </g>
+          );
+        })}
+      </g>
+    </ZIndexLayer>
+  );
+}
 
 /** Crosses where a speed-up was flagged as noise, through the chart's own scales. */
 function NoiseMarks({ points }: { points: readonly NoisePoint[] }) {
@@ -81,6 +115,7 @@ const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawin
         {drawn.lines.map((line) => (
           <Line key={line.family} data={line.data} dataKey="y" name={line.label} stroke={line.color} strokeWidth={2} dot={{ r: 3 }} activeDot={false} isAnimationActive={false} />
         ))}
+        <RangeMarks ranges={drawn.ranges} yMax={drawn.yMax} />
         <NoiseMarks points={drawn.noise} />
       </LineChart>
     </div>
@@ -88,12 +123,17 @@ const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawin
 });
 
 function drawing(chart: SpeedupModel): Drawing {
-  const top = Math.max(chart.maxDevices, ...chart.points.map((p) => p.speedup).filter(Number.isFinite));
+  const drawnPoints = chart.points.filter((p) => p.noise === null);
+  const ranges = drawnPoints.flatMap((p) => (p.range && Number.isFinite(p.range.high) ? [{ tag: p.tag, x: p.devices, low: p.range.low, high: p.range.high }] : []));
+  const pointsTop = Math.max(chart.maxDevices, ...chart.points.map((p) => p.speedup).filter(Number.isFinite));
+  // Whiskers may raise the axis, but one wild step must not flatten every line: at most twice the points' top (longer whiskers are cut there, their title says how far they go).
+  const top = Math.max(pointsTop, Math.min(2 * pointsTop, Math.max(0, ...ranges.map((r) => r.high))));
   const ticks = niceTicks(0, top, 5);
   const last = ticks.at(-1) ?? top;
   const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : 1;
   return {
     maxDevices: chart.maxDevices,
+    ranges,
     yMax: Number((last < top ? last + step : last).toPrecision(12)),
     lines: chart.families.map((family, i) => ({
       family,
@@ -126,7 +166,8 @@ function SpeedupChart({ chart, height = 200 }: Props) {
       data={{ "data-noise": String(drawn.noise.length) }}
       note={
         <>
-          Speed-up = {per} of “{chart.baseline.tag}” ÷ that of the N-device variant; mean step_ms over ranks, warm-up step excluded.
+          Speed-up = {per} of “{chart.baseline.tag}” ÷ that of the N-device variant; mean step_ms over ranks, warm-up step excluded. Whiskers: the
+          speed-ups single steps allow (one device&apos;s fastest step against the variant&apos;s slowest, to the reverse).
           {drawn.noise.length > 0 ? (
             <ul className="chart-noise-list">
               {drawn.noise.map((p) => (

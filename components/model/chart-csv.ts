@@ -68,7 +68,7 @@ export function deviceBarsCsv(chart: DeviceBarsChart): string {
 export function speedupCsv(chart: SpeedupChart): string {
   const unit = chart.basis === "sample" ? "ms_per_sample" : "ms_per_step";
   return toCsv(
-    ["variant", "family", "devices", unit, "speedup", "ideal", "noise"],
-    [chart.baseline, ...chart.points].map((p) => [p.tag, p.family, p.devices, p.timeMs, p.speedup, p.devices, p.noise]),
+    ["variant", "family", "devices", unit, "speedup", "speedup_low", "speedup_high", "ideal", "noise"],
+    [chart.baseline, ...chart.points].map((p) => [p.tag, p.family, p.devices, p.timeMs, p.speedup, p.range?.low ?? null, p.range?.high ?? null, p.devices, p.noise]),
   );
 }

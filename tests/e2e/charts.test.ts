@@ -54,6 +54,16 @@ describe("charts", () => {
       assert.equal(await timing.locator(`[data-testid="chart-bar"][data-variant="${variant}"]`).count(), devices, `${variant}: one bar per device`);
     }
 
+    // The speed-up chart shows the spread too: a whisker per drawn point (noise-flagged points are crosses instead), inside the CSV's range columns.
+    const speedup = charts.getByTestId("chart-speedup");
+    const flagged = Number(await speedup.getAttribute("data-noise"));
+    const whiskers = speedup.getByTestId("chart-speedup-range");
+    assert.equal(await whiskers.count(), variants.length - 1 - flagged, "one whisker per drawn N-device point");
+    for (const whisker of await whiskers.all()) {
+      const [low, high] = [Number(await whisker.getAttribute("data-low")), Number(await whisker.getAttribute("data-high"))];
+      assert.ok(low > 0 && low <= high, `${await whisker.getAttribute("data-variant")}: ${low}..${high}`);
+    }
+
     // The CSV of the loss chart is the stored series, point for point.
     const executionId = (await charts.getAttribute("data-execution-id"))!;
     const stored = (await (await fetch(`${server.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;

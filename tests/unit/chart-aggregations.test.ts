@@ -132,6 +132,19 @@ describe("speedupChart", () => {
     assert.deepEqual(chart.families, ["DDP", "DataParallel"]);
   });
 
+  it("gives each speed-up the range its steps allow, warm-up left out", () => {
+    const { index } = indexOf([
+      // s() puts a slow warm-up step (1,000 ms) first: the range must not use it.
+      s("1 device", 0, "step_ms", [100, 120, 110]),
+      s("DDP x2", 0, "step_ms", [50, 80, 60]),
+      s("DDP x2", 1, "step_ms", [55, 70, 65]),
+    ]);
+    const point = speedupChart(index)!.points[0]!;
+    // Fastest one-device step 100 against the slowest two-device step 80; slowest 120 against fastest 50.
+    assert.deepEqual(point.range, { low: 100 / 80, high: 120 / 50 });
+    assert.ok(point.range!.low <= point.speedup && point.speedup <= point.range!.high);
+  });
+
   it("falls back to time per step without samples, and is absent without a 1-device variant", () => {
     const withSteps = indexOf([s("1 device", 0, "step_ms", [90, 90]), s("DDP x2", 0, "step_ms", [60, 60]), s("DDP x2", 1, "step_ms", [60, 60])]);
     const chart = speedupChart(withSteps.index)!;

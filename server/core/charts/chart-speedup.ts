@@ -11,10 +11,15 @@
  * min(N, C)× faster than one, and N virtual devices sharing GPUs cannot run
  * more than N× faster (super-linear). Both happen on a busy shared host,
  * where one run's timing moves by ±20 %.
+ *
+ * Each point carries the range its steps allow: the slowest step of the
+ * variant against the fastest of one device, up to the reverse (per-step
+ * step_ms after the warm-up, over all ranks). A range that includes 1× says
+ * the speed-up is within the noise.
  */
 import type { DevicePlan } from "../protocol/kernel-messages";
 import type { RunIndex } from "./chart-run-index";
-import { meanCount, stepMean } from "./chart-stats";
+import { meanCount, stepMean, stepSpread } from "./chart-stats";
 import { deviceCount, variantFamily } from "./chart-variants";
 
 export interface SpeedupPoint {
@@ -27,6 +32,8 @@ export interface SpeedupPoint {
   speedup: number;
   /** Why this speed-up is impossible on the devices the plan says it ran on (timing noise); null when it is possible or unknown. */
   noise: string | null;
+  /** The speed-ups the steps allow: one device's fastest step against this variant's slowest, to the reverse; null without per-step times. */
+  range: { low: number; high: number } | null;
 }
 
 export interface SpeedupChart {
@@ -42,6 +49,9 @@ export interface SpeedupChart {
 
 interface VariantTime {
   stepMs: number;
+  /** Fastest and slowest step after the warm-up, over every rank. */
+  fastestMs: number | null;
+  slowestMs: number | null;
   samples: number | null;
   points: number;
 }
@@ -57,12 +67,18 @@ export function speedupChart(index: RunIndex, plans: Readonly<Record<string, Dev
   if (baselineTag === undefined || timed.size < 2) return null;
   const basis = [...timed.values()].every((t) => t.samples !== null && t.samples > 0) ? "sample" : "step";
   const per = (t: VariantTime): number => (basis === "sample" ? t.stepMs / t.samples! : t.stepMs);
-  const baseMs = per(timed.get(baselineTag)!);
+  const base = timed.get(baselineTag)!;
+  const baseMs = per(base);
+  // The same per-sample (or per-step) scaling as the means, applied to single steps.
+  const perStep = (t: VariantTime, ms: number | null): number | null => (ms === null ? null : basis === "sample" ? ms / t.samples! : ms);
   const point = (tag: string): SpeedupPoint => {
-    const timeMs = per(timed.get(tag)!);
+    const t = timed.get(tag)!;
+    const timeMs = per(t);
     const devices = deviceCount(tag)!;
     const speedup = baseMs / timeMs;
-    return { tag, family: variantFamily(tag), devices, timeMs, speedup, noise: tag === baselineTag ? null : impossibleSpeedup(speedup, devices, plans[tag]) };
+    const [baseFast, baseSlow, fast, slow] = [perStep(base, base.fastestMs), perStep(base, base.slowestMs), perStep(t, t.fastestMs), perStep(t, t.slowestMs)];
+    const range = baseFast !== null && baseSlow !== null && fast !== null && slow !== null && fast > 0 && slow > 0 ? { low: baseFast / slow, high: baseSlow / fast } : null;
+    return { tag, family: variantFamily(tag), devices, timeMs, speedup, noise: tag === baselineTag ? null : impossibleSpeedup(speedup, devices, plans[tag]), range };
   };
   const points = [...timed.keys()]
     .filter((tag) => tag !== baselineTag)
@@ -98,12 +114,19 @@ export function impossibleSpeedup(speedup: number, devices: number, plan: Device
 function variantTime(index: RunIndex, tag: string): VariantTime | null {
   let points = 0;
   const stepMeans: number[] = [];
+  let fastestMs: number | null = null;
+  let slowestMs: number | null = null;
   for (const rank of index.ranks(tag, "step_ms")) {
     const series = index.get(tag, rank, "step_ms")!;
     const mean = stepMean(series);
     if (mean === null) continue;
     stepMeans.push(mean);
     points += meanCount(series);
+    const spread = stepSpread(series);
+    if (spread) {
+      fastestMs = fastestMs === null ? spread.min : Math.min(fastestMs, spread.min);
+      slowestMs = slowestMs === null ? spread.max : Math.max(slowestMs, spread.max);
+    }
   }
   if (stepMeans.length === 0) return null;
   let samples: number | null = null;
@@ -115,5 +138,5 @@ function variantTime(index: RunIndex, tag: string): VariantTime | null {
     points += meanCount(series);
   }
   const stepMs = stepMeans.reduce((a, b) => a + b, 0) / stepMeans.length;
-  return stepMs > 0 ? { stepMs, samples, points } : null;
+  return stepMs > 0 ? { stepMs, fastestMs, slowestMs, samples, points } : null;
 }
