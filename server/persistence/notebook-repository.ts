@@ -150,11 +150,23 @@ export class NotebookRepository {
     });
   }
 
-  /** A copy with the same cells (ids, outputs and templates included), version 0. */
+  /**
+   * A copy with the same cells (ids, outputs and templates included), version 0.
+   * The owner's own committed predictions come along, with their times (as
+   * an export/import keeps them); a copy for someone else starts with none.
+   */
   async duplicate(notebookId: string, options: { ownerId?: string; title?: string } = {}): Promise<StoredNotebook> {
     const source = await this.load(notebookId);
     const title = options.title ?? `${source.title} (copy)`.slice(0, 200);
-    return this.create({ ownerId: options.ownerId ?? source.ownerId, title, cells: source.cells });
+    const ownerId = options.ownerId ?? source.ownerId;
+    const predictions =
+      ownerId === source.ownerId
+        ? await this.prisma.prediction.findMany({
+            where: { notebookId, userId: ownerId },
+            select: { questionId: true, question: true, choice: true, afterRun: true, committedAt: true },
+          })
+        : [];
+    return this.create({ ownerId, title, cells: source.cells, predictions });
   }
 
   /** Hides the notebook (undo with restore). Idempotent. */

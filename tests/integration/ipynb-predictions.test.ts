@@ -77,6 +77,17 @@ describe("predictions through .ipynb export and import", () => {
     return { doc: await open(fresh.id), questions: questions.map((question) => question.id) };
   }
 
+  it("a duplicated notebook keeps its owner's predictions, with their time, still locked", LIMIT, async () => {
+    const { doc } = await scenarioWithPredictions();
+    const duplicated = await client.sendLab({ op: "duplicate-notebook", notebookId: doc.id });
+    assert.ok(duplicated.ok && duplicated.notebook, duplicated.ok ? "" : duplicated.error);
+    const copy = await open(duplicated.notebook.id);
+    assert.deepEqual(copy.predictions, doc.predictions);
+    const [questionId] = Object.keys(copy.predictions);
+    const again = await client.send({ op: "commit-prediction", notebookId: copy.id, questionId, choice: copy.predictions[questionId!]!.choice });
+    assert.equal(again.ok, false, "still locked in the copy");
+  });
+
   it("predictions travel in the asking cell's metadata and come back committed, with their time, still locked", LIMIT, async () => {
     const { doc: original, questions } = await scenarioWithPredictions();
     assert.equal(Object.keys(original.predictions).length, 2);
