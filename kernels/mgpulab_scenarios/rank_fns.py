@@ -380,3 +380,28 @@ def ddp_replica_identity(seed: int, batch: int, d_in: int, hidden: int, steps: i
     return {"rank": rank, "steps": steps, "distinct_modules": len(modules), "distinct_parameter_sets": len(params),
             "distinct_storages": len(storages), "tensors": len(list(model.module.parameters())),
             "device": str(device)}
+
+
+def ddp_dtype_mismatch(seed: int, d_in: int, steps: int, batch: int, emit: bool = False) -> Dict[str, Any]:
+    """The last rank's model and data are float64, the others' float32 (the same shapes): DDP then
+    broadcasts the parameters and all-reduces the gradients between tensors of different dtypes.
+    A rank that stops before its first step has no last step; logs ``rank_loss`` per step. Returns this rank's dtype, steps run and state checksums."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    dtype = torch.float64 if rank == world - 1 else torch.float32
+    x, y = c.data(seed + rank, batch, d_in)
+    x, y = x.to(device=device, dtype=dtype), y.to(device=device, dtype=dtype)
+    model = _ddp(c.mlp(seed, d_in, 8).to(dtype))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    done = 0
+    with _Sent(emit) as sent:
+        for step in range(steps):
+            loss = c.train_step(model, opt, x, y)
+            done += 1
+            if emit:
+                lab.log(step, rank_loss=loss, samples=len(x))
+            else:
+                lab.beat(step)
+    table = lab.rank_state(model)
+    return {"rank": rank, "dtype": str(dtype).replace("torch.", ""), "steps_done": done,
+            "diverged": [row.name for row in table.diverged()], "rows_compared": len(table.rows), "series": sent}

@@ -412,6 +412,26 @@ def test_ddp_replicates_once_and_the_update_on_the_main_device_reach_every_value
     assert value == "inconclusive" and "2 or more GPUs" in text
 
 
+def test_mismatched_dtypes_verdict_reaches_every_value():
+    dtype = _claim("hangs", "dtype-mismatch").verdict
+    rank = {"rank": 0, "state": "failed", "last_step": None, "where": None, "error": "killed by SIGABRT"}
+    failed = {"world_size": 2, "hang_timeout_s": 3.0, "dtypes": [None, None], "status": "failed",
+              "summary": "rank 0 failed first: killed by SIGABRT", "seconds": 1.5, "diverged": [],
+              "ranks": [rank, dict(rank, rank=1, error="RuntimeError: Connection reset by peer")],
+              "expected_stacks": None}
+    assert dtype(failed)[0] == "partly"
+    stuck = [dict(rank, state="killed", where="all_reduce (distributed_c10d.py:1541)", error=None, last_step=0),
+             dict(rank, rank=1, state="killed", where="wait (threading.py:324)", error=None, last_step=0)]
+    assert dtype(dict(failed, status="hang", seconds=4.0, ranks=stuck))[0] == "holds"
+    done = [dict(rank, state="ok", error=None, last_step=2), dict(rank, rank=1, state="ok", error=None, last_step=2)]
+    ran = dict(failed, status="ok", dtypes=["float32", "float64"], ranks=done)
+    assert dtype(ran)[0] == "does-not-hold"
+    value, text = dtype(dict(ran, diverged=["0.weight"]))
+    assert value == "does-not-hold" and "diverged" in text
+    assert dtype(dict(ran, dtypes=["float32", "float32"]))[0] == "inconclusive"  # no mismatch was made
+    assert dtype(dict(failed, status="time_limit", seconds=60.0))[0] == "inconclusive"
+
+
 def _run_placement_cell(placement):
     from mgpulab_scenarios import evidence
     source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})
