@@ -432,6 +432,20 @@ def test_mismatched_dtypes_verdict_reaches_every_value():
     assert dtype(dict(failed, status="time_limit", seconds=60.0))[0] == "inconclusive"
 
 
+def test_ddp_needs_initialization_verdict_reaches_every_value():
+    needs = _claim("dp-not-starting", "ddp-needs-init").verdict
+    refused = {"ok": False, "error": "RuntimeError: Default process group has not been initialized"}
+    built = {"ok": True, "error": None}
+    rank = {"rank": 0, "initialized_before": False, "without_init": refused, "with_init": built}
+    run = {"devices": 2, "status": "ok", "summary": "", "seconds": 1.0, "ranks": [rank, dict(rank, rank=1)]}
+    value, text = needs(run)
+    assert value == "holds" and "Default process group" in text
+    assert needs(dict(run, ranks=[dict(rank, without_init=built)]))[0] == "does-not-hold"
+    assert needs(dict(run, ranks=[rank, dict(rank, rank=1, with_init=refused)]))[0] == "partly"
+    assert needs(dict(run, status="failed", ranks=[]))[0] == "inconclusive"
+    assert needs(dict(run, ranks=[dict(rank, initialized_before=True)]))[0] == "inconclusive"  # not without a group
+
+
 def _run_placement_cell(placement):
     from mgpulab_scenarios import evidence
     source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})
