@@ -446,6 +446,25 @@ def test_ddp_needs_initialization_verdict_reaches_every_value():
     assert needs(dict(run, ranks=[dict(rank, initialized_before=True)]))[0] == "inconclusive"  # not without a group
 
 
+def test_large_batches_verdict_follows_the_relative_overhead_across_batch_sizes_and_the_noise():
+    large = _claim("incomplete-results-gil", "large-batches").verdict
+
+    def sweep(*ratios, spread=0.05):
+        rows = []
+        for k, r in enumerate(ratios):
+            rows.append({"rows": 10 * 8 ** k, "one_ms": _timing(1.0, 1.05, 0.95), "dp_ms": _timing(r, r + 0.05, r - 0.05),
+                         "ratio": r, "ratio_spread": _timing(r, r + spread, r - spread)})
+        return {"devices": 2, "forward_kind": "python", "depth": 4, "batch_size": 10, "batch_sweep": rows}
+
+    assert large(sweep(1.5, 2.0, 3.0))[0] == "holds"
+    assert large(sweep(1.5, 3.5, 3.0))[0] == "partly"  # up overall, not steadily
+    value, text = large(sweep(4.0, 1.6, 0.7))
+    assert value == "does-not-hold" and "shrinks" in text
+    value, text = large(sweep(1.5, 1.55, 1.6, spread=0.5))  # the ratios' spread exceeds the change
+    assert value == "inconclusive" and "spread" in text
+    assert large(dict(sweep(1.5, 2.0, 3.0), devices=1))[0] == "inconclusive"
+
+
 def _run_placement_cell(placement):
     from mgpulab_scenarios import evidence
     source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})
