@@ -38,6 +38,8 @@ CUSTOM_CELL = load_template("dp_not_starting_custom_layer")
 
 COPIED_CELL = load_template("dp_not_starting_what_is_copied")
 
+DDP_INIT_CELL = load_template("dp_not_starting_ddp_init")
+
 STEPS = (
     Step("padded", "**Variable-length, padded batches (Example 1).** `pad_sequence` pads every batch to its "
          "longest sequence before DataParallel scatters it. With `trim_padding`, the model trims the padding to "
@@ -49,11 +51,14 @@ STEPS = (
                      "replicas return *different* shapes (a model that trims padding per chunk): then gather "
                      "cannot concatenate them."),
     Step("large-model", "**Large model, small batch (Example 2).** Time a step on 1 device and on DataParallel, "
-         "and split DataParallel's forward into scatter / replicate / parallel apply / gather.",
-         (Cell("large-model", LARGE_CELL),),
+         "and split DataParallel's forward into scatter / replicate / parallel apply / gather. Then what DDP "
+         "asks before it runs at all: rank processes build `DistributedDataParallel` without, then with, "
+         "`init_process_group`.",
+         (Cell("large-model", LARGE_CELL), Cell("ddp-init", DDP_INIT_CELL)),
          "With a large model and batch 16, is DataParallel faster than one device?",
          ("faster", "about the same", "slower"),
-         ("transfer-dominates", "time-does-not-decrease", "stall", "overhead-dominates", "ddp-graceful")),
+         ("transfer-dominates", "time-does-not-decrease", "stall", "overhead-dominates", "ddp-graceful",
+          "ddp-needs-init")),
     Step("custom-layer", "**Custom layers (Example 3).** The article's CustomLayer keeps its weight as an "
          "`nn.Parameter`; the cell runs it under DataParallel, next to a layer that keeps a plain tensor "
          "attribute.",
@@ -128,6 +133,19 @@ def e_custom(o: Observed) -> Dict[str, Any]:
             value["error"] = clip(value["error"], 300)
         kinds[kind] = value
     return {"devices": o.params["devices"], "selected": o.params["weight_kind"], "kinds": kinds}
+
+
+def e_ddp_init(o: Observed) -> Dict[str, Any]:
+    f = o.facts
+    ranks = []
+    for r in f["ranks"]:
+        row = {"rank": r["rank"], "initialized_before": r["initialized_before"]}
+        for attempt in ("without_init", "with_init"):
+            row[attempt] = {"ok": r[attempt]["ok"],
+                            "error": clip(r[attempt]["error"], 300) if r[attempt]["error"] else None}
+        ranks.append(row)
+    return {"devices": o.params["devices"], "status": f["status"], "summary": clip(f["summary"], 400),
+            "seconds": f["seconds"], "ranks": ranks}
 
 
 def e_copied(o: Observed) -> Dict[str, Any]:
@@ -270,6 +288,23 @@ def v_ddp(e: Dict[str, Any]) -> Verdict:
     return "does-not-hold", text + " — processes did not help on this host"
 
 
+def v_ddp_init(e: Dict[str, Any]) -> Verdict:
+    ranks = e["ranks"]
+    if e["status"] != "ok" or not ranks or any(r["initialized_before"] for r in ranks):
+        return "inconclusive", (f"the ranks did not both try without and with a process group ({e['status']}: "
+                                f"{e['summary']}); run the cell again")
+    without = [r["without_init"] for r in ranks]
+    after = [r["with_init"] for r in ranks]
+    text = (f"{len(ranks)} rank process(es) without a process group: "
+            + ("; ".join(f"rank {r['rank']}: " + (r['without_init']['error'] or "built") for r in ranks))
+            + f"; after init_process_group: {sum(a['ok'] for a in after)} of {len(after)} built DDP and ran a step")
+    if all(w["ok"] for w in without):
+        return "does-not-hold", text + " — DDP was built without any process group"
+    if not any(w["ok"] for w in without) and all(a["ok"] for a in after):
+        return "holds", text + " — DDP refuses to start until the processes are initialised into a group"
+    return "partly", text
+
+
 def v_custom(e: Dict[str, Any]) -> Verdict:
     k = e["kinds"]
     sel = k[e["selected"]]
@@ -325,6 +360,8 @@ EXPERIMENTS = (
                chart="stacked bar: scatter/replicate/apply/gather/backward/optimizer per variant", evidence=e_large),
     Experiment("custom-layer", "CustomLayer weight as parameter / buffer / plain tensor",
                ("parameter", "buffer", "plain_tensor"), metrics=(), chart="table", evidence=e_custom),
+    Experiment("ddp-init", "DDP built in rank processes without, then with, init_process_group", ("ranks",),
+               metrics=(), chart="table: per rank, the error without a process group", evidence=e_ddp_init),
     Experiment("what-is-copied", "Parameters and rows per replica, the gathered output and the gradients",
                ("DataParallel xN",), metrics=(), chart="table", evidence=e_copied),
 )
@@ -349,6 +386,9 @@ CLAIMS = (
     Claim("ddp-graceful", "The `DistributedDataParallel` class generally handles the process of distributed data "
           "parallelism more gracefully, because it uses separate processes instead of threads, making the whole "
           "setup less prone to the limitations above mentioned.", "large-model", v_ddp),
+    Claim("ddp-needs-init", "It does, however, require a more involved setup and a better understanding of "
+          "distributed computing, as it needs initialization of the processes and synchronization protocols.",
+          "ddp-init", v_ddp_init),
     Claim("custom-layer", "DataParallel relies on all tensors being on the same device in the forward pass, and also "
           "in the backward pass when calculating the gradient, and the implementation of the CustomLayer is not "
           "guaranteed to transfer to the worker devices.", "custom-layer", v_custom),

@@ -219,10 +219,11 @@ def spread_text(s: Optional[Mapping[str, Any]], unit: str = "ms") -> str:
     return f"{fmt(s['mean'])} {unit} (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
 
 
-def compare_spreads(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]]) -> Optional[stats.Comparison]:
+def compare_spreads(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]],
+                    unit: str = "ms") -> Optional[stats.Comparison]:
     """The noise rule (:func:`stats.compare`) on two evidence spreads; None when either has no timing."""
     sa, sb = as_spread(a), as_spread(b)
-    return stats.compare(sa, sb) if sa is not None and sb is not None else None
+    return stats.compare(sa, sb, unit) if sa is not None and sb is not None else None
 
 
 def as_spread(value: Optional[Mapping[str, Any]]) -> Optional[stats.Spread]:

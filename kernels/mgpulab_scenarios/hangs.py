@@ -49,6 +49,8 @@ OOM_DDP_CELL = load_template("hangs_oom_ddp")
 
 COLLECTIVES_CELL = load_template("hangs_collectives")
 
+DTYPE_CELL = load_template("hangs_dtype_mismatch")
+
 STEPS = (
     Step("oom", "**Batch too large (Example 1).** On a GPU an oversized batch raises `CUDA out of memory`; on CPU "
          "there is no device memory limit, so the lab checks a declared, **emulated** per-device budget "
@@ -64,9 +66,11 @@ STEPS = (
          (Cell("slow-link", SLOW_CELL),), "With a slow link, does DDP hang?", ("hangs", "slows down"),
          ("slow-link", "waiting-dominates", "stall-indefinitely")),
     Step("uneven-batches", "**Different batch sizes per rank (Example 3).** Rank 0 gets 10 rows, rank 1 gets 20, as "
-         "in the article.",
-         (Cell("uneven-batches", UNEVEN_CELL),), "Does DDP hang with different batch sizes per rank?",
-         ("yes", "no"), ("uneven-batches", "identical-shapes-essential"),
+         "in the article. Then the other half of the article's mismatch: the same shapes, but the last rank's model "
+         "and batch in float64 while the others' are float32.",
+         (Cell("uneven-batches", UNEVEN_CELL), Cell("dtype-mismatch", DTYPE_CELL)),
+         "Does DDP hang with different batch sizes per rank?",
+         ("yes", "no"), ("uneven-batches", "identical-shapes-essential", "dtype-mismatch"),
          explanation="**Why.** DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch."),
     Step("collective-fault", "**Different numbers of collectives.** Run DDP with the fault {{fault}}; the watchdog "
          "detects silent ranks and shows each rank's stack. Then try the fix {{fix}}.",
@@ -136,6 +140,14 @@ def e_uneven(o: Observed) -> Dict[str, Any]:
             "diverged": f["diverged"], "rows_compared": f["rows_compared"],
             "final_loss": o.last(tag, "loss"),
             "final_rank_loss": [o.last(tag, "rank_loss", [r]) for r in o.ranks(tag, "rank_loss")]}
+
+
+def e_dtype(o: Observed) -> Dict[str, Any]:
+    p, f = o.params, o.facts
+    return {"world_size": p["world_size"], "hang_timeout_s": p["hang_timeout_s"], "dtypes": f["dtypes"],
+            "status": f["status"], "summary": clip(f["summary"], 400), "seconds": f["seconds"],
+            "ranks": _rank_rows(f["ranks"]), "diverged": f["diverged"],
+            "expected_stacks": _stacks(f["ranks"]) if f["status"] == "hang" else None}
 
 
 def e_fault(o: Observed) -> Dict[str, Any]:
@@ -305,6 +317,24 @@ def v_identical(e: Dict[str, Any]) -> Verdict:
     return verdict, text
 
 
+def v_dtype(e: Dict[str, Any]) -> Verdict:
+    text = (f"{e['world_size']} ranks, the last one in float64, the others in float32: status {e['status']} after "
+            f"{fmt(e['seconds'])} s (hang_timeout_s {fmt(e['hang_timeout_s'])}): {_where(e['ranks'])}")
+    if len(set(e["dtypes"])) < 2 and e["status"] == "ok":
+        return "inconclusive", text + f" — the ranks ran in {e['dtypes']}: no mismatch was exercised"
+    if e["status"] == "time_limit":
+        return "inconclusive", text + " — the run hit its time limit before an error or a hang showed; run it again"
+    if e["status"] == "hang":
+        return "holds", text + " — the collectives between tensors of different dtypes never completed: a hang"
+    if e["status"] == "ok":
+        if e["diverged"]:
+            return "does-not-hold", (text + f" — no error and no hang, but the ranks' parameters diverged silently: "
+                                     f"{e['diverged']}")
+        return "does-not-hold", text + " — no error and no hang: the mismatch went through"
+    return "partly", (text + " — the collectives between tensors of different dtypes failed with an error, which "
+                      "ended the run: a crash, not a hang")
+
+
 def v_deadlock(e: Dict[str, Any]) -> Verdict:
     where = _where(e["ranks"])
     if e["status"] == "hang" and e["fault"] == "slow_rank":
@@ -332,6 +362,9 @@ EXPERIMENTS = (
                evidence=e_slow_link),
     Experiment("uneven-batches", "DDP with different batch sizes per rank (10 vs 20 rows)", ("DDP xN",),
                metrics=("loss", "rank_loss"), chart="table: per-rank checksums", evidence=e_uneven),
+    Experiment("dtype-mismatch", "DDP with one rank's model and batch in another dtype (float64 vs float32)",
+               ("mixed dtypes",), metrics=("rank_loss",), chart="table: per-rank state and error",
+               evidence=e_dtype),
     Experiment("fault", "An injected fault: different numbers of collectives per rank", ("faulty",),
                metrics=("rank_loss",), chart="table: per-rank state and stack", evidence=e_fault),
     Experiment("fix", "The same fault with a fix", ("fixed",), metrics=("rank_loss",), chart="table", evidence=e_fix),
@@ -358,6 +391,8 @@ CLAIMS = (
           v_uneven),
     Claim("identical-shapes-essential", "Employing consistent data loaders and ensuring all processes receive tensors "
           "of identical shapes and data types is essential.", "uneven-batches", v_identical),
+    Claim("dtype-mismatch", "mismatched tensor dimensions or data types, can lead to errors in the collective "
+          "operations, resulting in the hang", "dtype-mismatch", v_dtype),
     Claim("deadlock", "Improperly designed synchronization primitives can result in deadlocks, where multiple "
           "processes block each other, preventing any progress.", "fault", v_deadlock),
 )

@@ -47,11 +47,12 @@ STEPS = (
          "What fraction of the outputs does DataParallel return?", ("100%", "less than 100%"),
          ("incomplete", "loss-irregular")),
     Step("python-overhead", "**What the GIL really costs.** Compare the forward time of a Python-heavy model on "
-         "one device, on DataParallel and on DDP.",
+         "one device, on DataParallel and on DDP, and DataParallel's against one device's at 1, 8 and 64 times "
+         "the batch.",
          (Cell("python-overhead", OVERHEAD_CELL),),
          "How does DataParallel's forward time compare with one device for a Python-heavy model?",
          ("faster", "same", "slower, growing with the number of devices"),
-         ("gil-restricts", "ddp-avoids-gil", "no-improvement", "python-grows"),
+         ("gil-restricts", "ddp-avoids-gil", "no-improvement", "python-grows", "large-batches"),
          explanation="**Why.** DataParallel's replicas run on Python threads of one process: their device work "
                      "can overlap, but their Python (module calls, dispatch) is serialized by the GIL. DDP ranks "
                      "are processes with their own interpreters."),
@@ -88,14 +89,30 @@ def e_completeness(o: Observed) -> Dict[str, Any]:
 def e_overhead(o: Observed) -> Dict[str, Any]:
     p = o.params
     n = p["devices"]
-    tags = ["1 device", f"DataParallel x{n}", "1 device, 8× batch", f"DataParallel x{n}, 8× batch"]
+    tags = [f"{variant}{size}" for size in ("", ", 8× batch", ", 64× batch")
+            for variant in ("1 device", f"DataParallel x{n}")]
     if n > 1:
         tags.append(f"DDP x{n}")
     variants = [{"tag": tag, "forward_ms": o.spread(tag, "forward_ms"),
                  "per_rank_ms": [o.mean(tag, "forward_ms", [r]) for r in o.ranks(tag, "forward_ms")]}
                 for tag in tags]
     return {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"], "batch_size": p["batch_size"],
-            "variants": variants, "threads": o.facts["threads"], "host_cores": o.facts["host_cores"]}
+            "variants": variants, "threads": o.facts["threads"], "host_cores": o.facts["host_cores"],
+            "batch_sweep": [_sweep_row(o, n, factor * p["batch_size"], size)
+                            for factor, size in ((1, ""), (8, ", 8× batch"), (64, ", 64× batch"))]}
+
+
+def _sweep_row(o: Observed, n: int, rows: int, size: str) -> Dict[str, Any]:
+    """One batch size of the sweep: DataParallel's forward time over one device's, as the ratio of their
+    medians and as the spread of the ratios of the forwards timed at the same repeat (the noise rule's input)."""
+    one, dp = o.spread(f"1 device{size}", "forward_ms"), o.spread(f"DataParallel x{n}{size}", "forward_ms")
+    paired = dict(o.values(f"1 device{size}", "forward_ms", warmup=False))
+    ratios = [v / paired[i] for i, v in o.values(f"DataParallel x{n}{size}", "forward_ms", warmup=False)
+              if paired.get(i)]
+    spread = stats.spread(ratios)
+    return {"rows": rows, "one_ms": one, "dp_ms": dp,
+            "ratio": dp["median"] / one["median"] if one and dp and one["median"] else None,
+            "ratio_spread": spread.to_dict() if spread else None}
 
 
 def concurrency(spans: Sequence[Sequence[float]]) -> float:
@@ -270,6 +287,28 @@ def v_python_grows(e: Dict[str, Any]) -> Verdict:
                              "paid per step, not per row, so it shrinks as a share of larger batches")
 
 
+def v_large_batches(e: Dict[str, Any]) -> Verdict:
+    n, sweep = e["devices"], [r for r in e["batch_sweep"] if r["ratio"] is not None]
+    if n == 1 or len(sweep) < 2:
+        return "inconclusive", f"no DataParallel comparison (devices={n}); set devices to 2 or more"
+    text = (f"the batch-size half of the claim ({e['forward_kind']} forward, depth {e['depth']}), DataParallel x{n} "
+            "over 1 device: "
+            + "; ".join(f"batch {r['rows']}: x{fmt(r['ratio'])} ({_spread_text(r['dp_ms'])} vs "
+                        f"{_spread_text(r['one_ms'])}; per repeat x{fmt(r['ratio_spread']['min'])} to "
+                        f"x{fmt(r['ratio_spread']['max'])})" for r in sweep))
+    small, large = sweep[0], sweep[-1]
+    comparison = _compare(large["ratio_spread"], small["ratio_spread"], unit="(ratio)")
+    if comparison is None or not comparison.conclusive:
+        return "inconclusive", text + f" — batch {small['rows']} vs {large['rows']}: {_noise(comparison)}"
+    ratios = [r["ratio"] for r in sweep]
+    if large["ratio"] > small["ratio"]:
+        if all(b >= a for a, b in zip(ratios, ratios[1:])):
+            return "holds", text + " — DataParallel's relative overhead grows with the batch size"
+        return "partly", text + " — larger at the largest batch than at the smallest, but not steadily"
+    return "does-not-hold", (text + " — DataParallel's relative overhead shrinks as the batch grows: its threads "
+                             "and Python cost per forward, not per row, so a larger batch hides them")
+
+
 def _backward_text(e: Dict[str, Any]) -> str:
     return (f"{e['replicas']} replicas' backward ran on thread(s) {e['backward_threads']} (thread concurrency "
             f"{fmt(e['backward_thread_concurrency'])}, 1 = one at a time; the replicas' gradient spans overlap "
@@ -385,6 +424,8 @@ CLAIMS = (
           "outweighing any benefit from parallelism.", "python-overhead", v_no_improvement),
     Claim("python-grows", "The time spent in Python code –  handling data transfers, calculating loss, and updating "
           "model parameters – grows disproportionately.", "python-overhead", v_python_grows),
+    Claim("large-batches", "This effect is especially pronounced with complex models or large batch sizes.",
+          "python-overhead", v_large_batches),
     Claim("backward-sequential", "Observe how the `loss.backward()` and `optimizer.step()` calls (both involving "
           "substantial Python operations) are sequentially executed across the GPUs, despite the forward pass being "
           "potentially parallelized.", "backward", v_backward_sequential),

@@ -380,3 +380,54 @@ def ddp_replica_identity(seed: int, batch: int, d_in: int, hidden: int, steps: i
     return {"rank": rank, "steps": steps, "distinct_modules": len(modules), "distinct_parameter_sets": len(params),
             "distinct_storages": len(storages), "tensors": len(list(model.module.parameters())),
             "device": str(device)}
+
+
+def ddp_dtype_mismatch(seed: int, d_in: int, steps: int, batch: int, emit: bool = False) -> Dict[str, Any]:
+    """The last rank's model and data are float64, the others' float32 (the same shapes): DDP then
+    broadcasts the parameters and all-reduces the gradients between tensors of different dtypes.
+    A rank that stops before its first step has no last step; logs ``rank_loss`` per step. Returns this rank's dtype, steps run and state checksums."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = lab.devices.rank_device()
+    dtype = torch.float64 if rank == world - 1 else torch.float32
+    x, y = c.data(seed + rank, batch, d_in)
+    x, y = x.to(device=device, dtype=dtype), y.to(device=device, dtype=dtype)
+    model = _ddp(c.mlp(seed, d_in, 8).to(dtype))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    done = 0
+    with _Sent(emit) as sent:
+        for step in range(steps):
+            loss = c.train_step(model, opt, x, y)
+            done += 1
+            if emit:
+                lab.log(step, rank_loss=loss, samples=len(x))
+            else:
+                lab.beat(step)
+    table = lab.rank_state(model)
+    return {"rank": rank, "dtype": str(dtype).replace("torch.", ""), "steps_done": done,
+            "diverged": [row.name for row in table.diverged()], "rows_compared": len(table.rows), "series": sent}
+
+
+def ddp_without_init(seed: int, d_in: int, batch: int) -> Dict[str, Any]:
+    """Build DistributedDataParallel in a rank process whose launcher did NOT initialise a process group
+    (``lab.launch(..., init_process_group=False)``), then initialise one (gloo, from the launcher's
+    RANK/WORLD_SIZE/MASTER_* environment) and build it again with one training step. Returns both attempts."""
+    from datetime import timedelta
+    model = c.mlp(seed, d_in, 8)  # CPU over gloo: the check is about the process group, not the device
+    attempts: Dict[str, Any] = {"initialized_before": dist.is_initialized()}
+    try:
+        DistributedDataParallel(model)
+        attempts["without_init"] = {"ok": True, "error": None}
+    except Exception as exc:  # the error itself is what is measured
+        attempts["without_init"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=30))
+    rank = dist.get_rank()
+    try:
+        x, y = c.data(seed + rank, batch, d_in)
+        ddp = DistributedDataParallel(model)
+        loss = c.train_step(ddp, torch.optim.SGD(ddp.parameters(), lr=0.01), x, y)
+        attempts["with_init"] = {"ok": True, "error": None, "loss": loss, "world_size": dist.get_world_size()}
+    except Exception as exc:
+        attempts["with_init"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        dist.destroy_process_group()
+    return {"rank": rank, **attempts}

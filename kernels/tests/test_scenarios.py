@@ -412,6 +412,59 @@ def test_ddp_replicates_once_and_the_update_on_the_main_device_reach_every_value
     assert value == "inconclusive" and "2 or more GPUs" in text
 
 
+def test_mismatched_dtypes_verdict_reaches_every_value():
+    dtype = _claim("hangs", "dtype-mismatch").verdict
+    rank = {"rank": 0, "state": "failed", "last_step": None, "where": None, "error": "killed by SIGABRT"}
+    failed = {"world_size": 2, "hang_timeout_s": 3.0, "dtypes": [None, None], "status": "failed",
+              "summary": "rank 0 failed first: killed by SIGABRT", "seconds": 1.5, "diverged": [],
+              "ranks": [rank, dict(rank, rank=1, error="RuntimeError: Connection reset by peer")],
+              "expected_stacks": None}
+    assert dtype(failed)[0] == "partly"
+    stuck = [dict(rank, state="killed", where="all_reduce (distributed_c10d.py:1541)", error=None, last_step=0),
+             dict(rank, rank=1, state="killed", where="wait (threading.py:324)", error=None, last_step=0)]
+    assert dtype(dict(failed, status="hang", seconds=4.0, ranks=stuck))[0] == "holds"
+    done = [dict(rank, state="ok", error=None, last_step=2), dict(rank, rank=1, state="ok", error=None, last_step=2)]
+    ran = dict(failed, status="ok", dtypes=["float32", "float64"], ranks=done)
+    assert dtype(ran)[0] == "does-not-hold"
+    value, text = dtype(dict(ran, diverged=["0.weight"]))
+    assert value == "does-not-hold" and "diverged" in text
+    assert dtype(dict(ran, dtypes=["float32", "float32"]))[0] == "inconclusive"  # no mismatch was made
+    assert dtype(dict(failed, status="time_limit", seconds=60.0))[0] == "inconclusive"
+
+
+def test_ddp_needs_initialization_verdict_reaches_every_value():
+    needs = _claim("dp-not-starting", "ddp-needs-init").verdict
+    refused = {"ok": False, "error": "RuntimeError: Default process group has not been initialized"}
+    built = {"ok": True, "error": None}
+    rank = {"rank": 0, "initialized_before": False, "without_init": refused, "with_init": built}
+    run = {"devices": 2, "status": "ok", "summary": "", "seconds": 1.0, "ranks": [rank, dict(rank, rank=1)]}
+    value, text = needs(run)
+    assert value == "holds" and "Default process group" in text
+    assert needs(dict(run, ranks=[dict(rank, without_init=built)]))[0] == "does-not-hold"
+    assert needs(dict(run, ranks=[rank, dict(rank, rank=1, with_init=refused)]))[0] == "partly"
+    assert needs(dict(run, status="failed", ranks=[]))[0] == "inconclusive"
+    assert needs(dict(run, ranks=[dict(rank, initialized_before=True)]))[0] == "inconclusive"  # not without a group
+
+
+def test_large_batches_verdict_follows_the_relative_overhead_across_batch_sizes_and_the_noise():
+    large = _claim("incomplete-results-gil", "large-batches").verdict
+
+    def sweep(*ratios, spread=0.05):
+        rows = []
+        for k, r in enumerate(ratios):
+            rows.append({"rows": 10 * 8 ** k, "one_ms": _timing(1.0, 1.05, 0.95), "dp_ms": _timing(r, r + 0.05, r - 0.05),
+                         "ratio": r, "ratio_spread": _timing(r, r + spread, r - spread)})
+        return {"devices": 2, "forward_kind": "python", "depth": 4, "batch_size": 10, "batch_sweep": rows}
+
+    assert large(sweep(1.5, 2.0, 3.0))[0] == "holds"
+    assert large(sweep(1.5, 3.5, 3.0))[0] == "partly"  # up overall, not steadily
+    value, text = large(sweep(4.0, 1.6, 0.7))
+    assert value == "does-not-hold" and "shrinks" in text
+    value, text = large(sweep(1.5, 1.55, 1.6, spread=0.5))  # the ratios' spread exceeds the change
+    assert value == "inconclusive" and "spread" in text
+    assert large(dict(sweep(1.5, 2.0, 3.0), devices=1))[0] == "inconclusive"
+
+
 def _run_placement_cell(placement):
     from mgpulab_scenarios import evidence
     source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})

@@ -19,7 +19,8 @@ else:  # two wide layers: arithmetic-bound
     model = nn.Sequential(nn.Linear(8, 1024), nn.Tanh(), nn.Linear(1024, 8)).to(dev)
 dp = lab.DataParallel(model, device_ids=list(range(devices)), placement=PARAM.placement)
 with torch.no_grad():
-    for rows, size in ((PARAM.batch_size, ""), (8 * PARAM.batch_size, ", 8× batch")):  # then 8 times the rows
+    for rows, size in ((PARAM.batch_size, ""), (8 * PARAM.batch_size, ", 8× batch"),  # then 8 and 64 times the rows
+                       (64 * PARAM.batch_size, ", 64× batch")):
         x = torch.randn(rows, 8).to(dev)
         for label, m in (("1 device", model), (f"DataParallel x{devices}", dp)):
             for i in range(PARAM.repeats + 1):  # the first forward is a warm-up
