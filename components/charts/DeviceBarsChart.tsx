@@ -5,8 +5,8 @@ import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { deviceBarsCsv } from "../model/chart-csv";
 import type { DeviceBarsChart as DeviceBarsModel } from "../../server/core/charts/chart-devices";
 import { deviceColor } from "../../server/core/charts/chart-palette";
-import { categoryTickLayout } from "../../server/core/charts/chart-axis-layout";
-import { tickText } from "../../server/core/charts/chart-svg";
+import { categoryTickLayout, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
+import { niceTicks, tickText } from "../../server/core/charts/chart-svg";
 import ChartCard from "./ChartCard";
 import { useContentMemo } from "./use-content-memo";
 import { useElementWidth } from "./use-element-width";
@@ -23,6 +23,8 @@ interface Props {
 }
 
 interface Drawing {
+  /** Wide enough for the widest tick label beside the axis title. */
+  axisWidth: number;
   data: Array<Record<string, string | number | null>>;
   ranks: number[];
   unit: string;
@@ -41,7 +43,7 @@ const DeviceBarsPlot = memo(function DeviceBarsPlot({ drawn, height }: { drawn: 
       <BarChart responsive style={{ width: "100%", height: height + layout.height - 30 }} data={drawn.data} margin={{ top: 8, right: 16, bottom: 8, left: 4 }}>
         <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" vertical={false} />
         <XAxis dataKey="label" type="category" interval={layout.interval} angle={layout.angle} textAnchor={layout.angle === 0 ? "middle" : "end"} height={layout.height} />
-        <YAxis width={56} tickFormatter={tickText} label={{ value: drawn.unit, angle: -90, position: "insideLeft", offset: 8 }} />
+        <YAxis width={drawn.axisWidth} tickFormatter={tickText} label={{ value: drawn.unit, angle: -90, position: "insideLeft", offset: 8 }} />
         {drawn.ranks.map((rank, i) => (
           <Bar key={rank} dataKey={`r${rank}`} name={`device ${rank}`} fill={deviceColor(i)} isAnimationActive={false} />
         ))}
@@ -61,6 +63,7 @@ function DeviceBarsChart({ testId, title, unit, chart, note, height = 180, sourc
         }),
         ranks: chart.ranks,
         unit,
+        axisWidth: valueAxisWidth(niceTicks(0, Math.max(0, ...chart.rows.flatMap((row) => row.values.filter((v): v is number => v !== null && Number.isFinite(v))))).map(tickText)),
       }),
       [chart, unit],
     ),

@@ -16,7 +16,8 @@ import { CartesianGrid, LineChart, ReferenceArea, ReferenceDot, ReferenceLine, X
 import { extent, stableDomain } from "../model/chart-domain";
 import { lossCsv } from "../model/chart-csv";
 import { lossLayout, sampleLoss, type LossLine, type LossPanel, type SampledLine } from "../../server/core/charts/chart-loss";
-import { integerTicks, tickText } from "../../server/core/charts/chart-svg";
+import { valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
+import { integerTicks, niceTicks, tickText } from "../../server/core/charts/chart-svg";
 import { NO_ZOOM, zoomReducer, type ZoomState } from "../model/chart-zoom";
 import { nearestPoint } from "../../server/core/charts/downsample";
 import ChartCard from "./ChartCard";
@@ -88,7 +89,7 @@ function LossPlot({ panel, lines, lineCount, xDomain, xTicks, zoom, hits, height
             tickFormatter={tickText}
             label={{ value: "step", position: "insideBottom", offset: -10 }}
           />
-          <YAxis type="number" width={56} domain={[yLo, yHi]} allowDataOverflow tickFormatter={tickText} label={{ value: "loss", angle: -90, position: "insideLeft", offset: 8 }} />
+          <YAxis type="number" width={valueAxisWidth(niceTicks(yLo, yHi).map(tickText))} domain={[yLo, yHi]} allowDataOverflow tickFormatter={tickText} label={{ value: "loss", angle: -90, position: "insideLeft", offset: 8 }} />
           <LinePaths lines={lines} clipId={clipId} lineCount={lineCount} />
           {zoom.drag ? <ReferenceArea x1={zoom.drag.from} x2={zoom.drag.to} fill="var(--chart-selection)" fillOpacity={0.12} ifOverflow="hidden" /> : null}
           {hits && hits[0] ? <ReferenceLine x={hits[0].point.step} stroke="var(--chart-cursor)" strokeDasharray="2 2" ifOverflow="hidden" /> : null}

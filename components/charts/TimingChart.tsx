@@ -8,7 +8,7 @@
 import { memo, useMemo, useRef } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
 import { timingCsv } from "../model/chart-csv";
-import { categoryTickLayout } from "../../server/core/charts/chart-axis-layout";
+import { categoryTickLayout, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
 import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
 import { niceTicks, tickText } from "../../server/core/charts/chart-svg";
 import type { PhaseInfo, TimingChart as TimingModel } from "../../server/core/charts/chart-timing";
@@ -87,7 +87,7 @@ const TimingPlot = memo(function TimingPlot({ drawn, height }: { drawn: Drawing;
           textAnchor={layout.angle === 0 ? "middle" : "end"}
           height={layout.height}
         />
-        <YAxis width={56} domain={[0, drawn.yMax]} tickFormatter={tickText} label={{ value: "ms", angle: -90, position: "insideLeft", offset: 8 }} />
+        <YAxis width={valueAxisWidth(niceTicks(0, drawn.yMax).map(tickText))} domain={[0, drawn.yMax]} tickFormatter={tickText} label={{ value: "ms", angle: -90, position: "insideLeft", offset: 8 }} />
         {drawn.phases.map((phase) => (
           <Bar key={phase.key} dataKey={phase.key} name={phase.label} stackId="step" fill={phase.color} isAnimationActive={false} />
         ))}

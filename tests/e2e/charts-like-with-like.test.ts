@@ -222,6 +222,32 @@ describe("charts that compare like with like", () => {
     }
   });
 
+  it("keeps a wide tick label (16,000 samples) clear of the axis title beside it", LIMIT, async () => {
+    const wide = await browser.newPage({ viewport: { width: 760, height: 1000 } });
+    try {
+      await wide.goto(`${server.url}/bench/charts?scenario=cell&executionId=wide-axis&running=1`);
+      await wide.waitForFunction(() => "__chartFeed" in window);
+      await wide.evaluate(() => {
+        if (!window.__chartFeed) throw new Error("the chart harness has no feed");
+        window.__chartFeed.push("wide-axis", [0, 1, 2].flatMap((step) => [
+          { tag: "1 device, 64× batch", rank: 0, step, values: { step_ms: 50, samples: 16_000 } },
+          { tag: "1 device", rank: 0, step, values: { step_ms: 1, samples: 250 } },
+        ]));
+      });
+      const samples = wide.getByTestId("chart-samples");
+      await samples.locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value").last().waitFor();
+      const labels = await samples.locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value").allTextContents();
+      assert.ok(labels.some((label) => label.includes(",")), `a tick of five digits or more: ${labels.join(" ")}`);
+      const title = await samples.locator(".recharts-label").filter({ hasText: /^samples$/ }).first().boundingBox();
+      assert.ok(title, "the axis has its title");
+      for (const tick of await boxes(samples.locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value"))) {
+        assert.ok(!overlaps(tick, title), `tick label ${JSON.stringify(tick)} runs into the axis title ${JSON.stringify(title)}`);
+      }
+    } finally {
+      await wide.close();
+    }
+  });
+
   it("drew all of it under the Content-Security-Policy with no violation", LIMIT, async () => {
     assert.deepEqual(await cspViolations(), []);
   });

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { syntheticSummary } from "../../components/model/chart-synthetic";
-import { categoryTickLayout, labelWidth } from "../../server/core/charts/chart-axis-layout";
+import { categoryTickLayout, labelWidth, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
 import { lineStyle, markerIndices } from "../../server/core/charts/chart-line-style";
 import { lossLayout, lossLines, SCALE_SPLIT } from "../../server/core/charts/chart-loss";
 import { memoryCharts } from "../../server/core/charts/chart-memory";
@@ -18,7 +18,7 @@ import { panelAggregates } from "../../server/core/charts/chart-panel";
 import { RunIndex } from "../../server/core/charts/chart-run-index";
 import { impossibleSpeedup, speedupChart } from "../../server/core/charts/chart-speedup";
 import { stepMean, stepSpread } from "../../server/core/charts/chart-stats";
-import { integerTicks } from "../../server/core/charts/chart-svg";
+import { integerTicks, niceTicks, tickText } from "../../server/core/charts/chart-svg";
 import { timingChart } from "../../server/core/charts/chart-timing";
 import { byteUnitForMiB, unitColumn } from "../../server/core/charts/chart-units";
 import { MetricStore } from "../../server/core/charts/metric-store";
@@ -273,5 +273,14 @@ describe("untagged runs", () => {
       assert.match(label, /^Scaling sweep/);
       assert.doesNotMatch(label, /untagged/);
     }
+  });
+});
+
+describe("valueAxisWidth", () => {
+  it("keeps room beside the axis title for the widest tick label", () => {
+    assert.equal(valueAxisWidth(["0", "5", "10"]), 56, "short labels keep the usual width");
+    const wide = valueAxisWidth(niceTicks(0, 16_000).map(tickText));
+    assert.ok(wide >= labelWidth("16,000") + 30, `16,000 fits beside the title (${wide} px)`);
+    assert.ok(valueAxisWidth(["0.000123"]) > valueAxisWidth(["0.1"]));
   });
 });

@@ -37,3 +37,18 @@ export function categoryTickLayout(labels: readonly string[], plotWidth: number,
   const interval = Math.max(0, Math.ceil((LINE_PX + GAP_PX) / Math.max(band, 1e-9)) - 1);
   return { angle: -90, height: Math.ceil(widest + 14), interval };
 }
+
+/** Pixels a value axis keeps for its rotated title ("samples", "ms"), the tick marks and a margin. */
+const VALUE_AXIS_CHROME_PX = 30;
+const MIN_VALUE_AXIS_PX = 56;
+
+/**
+ * How wide a value (y) axis must be so its widest tick label ("16,000")
+ * never runs into the axis title beside it: from the tick labels the axis
+ * will show (`ticks`, already formatted), their estimated widths, and room
+ * for the title.
+ */
+export function valueAxisWidth(ticks: readonly string[], charPx = CHAR_PX): number {
+  const widest = Math.max(0, ...ticks.map((tick) => labelWidth(tick, charPx)));
+  return Math.max(MIN_VALUE_AXIS_PX, Math.ceil(widest + VALUE_AXIS_CHROME_PX));
+}
