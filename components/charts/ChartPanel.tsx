@@ -51,7 +51,7 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
             <ul className="chart-device-plans">
               {aggregates.device.variants.map((variant) => (
                 <li key={variant.tag} data-testid="chart-device-plan" data-tag={variant.tag}>
-                  {variant.tag === "" ? "" : <strong>{variant.tag}: </strong>}
+                  <strong>{variant.tag === "" ? (cellName ?? "this cell's run") : variant.tag}: </strong>
                   {variant.label}
                 </li>
               ))}

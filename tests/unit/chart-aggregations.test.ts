@@ -258,6 +258,20 @@ describe("device plans in the panel", () => {
     assert.match(deviceNotice("", { x: plan("cpu-emulated", "2× cpu", "process RSS per rank") })!.text, /CPU-emulated/);
   });
 
+  it("names a variant that reported no plan with the kernel's devices, so an emulated one never passes for a GPU", () => {
+    const ddp = plan("cpu-emulated", "2× cpu, DDP over gloo", "process RSS per rank");
+    const notice = deviceNotice("2× cpu (no CUDA)", { "DDP x2": ddp }, ["1 device", "DataParallel x2", "DDP x2"])!;
+    assert.equal(notice.emulated, true);
+    assert.deepEqual(notice.variants, [
+      { tag: "DDP x2", label: ddp.label },
+      { tag: "1 device", label: "no plan reported; it ran in this kernel: 2× cpu (no CUDA)" },
+      { tag: "DataParallel x2", label: "no plan reported; it ran in this kernel: 2× cpu (no CUDA)" },
+    ]);
+    const onGpu = deviceNotice("1× CUDA GPU", { "1 device": real }, ["1 device", "mine"])!;
+    assert.equal(onGpu.emulated, false);
+    assert.match(onGpu.variants[1]!.label, /1× CUDA GPU/);
+  });
+
   it("says what the memory bars measure, per variant when the variants measure different things", () => {
     assert.equal(memoryNote({}), MEMORY_NOTE_FALLBACK);
     assert.match(memoryNote({ a: real, b: real }), /: torch\.cuda\.max_memory_allocated per device\.$/);
@@ -269,7 +283,8 @@ describe("device plans in the panel", () => {
     const { store } = indexOf([s("", 0, "gpu_util_pct", [40, 60]), s("", 1, "gpu_util_pct", [10, 30]), s("", 0, "loss", [1, 2])]);
     store.setPlan("e1", "DataParallel x4", shared);
     const model = panelAggregates(store, "e1")!;
-    assert.deepEqual(model.device?.variants.map((variant) => variant.tag), ["DataParallel x4"]);
+    // The untagged series reported no plan: named with the kernel's devices (issue 13: an emulated run never passes for a GPU by saying nothing).
+    assert.deepEqual(model.device?.variants.map((variant) => variant.tag), ["DataParallel x4", ""]);
     assert.deepEqual(utilizationChart(new RunIndex(store.run("e1")))?.rows[0]?.values, [50, 20], "the mean per GPU, warm-up excluded");
     assert.deepEqual(model.utilization?.ranks, [0, 1]);
     const before = store.getVersion();

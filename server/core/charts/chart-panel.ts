@@ -51,7 +51,7 @@ export function panelAggregates(store: MetricStore, primaryId: string, cellName:
   const multiRank = index.variants.some((tag) => index.ranks(tag).length > 1);
   return {
     summary: run.summary,
-    device: deviceNotice(run.summary?.deviceMode ?? "", run.plans),
+    device: deviceNotice(run.summary?.deviceMode ?? "", run.plans, index.variants),
     timing: timing.bars.length > 0 ? timing : null,
     samples: samplesChart(index),
     memory: memoryCharts(index, run.plans),
@@ -65,16 +65,18 @@ export function panelAggregates(store: MetricStore, primaryId: string, cellName:
  * How the panel describes the devices. With the plans the toolkit recorded,
  * each variant is named with the plan that ran (and why, when it is not one
  * real GPU per device); runs from before plans fall back to the kernel's
- * description.
+ * description. A variant the toolkit reported no plan for (a cell that times
+ * with `lab.log` alone) is named with the kernel's description, so an
+ * emulated variant never passes for a GPU by saying nothing.
  */
-export function deviceNotice(deviceMode: string, plans: Readonly<Record<string, DevicePlan>> = {}): DeviceNotice | null {
+export function deviceNotice(deviceMode: string, plans: Readonly<Record<string, DevicePlan>> = {}, variants: readonly string[] = []): DeviceNotice | null {
   const tagged = Object.entries(plans).sort(([a], [b]) => a.localeCompare(b));
+  const kernelEmulated = /\bcpu\b|emulat/i.test(deviceMode);
   if (tagged.length === 0) {
     if (deviceMode.trim() === "") return null;
-    const emulated = /\bcpu\b|emulat/i.test(deviceMode);
     return {
-      emulated,
-      text: emulated
+      emulated: kernelEmulated,
+      text: kernelEmulated
         ? `Devices are CPU-emulated: ${deviceMode}. No GPU was used; times and memory are the CPU's, not a GPU's.`
         : `Devices: ${deviceMode}`,
       variants: [],
@@ -84,11 +86,18 @@ export function deviceNotice(deviceMode: string, plans: Readonly<Record<string, 
   const sentences: string[] = [];
   if (kinds.has("cpu-emulated")) sentences.push("Devices are CPU-emulated where a variant says so: no GPU was used there; its times and memory are the CPU's, not a GPU's.");
   if (kinds.has("cuda-shared")) sentences.push("Virtual devices share a GPU where a variant says so: they are not separate GPUs, so their times and speed-ups are not those of as many GPUs.");
+  const unplanned = deviceMode.trim() === "" ? [] : variants.filter((tag) => !Object.hasOwn(plans, tag));
+  if (unplanned.length > 0 && kernelEmulated && !kinds.has("cpu-emulated")) {
+    sentences.push("Devices are CPU-emulated where a variant says so: no GPU was used there; its times and memory are the CPU's, not a GPU's.");
+  }
   if (sentences.length === 0) sentences.push("Devices: real GPUs, one per device.");
   return {
-    emulated: kinds.has("cpu-emulated") || kinds.has("cuda-shared"),
+    emulated: kinds.has("cpu-emulated") || kinds.has("cuda-shared") || (unplanned.length > 0 && kernelEmulated),
     text: sentences.join(" "),
-    variants: tagged.map(([tag, plan]) => ({ tag, label: plan.label })),
+    variants: [
+      ...tagged.map(([tag, plan]) => ({ tag, label: plan.label })),
+      ...unplanned.map((tag) => ({ tag, label: `no plan reported; it ran in this kernel: ${deviceMode}` })),
+    ],
   };
 }
 
