@@ -95,7 +95,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       )}
       {template !== null && !attached && <TemplateBar template={template} onReattach={() => controller.reattachTemplate(cell.id)} />}
       <div className="cell-input">
-        <div className="cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
+        <div className="prompt-box cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
           {isMarkdown ? "" : promptLabel(cell)}
         </div>
         <div className="cell-body">

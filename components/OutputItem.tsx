@@ -26,7 +26,7 @@ export default function OutputItem({ output, actions, running }: Props) {
     case "result":
       return (
         <div className="output-row">
-          <div className="output-prompt">[{output.executionCount}]:</div>
+          <div className="prompt-box output-prompt">[{output.executionCount}]:</div>
           <MimeOutput data={output.data} />
         </div>
       );
