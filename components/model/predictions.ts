@@ -42,7 +42,13 @@ export function judgePrediction(prediction: ClaimPrediction, verdictOf: (claimId
   if (deciding.some((claim) => verdictOf(claim) === "inconclusive")) return { kind: "undecided", reason: "the measurement was inconclusive" };
   const index = outcomes.findIndex((outcome) => {
     const conditions = Object.entries(outcome);
-    return conditions.length > 0 && conditions.every(([claim, verdicts]) => verdicts.includes(verdictOf(claim) ?? "inconclusive"));
+    return (
+      conditions.length > 0 &&
+      conditions.every(([claim, verdicts]) => {
+        const verdict = verdictOf(claim);
+        return verdict !== null && verdicts.includes(verdict);
+      })
+    );
   });
   if (index < 0) return { kind: "undecided", reason: "the verdicts match none of the choices" };
   const measured = prediction.choices[index];

@@ -22,19 +22,28 @@ export function parseVerdictReport(text: string): VerdictReport | null {
   return parsed.success ? parsed.data : null;
 }
 
+/**
+ * Claim ids with a verdict in one output. Outputs are never changed in place
+ * (the reducer makes new ones), so each is read once however often the
+ * notebook re-renders while other cells stream.
+ */
+const verdictsOfOutput = new WeakMap<CellOutput, readonly string[]>();
+
+function claimsOf(output: CellOutput): readonly string[] {
+  if (output.kind !== "display" && output.kind !== "result") return [];
+  let claims = verdictsOfOutput.get(output);
+  if (claims === undefined) {
+    const text = output.data[VERDICTS_MIME];
+    claims = text === undefined ? [] : (parseVerdictReport(text)?.claims ?? []).filter((claim) => claim.verdict !== null).map((claim) => claim.id);
+    verdictsOfOutput.set(output, claims);
+  }
+  return claims;
+}
+
 /** Ids of the claims whose verdict some cell's output shows. */
 export function claimsWithVerdict(cells: ReadonlyArray<{ outputs: readonly CellOutput[] }>): Set<string> {
   const shown = new Set<string>();
-  for (const cell of cells) {
-    for (const output of cell.outputs) {
-      if (output.kind !== "display" && output.kind !== "result") continue;
-      const text = output.data[VERDICTS_MIME];
-      if (text === undefined) continue;
-      for (const claim of parseVerdictReport(text)?.claims ?? []) {
-        if (claim.verdict !== null) shown.add(claim.id);
-      }
-    }
-  }
+  for (const cell of cells) for (const output of cell.outputs) for (const claim of claimsOf(output)) shown.add(claim);
   return shown;
 }
 
