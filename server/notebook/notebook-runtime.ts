@@ -73,10 +73,8 @@ export class NotebookRuntime {
   private readonly journal = new EventJournal();
   private readonly gate: DurabilityGate<{ event: NotebookEvent; seq: number }>;
   private readonly persistence: NotebookPersistence;
-  /** The running execution's record: metrics count as hearing from it. */
+  /** The running execution's record (of `metricsTarget`'s cell): metrics count as hearing from it. */
   private liveRecord: ExecutionRecord | null = null;
-  /** The cell whose execution `liveRecord` records. */
-  private liveCellId: string | null = null;
   /** Set while the lab server stops: how the kernel run and its running cell are stored. */
   private stopping: { reason: string } | null = null;
   /**
@@ -355,7 +353,6 @@ export class NotebookRuntime {
           const execution = { id: executionId, cellId, source: cell.source, template: cell.template };
           record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
           this.liveRecord = record;
-          this.liveCellId = cell.id;
         }
         // Starting clears the previous run's live metrics too (the reducer's rule for a run that starts).
         this.setRunState(cellId, "running", { executionId });
@@ -370,10 +367,7 @@ export class NotebookRuntime {
         this.coalescer.flush(); // the document now has every output the viewers were sent
         if (status === "ok") this.ranInKernel.set(cellId, ranSourceHash);
         else this.ranInKernel.delete(cellId);
-        if (this.liveRecord === record) {
-          this.liveRecord = null;
-          this.liveCellId = null;
-        }
+        if (this.liveRecord === record) this.liveRecord = null;
         const cell = this.cellOf(cellId);
         const count = executionCount ?? cell?.executionCount ?? null;
         record?.finished({ status, durationMs, executionCount: count, outputs: cell?.outputs ?? [] });
@@ -471,7 +465,8 @@ export class NotebookRuntime {
    * cadence, not per chunk): the database holds at least what viewers saw.
    */
   private publish(event: NotebookEvent): void {
-    if (event.type === "cell-stream-tail" && event.cellId === this.liveCellId) {
+    // liveRecord records the execution metricsTarget names (both set when a run starts).
+    if (event.type === "cell-stream-tail" && this.liveRecord !== null && event.cellId === this.metricsTarget?.cellId) {
       const recorder = this.recorders.get(event.cellId);
       if (recorder) this.liveRecord?.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
     }
