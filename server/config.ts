@@ -28,6 +28,10 @@ const configSchema = z.object({
   maxKernels: z.coerce.number().int().min(1).max(1000).default(16),
   /** A kernel with nothing running or queued and nobody viewing its notebook this long is shut down; 0: never. */
   kernelIdleMinutes: z.coerce.number().min(0).max(7 * 24 * 60).default(60),
+  /** How long the local host's agent keeps kernels with no lab server connected (a restart takes them over within it). */
+  kernelLeaseSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(600),
+  /** Where the local host's agent keeps its socket and code (default: $XDG_RUNTIME_DIR or the temp dir). */
+  agentRuntimeDir: z.string().optional(),
 });
 
 export type ServerConfig = z.infer<typeof configSchema>;
@@ -43,6 +47,8 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     allowedOrigins: env.MGPULAB_ALLOWED_ORIGINS ? env.MGPULAB_ALLOWED_ORIGINS.split(",").map((origin) => origin.trim()).filter(Boolean) : undefined,
     maxKernels: env.MGPULAB_MAX_KERNELS || undefined,
     kernelIdleMinutes: env.MGPULAB_KERNEL_IDLE_MINUTES || undefined,
+    kernelLeaseSeconds: env.MGPULAB_KERNEL_LEASE_SECONDS || undefined,
+    agentRuntimeDir: env.MGPULAB_AGENT_RUNTIME_DIR || undefined,
   });
   if (!parsed.success) {
     throw new Error(`bad server settings: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);

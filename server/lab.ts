@@ -4,7 +4,11 @@
  * open notebooks and the idle shutdown of their kernels. Shared by the
  * server entry point and the tests.
  */
-import type { KernelHost } from "./kernel/kernel-host";
+import type { KernelLauncher } from "./kernel/kernel-process";
+import type { KernelInfo } from "./core/protocol/notebook-model";
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { LabHosts } from "./hosts/lab-hosts";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { KernelCuller } from "./notebook/kernel-culler";
@@ -14,7 +18,10 @@ import { ScenarioCatalog } from "./scenarios/scenario-catalog";
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "host"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
   dataDir?: string;
-  host: () => KernelHost;
+  /** Where kernels run when no `hosts` are given (tests of the kernel path: a PTY per kernel). */
+  host?: () => KernelLauncher;
+  /** The configured hosts and their agents (named by this lab's id); kernels they run outlive this server. */
+  hosts?: (labId: string) => LabHosts;
   log?: NotebookHubOptions["log"];
 }
 
@@ -25,16 +32,25 @@ export interface Lab {
   scenarios: ScenarioCatalog;
   /** Runs that a previous server process left "running", now marked interrupted. */
   interruptedRuns: number;
-  close(): Promise<void>;
+  /** Runs whose kernels outlived the previous server and were taken over. */
+  resumedRuns: number;
+  hosts: LabHosts | null;
+  /** `keepKernels`: kernels that live with a host agent go on (the next server takes them over); otherwise every kernel is stopped. */
+  close(options?: { keepKernels?: boolean }): Promise<void>;
 }
 
 export async function openLab(options: LabOptions): Promise<Lab> {
   const db = await openDatabase({ dataDir: options.dataDir });
   await new UserRepository(db.prisma).ensure();
-  const interrupted = await new RunRepository(db.prisma).interruptRunningRuns();
+  const runs = new RunRepository(db.prisma);
+  const hosts = options.hosts ? options.hosts(await labIdOf(db)) : null;
+  const interrupted = await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message));
   const scenarios = new ScenarioCatalog();
-  const hub = new NotebookHub({ ...options, catalog, templates: scenarios });
+  const host = hosts ? () => hosts.launcher()! : options.host;
+  if (!host) throw new Error("openLab needs hosts or a host");
+  const hub = new NotebookHub({ ...options, host, catalog, templates: scenarios });
+  const resumed = hosts ? await takeOverKernels(runs, hosts, hub, options.log) : 0;
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();
   return {
@@ -43,11 +59,80 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     hub,
     scenarios,
     interruptedRuns: interrupted.length,
-    close: async () => {
+    resumedRuns: resumed,
+    hosts,
+    close: async ({ keepKernels = false } = {}) => {
       culler.stop();
-      await hub.shutdownAll();
+      if (keepKernels) {
+        await hub.detachAll();
+        await hosts?.detachAll();
+      } else {
+        await hub.shutdownAll();
+        await hosts?.shutdownAll();
+      }
       scenarios.close();
       await db.close();
     },
   };
+}
+
+/** This installation's id, made on first start: it names the lab's host agents. */
+async function labIdOf(db: Database): Promise<string> {
+  const existing = await db.prisma.labSetting.findUnique({ where: { key: "labId" } });
+  if (existing) return existing.value;
+  const labId = randomUUID().replace(/-/g, "");
+  await db.prisma.labSetting.create({ data: { key: "labId", value: labId } });
+  return labId;
+}
+
+/**
+ * Runs a previous server left running on a host agent: each notebook is
+ * opened and its kernel taken over from the stored read position; a run
+ * whose kernel is gone (lease expired, host unreachable or no longer
+ * configured) is ended as interrupted, saying why.
+ */
+async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: NotebookHub, log: LabOptions["log"]): Promise<number> {
+  let resumed = 0;
+  for (const run of await runs.detachedRuns()) {
+    const agent = hosts.agent(run.hostId);
+    let reason: string | null = null;
+    if (!agent) reason = `host "${run.hostId}" is no longer configured`;
+    else {
+      try {
+        const hello = await agent.connect();
+        if (!hello.kernels.some((kernel) => kernel.kernel === run.agentKernelId)) {
+          reason = `the kernel ended while no lab server was connected (host ${run.hostId}'s agent no longer has it: its lease expired or the host restarted)`;
+        } else if (await hub.resume({ ...run, info: kernelInfoOf(run.kernelInfo) })) {
+          resumed += 1;
+          log?.("info", `took over the kernel of notebook ${run.notebookId} on host ${run.hostId} from output ${run.agentSeq}`);
+        } else {
+          reason = "the kernel ended while the lab server restarted";
+        }
+      } catch (error) {
+        reason = `host ${run.hostId} was unreachable when the lab server restarted: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    if (reason) {
+      log?.("warning", `run ${run.id} of notebook ${run.notebookId}: ${reason}`);
+      await runs.interruptRun(run.id, reason);
+    }
+  }
+  return resumed;
+}
+
+/** What a kernel said of itself when it started, as stored with its run (KernelInfo). */
+const storedKernelInfo = z.object({
+  pid: z.number().int(),
+  hostname: z.string(),
+  python: z.string(),
+  executable: z.string(),
+  torch: z.string().nullable(),
+  deviceMode: z.string(),
+  host: z.object({ id: z.string(), label: z.string() }).optional(),
+  gpus: z.array(z.string()).optional(),
+});
+
+function kernelInfoOf(stored: unknown): KernelInfo {
+  const parsed = storedKernelInfo.safeParse(stored);
+  return parsed.success ? parsed.data : { pid: -1, hostname: "unknown", python: "unknown", executable: "unknown", torch: null, deviceMode: "unknown (not stored)" };
 }

@@ -13,7 +13,8 @@ import { handleNotebookFiles } from "./http/notebook-files";
 import { refuse } from "./http/json-reply";
 import { checkHttpRequest, labNames } from "./http/request-guard";
 import { applySecurityHeaders } from "./http/security-headers";
-import { localHost } from "./kernel/kernel-host";
+import { chooseInterpreter } from "./kernel/python-interpreter";
+import { LabHosts, localHostSpec } from "./hosts/lab-hosts";
 import { openLab } from "./lab";
 import { createLogger } from "./logger";
 import { LOCAL_USER } from "./persistence";
@@ -23,20 +24,21 @@ import { attachNotebookSocket, roomOf, socketServerOptions } from "./socket/note
 async function main(): Promise<void> {
   const log = createLogger();
   const config = readConfig();
-  const host = localHost(config.python);
-  log.info({ python: host.describe() }, "local kernel host");
+  const python = chooseInterpreter(config.python);
+  log.info({ python: python.executable, why: python.reason }, "local kernel host");
+  const logTo = (level: "info" | "warning" | "error", message: string): void => log[level === "warning" ? "warn" : level](message);
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
   const lab = await openLab({
     dataDir: config.dataDir,
-    host: () => host,
+    hosts: (labId) => new LabHosts([localHostSpec(python.executable, { leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir ?? null })], "local", labId, logTo),
     hangAfterMs: config.hangSeconds * 1000,
     kernelLimits: kernelLimitsOf(config),
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
-    log: (level, message) => log[level === "warning" ? "warn" : level](message),
+    log: logTo,
   });
-  log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns }, "database ready");
+  log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns, resumedRuns: lab.resumedRuns }, "database ready");
   await app.prepare();
   const handle = app.getRequestHandler();
 
@@ -72,8 +74,8 @@ async function main(): Promise<void> {
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, "shutting down: stopping kernels, saving");
-    await lab.close();
+    log.info({ signal }, "shutting down: saving; kernels stay with their host agents for their lease");
+    await lab.close({ keepKernels: true });
     await new Promise<void>((resolve) => {
       void io?.close(() => resolve());
     });

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
 export const KERNELS_DIR = path.resolve(__dirname, "..", "..", "kernels");
-const PACKAGES = ["mgpulab_wire", "mgpulab_kernel", "mgpulab", "mgpulab_scenarios"];
+const PACKAGES = ["mgpulab_wire", "mgpulab_kernel", "mgpulab", "mgpulab_scenarios", "mgpulab_agent"];
 export const KERNEL_ENTRY = "mgpulab_kernel.kernel";
 
 export interface KernelBundle {

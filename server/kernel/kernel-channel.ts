@@ -18,20 +18,15 @@ import {
 } from "../core/protocol/kernel-messages";
 import { FrameDecoder } from "./frame-decoder";
 import { KERNEL_ENTRY, loadKernelBundle } from "./kernel-bundle";
-import type { KernelHost } from "./kernel-host";
+import { describeKernelExit, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
 import { PtyProcess, cleanEnvironment, type PtyExit } from "./pty-process";
 
-export interface KernelChannelEvents {
-  message(message: KernelMessage): void;
-  /** Raw tty output outside frames: the running cell's console (stdout, child processes). */
-  console(text: string): void;
-  /** A frame that could not be decoded or validated: logged, never fatal. */
-  protocolError(reason: string): void;
-  exit(exit: PtyExit): void;
-}
+export type KernelChannelEvents = KernelProcessEvents;
 
 export interface StartOptions {
-  host: KernelHost;
+  /** The argv that runs `python -c <bootstrap>`, inside the PTY. */
+  launchArgv(bootstrap: string): string[];
+  hostId: string;
   /** How long to wait for the kernel's hello (ssh and srun can be slow). */
   startTimeoutMs?: number;
   cwd?: string;
@@ -46,7 +41,8 @@ export class KernelStartError extends Error {
   }
 }
 
-export class KernelChannel {
+/** A kernel on its own PTY, a child of this server: it ends with the server. */
+export class KernelChannel implements KernelProcess {
   private readonly process: PtyProcess;
   private readonly nonce = randomBytes(16).toString("hex");
   private readonly decoder = new FrameDecoder(this.nonce);
@@ -76,7 +72,7 @@ export class KernelChannel {
     };
 
     this.process = new PtyProcess(
-      { argv: options.host.launchArgv(bundle.bootstrap), cwd: options.cwd, env: cleanEnvironment(options.env) },
+      { argv: options.launchArgv(bundle.bootstrap), cwd: options.cwd, env: cleanEnvironment(options.env) },
       (bytes) => this.onBytes(bytes, bundle.modules, pendingHello),
       (exit) => {
         clearTimeout(timer);
@@ -89,7 +85,13 @@ export class KernelChannel {
         this.events.exit(exit);
       },
     );
+    this.placement = { hostId: options.hostId, agentKernelId: null, gpus: [] };
   }
+
+  readonly placement: KernelPlacement;
+  /** A local PTY's output is not numbered: nothing outlives this server to resume. */
+  readonly processedSeq = 0;
+  acknowledge(): void {}
 
   private helloSeen = false;
 
@@ -122,15 +124,15 @@ export class KernelChannel {
     this.process.write(DUMP_STACKS_BYTE);
   }
 
-  async shutdown(graceMs = 2000): Promise<PtyExit | null> {
-    if (!this.alive) return null;
+  async shutdown(graceMs = 2000): Promise<void> {
+    if (!this.alive) return;
     this.send({ type: "shutdown" });
     const exit = await this.process.waitForExit(graceMs);
-    return exit ?? this.process.terminate(graceMs);
+    if (!exit) await this.process.terminate(graceMs);
   }
 
-  kill(): Promise<PtyExit | null> {
-    return this.process.terminate(1000);
+  async kill(): Promise<void> {
+    await this.process.terminate(1000);
   }
 
   private onBytes(bytes: Buffer, modules: Record<string, string>, pendingHello: (m: KernelMessage) => boolean): void {
@@ -183,11 +185,5 @@ export function encodeKernelInput(message: KernelRequest | BootPayload): string 
 }
 
 export function describeExit(exit: PtyExit, prefix = "kernel exited"): string {
-  if (exit.signal) return `${prefix}: killed by ${signalName(exit.signal)}`;
-  return `${prefix} with code ${exit.exitCode}`;
-}
-
-function signalName(signal: number): string {
-  const names: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL (e.g. out of memory, or killed)", 11: "SIGSEGV (segmentation fault)", 15: "SIGTERM" };
-  return names[signal] ?? `signal ${signal}`;
+  return describeKernelExit(exit, prefix);
 }

@@ -8,9 +8,8 @@ import { randomUUID } from "node:crypto";
 import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
 import { assertNever } from "../core/assert-never";
 import { isExecutionRef, type KernelMessage, type KernelMessageOf } from "../core/protocol/kernel-messages";
-import { KernelChannel, KernelStartError, describeExit } from "./kernel-channel";
-import type { KernelHost } from "./kernel-host";
-import type { PtyExit } from "./pty-process";
+import { KernelStartError } from "./kernel-channel";
+import { describeKernelExit, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
 import { summarizeProcess, type ProcessStack } from "./stack-summary";
 
 export type ExecutionStatus = "ok" | "error" | "interrupted" | "aborted" | "kernel-died";
@@ -37,9 +36,11 @@ export interface ExecutionSink {
 }
 
 export interface KernelSessionOptions {
-  host: KernelHost;
+  host: KernelLauncher;
   startTimeoutMs?: number;
   cwd?: string;
+  /** GPUs each kernel of this session asks its host for. */
+  gpus?: number;
   /** A busy cell with no output, metric or heartbeat for this long is diagnosed (default 120 s). */
   hangAfterMs?: number;
   /** Metric points, whichever cell they come from. */
@@ -75,7 +76,7 @@ const STACKS_ANSWER_MS = 5_000;
 const LAST_OUTPUT_KEPT = 8 * 1024;
 
 export class KernelSession {
-  private channel: KernelChannel | null = null;
+  private channel: KernelProcess | null = null;
   private info: KernelInfo | null = null;
   private currentStatus: KernelStatus = { state: "not-started" };
   private readonly queue: Execution[] = [];
@@ -102,6 +103,49 @@ export class KernelSession {
     return this.channel?.pid ?? null;
   }
 
+  /** Where the kernel runs (host, agent kernel id, leased GPUs); null without one. */
+  get placement(): KernelPlacement | null {
+    return this.channel?.placement ?? null;
+  }
+
+  /** How far into the kernel's numbered output every message has been handled (0 for a local PTY). */
+  get processedSeq(): number {
+    return this.channel?.processedSeq ?? 0;
+  }
+
+  /** Everything up to `seq` of the current kernel's output is stored. */
+  acknowledge(seq: number): void {
+    this.channel?.acknowledge(seq);
+  }
+
+  /**
+   * Takes over a kernel that outlived the previous lab server (its host agent
+   * kept it): its output after `afterSeq` is replayed, then it streams live.
+   * `running`, when a cell was running, gets that output as if it had never
+   * stopped. False when the kernel is gone.
+   */
+  async resume(agentKernelId: string, afterSeq: number, info: KernelInfo, running: { executionId: string; sink: ExecutionSink } | null): Promise<boolean> {
+    if (!this.options.host.resume) return false;
+    let resumed: KernelProcess | null = null;
+    const events = this.processEvents(() => resumed);
+    if (running) {
+      const now = performance.now();
+      this.running = { id: running.executionId, code: "", ref: null, sink: running.sink, startedAt: now, acknowledged: true, interruptPending: false, lastProgressAt: now, diagnosed: false };
+      this.lastSink = running.sink;
+    }
+    resumed = await this.options.host.resume(agentKernelId, afterSeq, events);
+    if (!resumed) {
+      this.running = null;
+      this.lastSink = null;
+      return false;
+    }
+    this.channel = resumed;
+    this.info = info;
+    this.setStatus({ state: this.running ? "busy" : "idle", info });
+    if (this.running) this.armWatchdog();
+    return true;
+  }
+
   onStatus(listener: (status: KernelStatus) => void): () => void {
     this.statusListeners.add(listener);
     return () => this.statusListeners.delete(listener);
@@ -118,7 +162,9 @@ export class KernelSession {
   }
 
   execute(code: string, sink: ExecutionSink, ref: ExecutionRef | null = null): string {
-    const execution: Execution = { id: randomUUID(), code, ref, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
+    // The stored execution's id when it has one: a kernel that outlives this server is resumed by it.
+    const id = ref && isExecutionRef(ref.executionId) ? ref.executionId : randomUUID();
+    const execution: Execution = { id, code, ref, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
     if (this.currentStatus.state === "dead") {
       // A dead kernel is restarted on purpose, never behind the user's back:
       // the reason it died stays on screen until they choose to restart.
@@ -197,17 +243,16 @@ export class KernelSession {
     this.recentOutput = "";
     this.expectingExit = false;
     try {
-      const { channel, hello } = await KernelChannel.start(
-        { host: this.options.host, startTimeoutMs: this.options.startTimeoutMs, cwd: this.options.cwd },
-        {
-          message: (message) => this.onMessage(message),
-          console: (text) => this.onConsole(text),
-          protocolError: (reason) => this.options.onLog?.("warning", `kernel protocol: ${reason}`),
-          exit: (exit) => this.onExit(channel, exit),
-        },
-      );
-      this.channel = channel;
-      this.info = describeKernel(hello);
+      let started: KernelProcess | null = null;
+      const { process, hello } = await this.options.host.start(this.processEvents(() => started), {
+        startTimeoutMs: this.options.startTimeoutMs,
+        cwd: this.options.cwd,
+        gpus: this.options.gpus ?? 0,
+        onQueued: (position) => this.setStatus({ state: "starting", queue: { position, host: this.options.host.label, gpus: this.options.gpus ?? 0 } }),
+      });
+      started = process;
+      this.channel = process;
+      this.info = describeKernel(hello, process.placement, this.options.host.label);
       this.setStatus({ state: "idle", info: this.info });
     } catch (error) {
       const output = error instanceof KernelStartError ? error.output : "";
@@ -216,6 +261,16 @@ export class KernelSession {
       this.setStatus({ state: "dead", reason: (error as Error).message, lastOutput: output.slice(-LAST_OUTPUT_KEPT) });
       this.abortQueued();
     }
+  }
+
+  /** The events of one kernel process; `current` names it once known, so a late exit of an old one is ignored. */
+  private processEvents(current: () => KernelProcess | null): KernelProcessEvents {
+    return {
+      message: (message) => this.onMessage(message),
+      console: (text) => this.onConsole(text),
+      protocolError: (reason) => this.options.onLog?.("warning", `kernel protocol: ${reason}`),
+      exit: (exit) => this.onExit(current(), exit),
+    };
   }
 
   private pump(): void {
@@ -353,15 +408,15 @@ export class KernelSession {
     this.pump();
   }
 
-  private onExit(channel: KernelChannel, exit: PtyExit): void {
+  private onExit(channel: KernelProcess | null, exit: KernelExit): void {
     // A stop on purpose ends the running cell itself, once the kernel is gone (stopChannel).
-    if (channel !== this.channel || this.expectingExit) return;
+    if (channel === null || channel !== this.channel || this.expectingExit) return;
     this.channel = null;
     this.info = null;
     this.failRunning("kernel-died");
     this.abortQueued();
     if (this.expectingExit) return;
-    this.setStatus({ state: "dead", reason: describeExit(exit), lastOutput: this.recentOutput });
+    this.setStatus({ state: "dead", reason: describeKernelExit(exit), lastOutput: this.recentOutput });
   }
 
   /**
@@ -413,11 +468,12 @@ export class KernelSession {
   }
 }
 
-export function describeKernel(hello: KernelMessageOf<"hello">): KernelInfo {
+export function describeKernel(hello: KernelMessageOf<"hello">, placement?: KernelPlacement, hostLabel?: string): KernelInfo {
   const deviceMode = hello.cudaDevices > 0
     ? `${hello.cudaDevices}× CUDA GPU`
     : "CPU only (no CUDA): multi-GPU experiments run on emulated CPU devices";
   return {
+    ...(placement ? { host: { id: placement.hostId, label: hostLabel ?? placement.hostId }, gpus: placement.gpus } : {}),
     pid: hello.pid,
     hostname: hello.hostname,
     python: hello.python,

@@ -5,7 +5,7 @@
  */
 import type { CellTemplate, NotebookDocument, NotebookListItem } from "../core/protocol/notebook-model";
 import type { NotebookEvent } from "../core/protocol/socket-api";
-import type { KernelHost } from "../kernel/kernel-host";
+import type { KernelLauncher } from "../kernel/kernel-process";
 import type { NotebookPersistence } from "./notebook-persistence";
 import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";
 import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
@@ -30,7 +30,7 @@ export interface NotebookCatalog {
 
 export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {
   catalog: NotebookCatalog;
-  host: () => KernelHost;
+  host: () => KernelLauncher;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
   /** The cap on live kernels and the idle shutdown period (DEFAULT_KERNEL_LIMITS when unset). */
   kernelLimits?: KernelLimits;
@@ -86,6 +86,19 @@ export class NotebookHub {
   /** A socket left the room (closed the tab, lost the connection). */
   viewerLeft(notebookId: string, socketId: string): void {
     this.kernels.viewerLeft(notebookId, socketId);
+  }
+
+  /** The lab server stops: kernels that live with a host agent are left running (the next server takes them over); the others are stopped. */
+  async detachAll(): Promise<void> {
+    const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
+    await Promise.all(runtimes.map((runtime) => (runtime?.kernelOutlivesServer ? runtime.detach() : runtime?.dispose())));
+    this.runtimes.clear();
+  }
+
+  /** Opens the notebook and takes over its kernel from the previous server; false when the kernel is gone. */
+  async resume(run: Parameters<NotebookRuntime["resume"]>[0] & { notebookId: string }): Promise<boolean> {
+    const runtime = await this.open(run.notebookId);
+    return runtime.resume(run);
   }
 
   async shutdownAll(): Promise<void> {

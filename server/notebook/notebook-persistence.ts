@@ -38,11 +38,17 @@ export interface NotebookPersistence {
   /** A cell started running on a kernel described by `kernel`, as execution `executionId`. */
   executionStarted(
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
-    kernel: { info: KernelInfo; host: string },
+    kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord;
+  /** A run that outlived the previous server is this notebook's again (its kernel was taken over). */
+  runResumed(runId: string): void;
+  /** The execution that was running when the previous server stopped: its output goes on here. */
+  executionResumed(executionId: string): ExecutionRecord;
+  /** How far into the current kernel's numbered output everything has been handed to this persistence. */
+  readKernelPositionFrom(position: () => number): void;
   metrics(points: MetricInput[]): void;
   kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void;
-  /** Writes everything batched so far (outputs, tails, metrics) and resolves once it is all stored. */
+  /** Writes everything batched so far (outputs, tails, metrics, the kernel read position) and resolves once it is all stored. */
   commit(): Promise<void>;
   /** Everything queued has been written. */
   flush(): Promise<void>;
@@ -55,19 +61,29 @@ export interface Repositories {
   predictions: PredictionRepository;
 }
 
-/** Outputs not yet committed for a viewer are still written this often. */
-const OUTPUT_BATCH_MS = 200;
-const METRIC_BATCH_MS = 250;
+/** Outputs and metrics not yet committed for a viewer are still written this often. */
+const PROGRESS_BATCH_MS = 200;
 const METRIC_BATCH_POINTS = 5_000;
+
+/** One running execution's progress since the last write. */
+interface ExecutionBatch {
+  id: Promise<string>;
+  outputs: CellOutput[];
+  tail: (() => LiveTail | null) | null;
+  heardAt: Date | null;
+}
 
 export class DatabaseNotebookPersistence implements NotebookPersistence {
   private readonly queue: WriteQueue;
   private version: number;
   private runId: Promise<string> | null = null;
   private pendingMetrics: MetricInput[] = [];
-  private metricTimer: NodeJS.Timeout | null = null;
-  /** Running executions' batched progress, written by commit() or their own timer. */
-  private readonly batches = new Set<() => void>();
+  private progressTimer: NodeJS.Timeout | null = null;
+  /** Running executions' batched progress, written with the metrics and the read position by commit() or the timer. */
+  private readonly batches = new Set<ExecutionBatch>();
+  private kernelPosition: () => number = () => 0;
+  /** The read position the last progress write stored (or will have stored, once the queue reaches it). */
+  private writtenPosition = 0;
 
   constructor(
     private readonly notebookId: string,
@@ -117,9 +133,18 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.queue.fire("cleared outputs", () => this.repos.notebooks.setCellOutputs(this.notebookId, cellId, { outputs: [], executionCount: null, lastRun: null }));
   }
 
+  readKernelPositionFrom(position: () => number): void {
+    this.kernelPosition = position;
+  }
+
+  runResumed(runId: string): void {
+    this.runId = Promise.resolve(runId);
+    this.writtenPosition = 0;
+  }
+
   executionStarted(
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
-    kernel: { info: KernelInfo; host: string },
+    kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord {
     const runId = this.ensureRun(kernel);
     const template = execution.template ? { id: execution.template.id, parameters: execution.template.parameters } : null;
@@ -129,46 +154,37 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
       return id!;
     });
     executionId.catch(() => undefined);
-    let outputs: CellOutput[] = [];
-    let tail: (() => LiveTail | null) | null = null;
-    let heardAt: Date | null = null;
-    let timer: NodeJS.Timeout | null = null;
-    const write = (): void => {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      if (outputs.length === 0 && tail === null && heardAt === null) return;
-      const progress = { outputs, ...(tail ? { liveTail: tail() } : {}), ...(heardAt ? { heardAt } : {}) };
-      outputs = [];
-      tail = null;
-      heardAt = null;
-      this.queue.fire("outputs", async () => this.repos.runs.recordProgress(await executionId, progress));
-    };
-    const later = (): void => {
-      timer ??= setTimeout(write, OUTPUT_BATCH_MS);
-    };
-    this.batches.add(write);
+    return this.recordFor(executionId);
+  }
+
+  executionResumed(executionId: string): ExecutionRecord {
+    return this.recordFor(Promise.resolve(executionId));
+  }
+
+  private recordFor(executionId: Promise<string>): ExecutionRecord {
+    const batch: ExecutionBatch = { id: executionId, outputs: [], tail: null, heardAt: null };
+    this.batches.add(batch);
     return {
       output: (output) => {
-        outputs.push(output);
-        heardAt = new Date();
-        later();
+        batch.outputs.push(output);
+        batch.heardAt = new Date();
+        this.later();
       },
       tailChanged: (current) => {
-        tail = current;
-        heardAt = new Date();
-        later();
+        batch.tail = current;
+        batch.heardAt = new Date();
+        this.later();
       },
       heard: () => {
-        heardAt = new Date();
-        later();
+        batch.heardAt = new Date();
+        this.later();
       },
       devicePlan: (tag, plan) => {
         this.queue.fire("a device plan", async () => this.repos.runs.recordDevicePlan(await executionId, tag, plan));
       },
       finished: ({ status, durationMs, executionCount, outputs: shown }) => {
-        write();
-        this.batches.delete(write);
-        this.flushMetrics();
+        this.writeProgress();
+        this.batches.delete(batch);
         this.queue.fire("a finished execution", async () =>
           this.repos.runs.finishExecution(await executionId, { status, durationMs, executionCount, outputs: shown }),
         );
@@ -179,21 +195,64 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   metrics(points: MetricInput[]): void {
     if (!this.runId) return; // no run: metrics from outside any cell run have nowhere to go
     this.pendingMetrics.push(...points);
-    if (this.pendingMetrics.length >= METRIC_BATCH_POINTS) this.flushMetrics();
-    else this.metricTimer ??= setTimeout(() => this.flushMetrics(), METRIC_BATCH_MS);
+    if (this.pendingMetrics.length >= METRIC_BATCH_POINTS) this.writeProgress();
+    else this.later();
+  }
+
+  private later(): void {
+    this.progressTimer ??= setTimeout(() => this.writeProgress(), PROGRESS_BATCH_MS);
+  }
+
+  /**
+   * Everything the kernel's output produced so far, in one write with the
+   * read position it derives from: outputs, tails and metrics are appended
+   * synchronously as each message is handled, so what is cut here is exactly
+   * the effect of every message up to that position.
+   */
+  private writeProgress(): void {
+    if (this.progressTimer) clearTimeout(this.progressTimer);
+    this.progressTimer = null;
+    const position = this.kernelPosition();
+    const executions: Array<{ id: Promise<string>; progress: { outputs: CellOutput[]; liveTail?: LiveTail | null; heardAt?: Date } }> = [];
+    for (const batch of this.batches) {
+      if (batch.outputs.length === 0 && batch.tail === null && batch.heardAt === null) continue;
+      executions.push({ id: batch.id, progress: { outputs: batch.outputs, ...(batch.tail ? { liveTail: batch.tail() } : {}), ...(batch.heardAt ? { heardAt: batch.heardAt } : {}) } });
+      batch.outputs = [];
+      batch.tail = null;
+      batch.heardAt = null;
+    }
+    const points = this.pendingMetrics;
+    this.pendingMetrics = [];
+    const runId = this.runId;
+    const moved = runId !== null && position > this.writtenPosition;
+    if (executions.length === 0 && points.length === 0 && !moved) return;
+    if (moved) this.writtenPosition = position;
+    this.queue.fire("outputs and metrics", async () => {
+      if (!runId) {
+        // No run to attach the position to: outputs alone (cannot happen for a running execution, which has one).
+        for (const each of executions) await this.repos.runs.recordProgress(await each.id, each.progress);
+        return;
+      }
+      const resolved = await Promise.all(executions.map(async (each) => ({ id: await each.id, progress: each.progress })));
+      await this.repos.runs.recordKernelProgress(await runId, {
+        executions: resolved,
+        metrics: points.length > 0 ? { repository: this.repos.metrics, points } : null,
+        agentSeq: moved ? position : 0,
+      });
+    });
   }
 
   kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void {
     const runId = this.runId;
     if (!runId) return;
-    this.flushMetrics();
+    this.writeProgress();
     this.runId = null;
+    this.writtenPosition = 0;
     this.queue.fire("the end of a kernel run", async () => this.repos.runs.finish(await runId, { status, exitReason: reason }));
   }
 
   async commit(): Promise<void> {
-    for (const write of this.batches) write();
-    this.flushMetrics();
+    this.writeProgress();
     await this.queue.drain();
   }
 
@@ -201,19 +260,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     return this.commit();
   }
 
-  private flushMetrics(): void {
-    if (this.metricTimer) clearTimeout(this.metricTimer);
-    this.metricTimer = null;
-    const points = this.pendingMetrics;
-    this.pendingMetrics = [];
-    const runId = this.runId;
-    if (points.length > 0 && runId) this.queue.fire("metrics", async () => this.repos.metrics.append(await runId, points));
-  }
-
-  private ensureRun(kernel: { info: KernelInfo; host: string }): Promise<string> {
+  private ensureRun(kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null }): Promise<string> {
     if (!this.runId) {
+      this.writtenPosition = 0;
       this.runId = this.queue.run("a kernel run", async () => {
-        const run = await this.repos.runs.start({ notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode });
+        const agent = kernel.agent ? { ...kernel.agent, kernelInfo: { ...kernel.info } } : null;
+        const run = await this.repos.runs.start({ notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode, agent });
         return run.id;
       });
       this.runId.catch(() => undefined);
@@ -230,6 +282,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 }
 
+const NO_RECORD: ExecutionRecord = { output: () => undefined, tailChanged: () => undefined, heard: () => undefined, devicePlan: () => undefined, finished: () => undefined };
+
 /** For runtimes with nowhere to write (tests of the kernel path, benchmarks). */
 export const NO_PERSISTENCE: NotebookPersistence = {
   insertCell: async () => undefined,
@@ -241,7 +295,10 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
   clearOutputs: () => undefined,
-  executionStarted: () => ({ output: () => undefined, tailChanged: () => undefined, heard: () => undefined, devicePlan: () => undefined, finished: () => undefined }),
+  executionStarted: () => NO_RECORD,
+  runResumed: () => undefined,
+  executionResumed: () => NO_RECORD,
+  readKernelPositionFrom: () => undefined,
   metrics: () => undefined,
   kernelEnded: () => undefined,
   commit: async () => undefined,

@@ -17,12 +17,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { applyServerEvent, newCell } from "../core/notebook/notebook-state";
-import type { Cell, CellOutput, CellTemplate, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
+import type { Cell, CellOutput, CellTemplate, KernelInfo, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
 import type { KernelMessageOf } from "../core/protocol/kernel-messages";
 import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
 import { sourceHash } from "../core/protocol/source-hash";
 import { assertNever } from "../core/assert-never";
-import type { KernelHost } from "../kernel/kernel-host";
+import type { KernelLauncher } from "../kernel/kernel-process";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
 import { DurabilityGate } from "./durability-gate";
@@ -46,7 +46,7 @@ import {
 } from "./template-cells";
 
 export interface NotebookRuntimeOptions {
-  host: () => KernelHost;
+  host: () => KernelLauncher;
   broadcast: (event: NotebookEvent, seq: number) => void;
   persistence?: NotebookPersistence;
   outputBudget?: OutputBudget;
@@ -63,11 +63,13 @@ export interface NotebookRuntimeOptions {
   log?: (level: "info" | "warning" | "error", message: string) => void;
   /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
   claimKernel?: () => () => void;
+  /** GPUs this notebook's kernels ask their host for. */
+  gpus?: number;
 }
 
 export class NotebookRuntime {
   readonly kernel: KernelSession;
-  private readonly host: KernelHost;
+  private readonly host: KernelLauncher;
   private readonly recorders = new Map<string, OutputRecorder>();
   private readonly coalescer: EventCoalescer;
   private readonly journal = new EventJournal();
@@ -100,7 +102,7 @@ export class NotebookRuntime {
     this.document = doc;
     this.persistence = options.persistence ?? NO_PERSISTENCE;
     this.gate = new DurabilityGate(
-      options.durableBroadcast === false ? () => Promise.resolve() : () => this.persistence.commit(),
+      options.durableBroadcast === false ? () => Promise.resolve() : () => this.commitAndAcknowledge(),
       ({ event, seq }) => options.broadcast(event, seq),
     );
     this.coalescer = new EventCoalescer((event) => this.publish(event), {
@@ -113,6 +115,7 @@ export class NotebookRuntime {
     this.host = options.host();
     this.kernel = new KernelSession({
       host: this.host,
+      gpus: options.gpus,
       hangAfterMs: options.hangAfterMs,
       onLog: options.log,
       onMetric: (message) => this.recordMetric(message),
@@ -126,6 +129,49 @@ export class NotebookRuntime {
       else if (status.state === "shutdown") this.persistence.kernelEnded("finished", status.reason);
       this.coalescer.emit({ type: "kernel-status", status });
     });
+    this.persistence.readKernelPositionFrom(() => this.kernel.processedSeq);
+  }
+
+  /** Stores what the kernel's output produced so far, then tells its host agent it may drop that output. */
+  private async commitAndAcknowledge(): Promise<void> {
+    const position = this.kernel.processedSeq;
+    await this.persistence.commit();
+    this.kernel.acknowledge(position);
+  }
+
+  /**
+   * Takes over this notebook's kernel from the previous lab server: the run
+   * goes on, a cell that was running keeps running and shows everything it
+   * printed meanwhile, and nothing stored is shown twice. False when the
+   * kernel is gone (the caller ends the run).
+   */
+  async resume(run: { id: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null }): Promise<boolean> {
+    this.persistence.runResumed(run.id);
+    let sink: ExecutionSink | null = null;
+    const running = run.running;
+    const cell = running ? this.cellOf(running.cellId) : undefined;
+    if (running && cell) {
+      const record = this.persistence.executionResumed(running.id);
+      const recorder = new OutputRecorder(this.options.outputBudget);
+      // The stored outputs are the cell's: the recorder picks up its budget where it was.
+      for (const output of running.outputs) {
+        if (output.kind === "stream") recorder.stream(output.name, output.text);
+        else recorder.output(output);
+      }
+      this.coalescer.emit({ type: "cell-outputs-cleared", cellId: cell.id });
+      for (const output of running.outputs) this.coalescer.emit({ type: "cell-output", cellId: cell.id, output });
+      this.recorders.set(cell.id, recorder);
+      this.metricsTarget = { cellId: cell.id, executionId: running.id, live: null, inDocument: true };
+      this.liveRecord = record;
+      this.setRunState(cell.id, "running", { executionId: running.id, executionCount: running.executionCount });
+      sink = this.sinkFor(cell.id, running.id, sourceHash(cell.source), record);
+    }
+    const resumed = await this.kernel.resume(run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink } : null);
+    if (!resumed && cell) {
+      this.liveRecord = null;
+      this.setRunState(cell.id, "idle");
+    }
+    return resumed;
   }
 
   /** The document as of the last event numbered; never changed in place (the reducer makes a new one per change). */
@@ -257,6 +303,24 @@ export class NotebookRuntime {
     await this.persistence.flush();
   }
 
+  /**
+   * The lab server stops but the kernel lives on with its host agent: what
+   * viewers were shown is stored, the run stays "running", and the next
+   * server takes the kernel over (resume) from the stored read position.
+   */
+  async detach(): Promise<void> {
+    this.coalescer.flush();
+    await this.gate.durable();
+    this.coalescer.dispose();
+    this.gate.close();
+    await this.persistence.flush();
+  }
+
+  /** Whether the kernel lives with a host agent (and so can outlive this server). */
+  get kernelOutlivesServer(): boolean {
+    return this.kernel.placement?.agentKernelId != null;
+  }
+
   private serially(work: () => Promise<void>): Promise<void> {
     const next = this.templateWork.then(work);
     this.templateWork = next.catch(() => undefined);
@@ -340,8 +404,9 @@ export class NotebookRuntime {
     }
   }
 
-  private sinkFor(cellId: string, executionId: string, ranSourceHash: string): ExecutionSink {
-    let record: ExecutionRecord | null = null;
+  /** `resumedRecord`: the execution was already running under the previous server (no start). */
+  private sinkFor(cellId: string, executionId: string, ranSourceHash: string, resumedRecord: ExecutionRecord | null = null): ExecutionSink {
+    let record: ExecutionRecord | null = resumedRecord;
     return {
       started: () => {
         this.clearOutputs(cellId, { persist: false });
@@ -351,7 +416,9 @@ export class NotebookRuntime {
         const status = this.kernel.status;
         if ("info" in status && cell) {
           const execution = { id: executionId, cellId, source: cell.source, template: cell.template };
-          record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id });
+          const placement = this.kernel.placement;
+          const agent = placement?.agentKernelId ? { hostId: placement.hostId, agentKernelId: placement.agentKernelId } : null;
+          record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id, agent });
           this.liveRecord = record;
         }
         // Starting clears the previous run's live metrics too (the reducer's rule for a run that starts).
@@ -385,7 +452,8 @@ export class NotebookRuntime {
         this.coalescer.append(cellId, change.name, change.text);
         record?.output({ kind: "stream", name: change.name, text: change.text });
       } else if (change.kind === "tail") {
-        // The tail itself is stored when viewers are sent it (see publish), not per chunk.
+        // Registered now, read when the batch is written (not per chunk): a write cut after this chunk stores a tail that has it.
+        if (record) record.tailChanged(() => ({ elidedBytes: recorder.elided, segments: recorder.tailSegments() }));
         this.coalescer.tailChanged(cellId);
       }
     }

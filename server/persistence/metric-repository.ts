@@ -45,37 +45,47 @@ export class MetricRepository {
    * as null. Returns the sequence numbers given to the first and last message.
    */
   async append(runId: string, messages: readonly MetricInput[]): Promise<{ firstSeq: number; lastSeq: number } | null> {
+    if (messages.length === 0) return null;
+    messages.forEach(checkMessage);
+    const created = new Map<string, number>();
+    const result = await this.prisma.$transaction((tx) => this.appendIn(tx, runId, messages, created), { timeout: 60_000 });
+    this.remember(runId, created);
+    return result;
+  }
+
+  /**
+   * `append` inside the caller's transaction (the runtime stores a kernel's
+   * outputs, metrics and how far it has read together). Call `remember` with
+   * `created` once the transaction has committed.
+   */
+  async appendIn(tx: Tx, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<{ firstSeq: number; lastSeq: number } | null> {
     messages.forEach(checkMessage);
     if (messages.length === 0) return null;
-    const created = new Map<string, number>();
-    const result = await this.prisma.$transaction(
-      async (tx) => {
-        const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { notebookId: true } });
-        if (!run) throw new NotFoundError("run", runId);
-        const ids = await this.resolveSeries(tx, runId, messages, created);
-        const lastSeq = await claimSeqs(tx, run.notebookId, messages.length);
-        const firstSeq = lastSeq - messages.length + 1;
-        const rows: Prisma.Sql[] = [];
-        messages.forEach((message, index) => {
-          const tag = message.tag ?? "";
-          const executionId = message.executionId ?? "";
-          for (const [name, value] of Object.entries(message.values)) {
-            const seriesId = ids.get(seriesKey(executionId, tag, name, message.rank))!;
-            rows.push(Prisma.sql`(${seriesId}, ${firstSeq + index}, ${message.step}, ${finiteOrNull(value)})`);
-          }
-        });
-        for (let i = 0; i < rows.length; i += POINTS_PER_STATEMENT) {
-          await tx.$executeRaw`INSERT INTO "MetricPoint" ("seriesId", "seq", "step", "value") VALUES ${Prisma.join(rows.slice(i, i + POINTS_PER_STATEMENT))}`;
-        }
-        return { firstSeq, lastSeq };
-      },
-      { timeout: 60_000 },
-    );
-    if (created.size > 0) {
-      const cache = this.cacheFor(runId, true);
-      for (const [key, id] of created) cache.set(key, id);
+    const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { notebookId: true } });
+    if (!run) throw new NotFoundError("run", runId);
+    const ids = await this.resolveSeries(tx, runId, messages, created);
+    const lastSeq = await claimSeqs(tx, run.notebookId, messages.length);
+    const firstSeq = lastSeq - messages.length + 1;
+    const rows: Prisma.Sql[] = [];
+    messages.forEach((message, index) => {
+      const tag = message.tag ?? "";
+      const executionId = message.executionId ?? "";
+      for (const [name, value] of Object.entries(message.values)) {
+        const seriesId = ids.get(seriesKey(executionId, tag, name, message.rank))!;
+        rows.push(Prisma.sql`(${seriesId}, ${firstSeq + index}, ${message.step}, ${finiteOrNull(value)})`);
+      }
+    });
+    for (let i = 0; i < rows.length; i += POINTS_PER_STATEMENT) {
+      await tx.$executeRaw`INSERT INTO "MetricPoint" ("seriesId", "seq", "step", "value") VALUES ${Prisma.join(rows.slice(i, i + POINTS_PER_STATEMENT))}`;
     }
-    return result;
+    return { firstSeq, lastSeq };
+  }
+
+  /** Series created by a committed transaction are cached (never before: a rolled-back id must not be reused). */
+  remember(runId: string, created: Map<string, number>): void {
+    if (created.size === 0) return;
+    const cache = this.cacheFor(runId, true);
+    for (const [key, id] of created) cache.set(key, id);
   }
 
   /** The run's series, with their point counts. */

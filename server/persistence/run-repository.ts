@@ -14,6 +14,7 @@ import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { InvalidDataError, NotFoundError } from "./errors";
+import type { MetricRepository } from "./metric-repository";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
 import { cellOutputSchema } from "../core/protocol/notebook-schemas";
 import {
@@ -25,6 +26,7 @@ import {
   type ExecutionSummary,
   type LastRunStatus,
   type LiveTail,
+  type MetricInput,
   type RunSummary,
   type SequencedOutput,
 } from "./types";
@@ -67,6 +69,29 @@ export interface StartRunInput {
   userId?: string | null;
   host: string;
   deviceMode: string;
+  /** A kernel a host agent owns: which host, its id there, and what it said of itself (KernelInfo). */
+  agent?: { hostId: string; agentKernelId: string; kernelInfo: Prisma.InputJsonValue } | null;
+}
+
+/** A run whose kernel a host agent may still be running: a restarted server takes it over. */
+export interface DetachedRun {
+  id: string;
+  notebookId: string;
+  hostId: string;
+  agentKernelId: string;
+  /** Everything derived from the kernel's output up to here is stored. */
+  agentSeq: number;
+  kernelInfo: unknown;
+  /** The execution that was running, with the outputs stored so far (the live tail folded in). */
+  running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null;
+}
+
+/** What a kernel's output produced since the last write, stored in one transaction with how far it was read. */
+export interface KernelProgress {
+  executions: Array<{ id: string; progress: ExecutionProgress }>;
+  metrics: { repository: MetricRepository; points: readonly MetricInput[] } | null;
+  /** The kernel output sequence number everything above derives from (0: not numbered). */
+  agentSeq: number;
 }
 
 export type FinishedExecutionStatus = LastRunStatus;
@@ -100,7 +125,14 @@ export class RunRepository {
       if (!(await tx.notebook.findUnique({ where: { id: input.notebookId }, select: { id: true } }))) throw new NotFoundError("notebook", input.notebookId);
       if (input.userId && !(await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } }))) throw new NotFoundError("user", input.userId);
       const row = await tx.kernelRun.create({
-        data: { notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, status: "running" },
+        data: {
+          notebookId: input.notebookId,
+          userId: input.userId ?? null,
+          host: input.host,
+          deviceMode: input.deviceMode,
+          status: "running",
+          ...(input.agent ? { hostId: input.agent.hostId, agentKernelId: input.agent.agentKernelId, kernelInfo: input.agent.kernelInfo } : {}),
+        },
         select: runSelect,
       });
       return toRun(row);
@@ -138,16 +170,69 @@ export class RunRepository {
    * process. Marks them interrupted with `reason`, closes their executions and
    * keeps what their cells had printed.
    */
-  async interruptRunningRuns(reason = SERVER_RESTARTED): Promise<RunSummary[]> {
+  async interruptRunningRuns(reason = SERVER_RESTARTED, { keepAgentRuns = false }: { keepAgentRuns?: boolean } = {}): Promise<RunSummary[]> {
     return this.prisma.$transaction(
       async (tx) => {
-        const runs = await tx.kernelRun.findMany({ where: { status: "running" }, select: runSelect });
+        const runs = await tx.kernelRun.findMany({ where: { status: "running", ...(keepAgentRuns ? { agentKernelId: null } : {}) }, select: runSelect });
         const ended: RunSummary[] = [];
         for (const run of runs) ended.push(toRun(await endRun(tx, run, "interrupted", reason, "last-heard")));
         return ended;
       },
       { timeout: 60_000 },
     );
+  }
+
+  /** Runs left "running" whose kernels a host agent owns: candidates for a takeover. */
+  async detachedRuns(): Promise<DetachedRun[]> {
+    const rows = await this.prisma.kernelRun.findMany({
+      where: { status: "running", agentKernelId: { not: null }, hostId: { not: null } },
+      select: { id: true, notebookId: true, hostId: true, agentKernelId: true, agentSeq: true, kernelInfo: true },
+      orderBy: { startedAt: "asc" },
+    });
+    const runs: DetachedRun[] = [];
+    for (const row of rows) {
+      const execution = await this.prisma.cellExecution.findFirst({
+        where: { runId: row.id, status: "running" },
+        select: { id: true, cellId: true, executionCount: true, liveTail: true },
+      });
+      let running: DetachedRun["running"] = null;
+      if (execution) {
+        const records = await this.prisma.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
+        const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
+        running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount };
+      }
+      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running });
+    }
+    return runs;
+  }
+
+  /** A detached run that cannot be taken over: ended as interrupted at the last thing the lab heard from it. */
+  async interruptRun(runId: string, reason: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: runSelect });
+      if (run && run.status === "running") await endRun(tx, run, "interrupted", reason, "last-heard");
+    });
+  }
+
+  /**
+   * A kernel's outputs, metrics and read position, in one transaction: after
+   * a crash the stored position never runs ahead of, or behind, what is
+   * stored, so a takeover neither loses nor doubles a line.
+   */
+  async recordKernelProgress(runId: string, progress: KernelProgress): Promise<void> {
+    for (const { id, progress: each } of progress.executions) checkProgress(id, each);
+    const created = new Map<string, number>();
+    await this.prisma.$transaction(
+      async (tx) => {
+        for (const { id, progress: each } of progress.executions) await recordProgressIn(tx, id, each);
+        if (progress.metrics && progress.metrics.points.length > 0) await progress.metrics.repository.appendIn(tx, runId, progress.metrics.points, created);
+        if (progress.agentSeq > 0) {
+          await tx.kernelRun.updateMany({ where: { id: runId, agentSeq: { lt: progress.agentSeq } }, data: { agentSeq: progress.agentSeq } });
+        }
+      },
+      { timeout: 60_000 },
+    );
+    progress.metrics?.repository.remember(runId, created);
   }
 
   /**
@@ -247,30 +332,8 @@ export class RunRepository {
    * before any viewer is shown them (durable before visible).
    */
   async recordProgress(executionId: string, progress: ExecutionProgress): Promise<SequencedOutput[]> {
-    const { outputs } = progress;
-    for (const [index, output] of outputs.entries()) {
-      if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
-    }
-    if (progress.liveTail && !liveTailSchema.safeParse(progress.liveTail).success) throw new InvalidDataError(`the live tail of execution ${executionId} is malformed`);
-    return this.prisma.$transaction(async (tx) => {
-      const execution = await tx.cellExecution.findUnique({
-        where: { id: executionId },
-        select: { runId: true, cellId: true, run: { select: { notebookId: true } } },
-      });
-      if (!execution) throw new NotFoundError("execution", executionId);
-      const records = outputs.length > 0 ? await insertOutputs(tx, execution.run.notebookId, execution.runId, executionId, execution.cellId, outputs) : [];
-      if (progress.liveTail !== undefined || progress.heardAt !== undefined) {
-        await tx.cellExecution.update({
-          where: { id: executionId },
-          data: {
-            ...(progress.heardAt !== undefined ? { lastHeardAt: progress.heardAt } : {}),
-            ...(progress.liveTail !== undefined ? { liveTail: progress.liveTail ?? Prisma.DbNull } : {}),
-          },
-          select: { id: true },
-        });
-      }
-      return records;
-    });
+    checkProgress(executionId, progress);
+    return this.prisma.$transaction((tx) => recordProgressIn(tx, executionId, progress));
   }
 
   /** Records the devices the variant `tag` of an execution ran on (one plan per tag; a later one replaces it). */
@@ -356,6 +419,33 @@ const RUNNING_EXECUTION_END: Record<EndedRunStatus, FinishedExecutionStatus> = {
  * (`at: "last-heard"`) ends at the last thing the lab heard from it, each of
  * its running executions at its own last-heard time, not at the next start.
  */
+function checkProgress(executionId: string, progress: ExecutionProgress): void {
+  for (const [index, output] of progress.outputs.entries()) {
+    if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
+  }
+  if (progress.liveTail && !liveTailSchema.safeParse(progress.liveTail).success) throw new InvalidDataError(`the live tail of execution ${executionId} is malformed`);
+}
+
+async function recordProgressIn(tx: Tx, executionId: string, progress: ExecutionProgress): Promise<SequencedOutput[]> {
+  const execution = await tx.cellExecution.findUnique({
+    where: { id: executionId },
+    select: { runId: true, cellId: true, run: { select: { notebookId: true } } },
+  });
+  if (!execution) throw new NotFoundError("execution", executionId);
+  const records = progress.outputs.length > 0 ? await insertOutputs(tx, execution.run.notebookId, execution.runId, executionId, execution.cellId, progress.outputs) : [];
+  if (progress.liveTail !== undefined || progress.heardAt !== undefined) {
+    await tx.cellExecution.update({
+      where: { id: executionId },
+      data: {
+        ...(progress.heardAt !== undefined ? { lastHeardAt: progress.heardAt } : {}),
+        ...(progress.liveTail !== undefined ? { liveTail: progress.liveTail ?? Prisma.DbNull } : {}),
+      },
+      select: { id: true },
+    });
+  }
+  return records;
+}
+
 async function endRun(
   tx: Tx,
   run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>,

@@ -123,11 +123,16 @@ export interface KernelInfo {
   torch: string | null;
   /** "2× cpu (no CUDA)" or "4× CUDA": honest about what ran. */
   deviceMode: string;
+  /** The configured host it runs on (absent for kernels stored before hosts existed). */
+  host?: { id: string; label: string };
+  /** UUIDs of the GPUs leased to it (its CUDA_VISIBLE_DEVICES); empty when it asked for none. */
+  gpus?: string[];
 }
 
 export type KernelStatus =
   | { state: "not-started" }
-  | { state: "starting" }
+  /** `queue`: waiting for GPUs on its host, at this 1-based place. */
+  | { state: "starting"; queue?: { position: number; host: string; gpus: number } }
   | { state: "idle"; info: KernelInfo }
   | { state: "busy"; info: KernelInfo }
   | { state: "interrupting"; info: KernelInfo }

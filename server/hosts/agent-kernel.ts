@@ -1,0 +1,213 @@
+/**
+ * A kernel that a host agent owns, seen as a KernelProcess: requests become
+ * `kernel_input` lines, interrupt and stop are in-band agent requests (the
+ * agent escalates and says which step worked), and the kernel's numbered
+ * output comes back validated with the kernel protocol. The launcher starts
+ * one on its host (waiting in the GPU queue when the host says so) or takes
+ * over one a previous lab server left running.
+ */
+import { randomUUID } from "node:crypto";
+import { kernelMessageSchema, type KernelMessageOf, type KernelRequest } from "../core/protocol/kernel-messages";
+import type { AgentKernel } from "../core/protocol/agent-messages";
+import { encodeKernelInput, KernelStartError } from "../kernel/kernel-channel";
+import type { KernelExit, KernelLauncher, KernelPlacement, KernelProcess, KernelProcessEvents } from "../kernel/kernel-process";
+import type { AgentKernelHandlers, HostAgent } from "./host-agent";
+
+const BOOT_OUTPUT_KEPT = 16 * 1024;
+
+export class AgentKernelProcess implements KernelProcess {
+  private exited: KernelExit | null = null;
+  private readonly exitWaiters: Array<() => void> = [];
+  private seq = 0;
+  private acknowledged = 0;
+  readonly placement: KernelPlacement;
+
+  constructor(
+    private readonly agent: HostAgent,
+    readonly kernelId: string,
+    private state: AgentKernel,
+    private readonly log: (level: "info" | "warning" | "error", message: string) => void,
+  ) {
+    this.placement = { hostId: agent.hostId, agentKernelId: kernelId, gpus: state.gpus };
+  }
+
+  get pid(): number {
+    return this.state.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.exited === null;
+  }
+
+  get processedSeq(): number {
+    return this.seq;
+  }
+
+  /** The handlers the host agent calls; `events` is where this kernel's session listens. */
+  handlers(events: KernelProcessEvents, onFrame?: (json: string) => boolean): AgentKernelHandlers {
+    return {
+      frame: (json, seq) => {
+        this.seq = seq;
+        if (onFrame?.(json)) return;
+        const parsed = parseKernelFrame(json);
+        if (parsed.ok) events.message(parsed.message);
+        else events.protocolError(parsed.reason);
+      },
+      console: (text, seq) => {
+        this.seq = seq;
+        events.console(text);
+      },
+      badFrame: (reason, seq) => {
+        this.seq = seq;
+        events.protocolError(reason);
+      },
+      exit: (exit, seq) => {
+        this.seq = Math.max(this.seq, seq);
+        this.exited = { exitCode: exit.code, signal: exit.signal, reason: exit.reason };
+        for (const wake of this.exitWaiters.splice(0)) wake();
+        events.exit(this.exited);
+        this.agent.release(this.kernelId);
+      },
+      gap: (gap) => {
+        const text = `[the lab lost ${gap.droppedMessages} output messages (${gap.droppedBytes} bytes) produced while it was disconnected: more than the host agent buffers]\n`;
+        this.log("warning", `kernel ${this.kernelId}: ${text.trim()}`);
+        events.console(text);
+      },
+      state: (state) => {
+        this.state = state;
+        this.placement.gpus = state.gpus;
+      },
+    };
+  }
+
+  send(request: KernelRequest): void {
+    if (!this.alive) return;
+    this.agent.send({ type: "kernel_input", kernel: this.kernelId, line: encodeKernelInput(request).trimEnd() });
+  }
+
+  /** In-band: the agent sends SIGINT and escalates if the cell does not stop; which step worked is logged. */
+  interrupt(): void {
+    if (!this.alive) return;
+    this.agent
+      .request({ type: "interrupt", requestId: randomUUID(), kernel: this.kernelId, graceMs: null })
+      .then((answer) => {
+        if (answer.type === "interrupt_result" && answer.step !== "sigint" && answer.step !== "not-running") {
+          this.log("warning", `kernel ${this.kernelId}: the cell ignored SIGINT; the agent ended the kernel with ${answer.step.toUpperCase()} after ${Math.round(answer.elapsedMs)} ms`);
+        }
+      })
+      .catch((error: unknown) => this.log("warning", `interrupt of kernel ${this.kernelId}: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  requestStacks(): void {
+    if (this.alive) this.agent.send({ type: "dump_stacks", kernel: this.kernelId });
+  }
+
+  async shutdown(graceMs = 2000): Promise<void> {
+    if (!this.alive) return;
+    this.send({ type: "shutdown" });
+    if (await this.waitForExit(graceMs)) return;
+    await this.kill(graceMs);
+  }
+
+  async kill(graceMs = 1000): Promise<void> {
+    if (!this.alive) return;
+    await this.agent.request({ type: "stop_kernel", requestId: randomUUID(), kernel: this.kernelId, graceMs }).catch(() => undefined);
+    await this.waitForExit(graceMs + 5000);
+  }
+
+  acknowledge(seq: number): void {
+    if (seq <= this.acknowledged) return;
+    this.acknowledged = seq;
+    this.agent.ack(this.kernelId, seq);
+  }
+
+  private waitForExit(timeoutMs: number): Promise<boolean> {
+    if (!this.alive) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.exitWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+function parseKernelFrame(json: string): { ok: true; message: ReturnType<typeof kernelMessageSchema.parse> } | { ok: false; reason: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    return { ok: false, reason: `frame is not JSON: ${(error as Error).message}` };
+  }
+  const parsed = kernelMessageSchema.safeParse(value);
+  return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: `invalid kernel message: ${parsed.error.message.slice(0, 500)}` };
+}
+
+/** Kernels on one configured host, through its agent. */
+export function agentLauncher(agent: HostAgent, label: string, log: (level: "info" | "warning" | "error", message: string) => void): KernelLauncher {
+  return {
+    id: agent.hostId,
+    label,
+    describe: () => `${label} (through its host agent)`,
+    start: async (events, options) => {
+      const kernelId = `k-${randomUUID()}`;
+      let bootOutput = "";
+      let resolveHello!: (hello: KernelMessageOf<"hello">) => void;
+      let rejectHello!: (error: Error) => void;
+      const hello = new Promise<KernelMessageOf<"hello">>((resolve, reject) => {
+        resolveHello = resolve;
+        rejectHello = reject;
+      });
+      // Until its hello, what the kernel prints is kept for the error, and its exit fails the start.
+      const starting: KernelProcessEvents = {
+        message: (message) => (message.type === "hello" ? resolveHello(message) : events.message(message)),
+        console: (text) => {
+          bootOutput = (bootOutput + text).slice(-BOOT_OUTPUT_KEPT);
+          events.console(text);
+        },
+        protocolError: events.protocolError,
+        exit: (exit) => {
+          rejectHello(new KernelStartError(exit.reason ?? `kernel exited with code ${exit.exitCode ?? "unknown"} before it started`, bootOutput));
+          events.exit(exit);
+        },
+      };
+      // Made before the start request: its first frames may arrive in the same read as the answer.
+      const process = new AgentKernelProcess(agent, kernelId, queuedState(kernelId, options.gpus ?? 0), log);
+      const handlers = process.handlers(starting);
+      await agent
+        .startKernel(kernelId, { gpus: options.gpus ?? 0, cwd: options.cwd ?? null, env: {} }, {
+          ...handlers,
+          state: (kernel) => {
+            if (kernel.state === "queued" && kernel.position !== null) options.onQueued?.(kernel.position);
+            handlers.state?.(kernel);
+          },
+        })
+        .catch((error: unknown) => {
+          throw new KernelStartError(error instanceof Error ? error.message : String(error), "");
+        });
+      const timeoutMs = options.startTimeoutMs ?? 60_000;
+      const timer = setTimeout(() => rejectHello(new KernelStartError(`kernel did not start within ${timeoutMs} ms`, bootOutput)), timeoutMs);
+      try {
+        return { process, hello: await hello };
+      } catch (error) {
+        await process.kill().catch(() => undefined);
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    resume: async (agentKernelId, afterSeq, events) => {
+      const process = new AgentKernelProcess(agent, agentKernelId, queuedState(agentKernelId, 0), log);
+      const state = await agent.attachKernel(agentKernelId, afterSeq, process.handlers(events));
+      if (!state) return null;
+      process.handlers(events).state?.(state);
+      return process;
+    },
+  };
+}
+
+/** A kernel's state before the agent has said anything about it. */
+function queuedState(kernel: string, gpus: number): AgentKernel {
+  return { kernel, state: "queued", pid: null, position: null, gpus: [], gpusRequested: gpus, firstSeq: 1, lastSeq: 0, startedAt: null, gpuUtilization: null, exit: null };
+}

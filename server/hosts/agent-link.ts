@@ -1,0 +1,202 @@
+/**
+ * One link to a host agent: a PTY running the agent bootstrap on the host
+ * (locally, over `ssh -tt`, or through `srun --pty`), turned into validated
+ * AgentMessages and a `send` for AgentRequests. The link knows nothing of
+ * notebooks or kernels' meaning; when it closes, the agent lives on for its
+ * lease and a new link resumes (host-agent.ts).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import {
+  AGENT_BOOT_READY_MARKER,
+  AGENT_PROTOCOL_VERSION,
+  agentMessageSchema,
+  type AgentBoot,
+  type AgentMessage,
+  type AgentMessageOf,
+  type AgentRequest,
+} from "../core/protocol/agent-messages";
+import { FrameDecoder } from "../kernel/frame-decoder";
+import { KERNELS_DIR, loadKernelBundle } from "../kernel/kernel-bundle";
+import { PtyProcess, cleanEnvironment, type PtyExit } from "../kernel/pty-process";
+import { describeExit } from "../kernel/kernel-channel";
+
+/** What opens the PTY on a host: host-transport.ts builds one per configured host. */
+export interface LinkTransport {
+  /** The argv that runs `<python> -u -c <bootstrap>` on the host, inside a PTY. */
+  launchArgv(bootstrap: string): string[];
+  describe(): string;
+}
+
+/** The agent's settings for this host; the nonce, code and protocol are the link's own. */
+export type AgentSettings = Omit<AgentBoot, "nonce" | "protocol" | "modules" | "codeHash">;
+
+export interface AgentLinkEvents {
+  message(message: AgentMessage): void;
+  /** Text on the link outside frames (an ssh warning, the relay's last words): logged. */
+  text(text: string): void;
+  protocolError(reason: string): void;
+  closed(reason: string): void;
+}
+
+export class AgentLinkError extends Error {
+  constructor(message: string, readonly output: string) {
+    super(message);
+  }
+}
+
+const OUTPUT_KEPT = 16 * 1024;
+
+interface AgentCode {
+  bootstrap: string;
+  modules: Record<string, string>;
+  codeHash: string;
+}
+
+let cachedCode: AgentCode | null = null;
+
+/** The bootstrap and every package the agent and its kernels import, with one hash over all of it. */
+export function agentCode(): AgentCode {
+  if (cachedCode) return cachedCode;
+  const modules = loadKernelBundle().modules;
+  const hash = createHash("sha256");
+  for (const name of Object.keys(modules).sort()) hash.update(name).update("\0").update(modules[name]!).update("\0");
+  const bootstrap = readFileSync(path.join(KERNELS_DIR, "mgpulab_agent", "bootstrap.py"), "utf8");
+  if (bootstrap.includes("'")) throw new Error("kernels/mgpulab_agent/bootstrap.py must not contain single quotes: it travels inside a shell command");
+  cachedCode = { bootstrap, modules, codeHash: hash.digest("hex").slice(0, 32) };
+  return cachedCode;
+}
+
+export class AgentLink {
+  private readonly nonce = randomBytes(16).toString("hex");
+  private readonly decoder = new FrameDecoder(this.nonce);
+  private readonly text = new StringDecoder("utf8");
+  private readonly process: PtyProcess;
+  private booted = false;
+  private output = "";
+  private closedReason: string | null = null;
+
+  private constructor(transport: LinkTransport, settings: AgentSettings, private readonly events: AgentLinkEvents, onHello: (hello: AgentMessageOf<"agent_hello">) => void) {
+    const code = agentCode();
+    let helloSeen = false;
+    this.process = new PtyProcess(
+      { argv: transport.launchArgv(code.bootstrap), env: cleanEnvironment() },
+      (bytes) => {
+        if (!this.booted) {
+          // Before the bootstrap is ready, whatever the host prints (an ssh banner, "python3: not found") is kept for the error.
+          this.keep(bytes.toString("utf8"));
+          const marker = this.output.indexOf(AGENT_BOOT_READY_MARKER);
+          if (marker === -1) return;
+          this.booted = true;
+          const after = Buffer.from(this.output.slice(marker + AGENT_BOOT_READY_MARKER.length), "utf8");
+          this.output = this.output.slice(0, marker);
+          const boot: AgentBoot = { ...settings, nonce: this.nonce, protocol: AGENT_PROTOCOL_VERSION, modules: code.modules, codeHash: code.codeHash };
+          this.process.write(encodeAgentLine(boot));
+          if (after.length === 0) return;
+          bytes = after;
+        }
+        for (const piece of this.decoder.push(bytes)) {
+          if (piece.kind === "raw") {
+            const text = this.text.write(piece.bytes);
+            if (!helloSeen) this.keep(text);
+            if (text) events.text(text);
+          } else if (piece.kind === "bad-frame") {
+            events.protocolError(piece.reason);
+          } else {
+            const parsed = agentMessageSchema.safeParse(piece.json);
+            if (!parsed.success) {
+              events.protocolError(`invalid agent message: ${parsed.error.message.slice(0, 500)}`);
+            } else if (parsed.data.type === "agent_hello" && !helloSeen) {
+              helloSeen = true;
+              onHello(parsed.data);
+            } else {
+              events.message(parsed.data);
+            }
+          }
+        }
+      },
+      (exit) => this.onExit(exit),
+    );
+  }
+
+  /** Opens the link (starting the agent if none runs) and resolves with its hello. */
+  static open(transport: LinkTransport, settings: AgentSettings, events: AgentLinkEvents, timeoutMs = 30_000): Promise<{ link: AgentLink; hello: AgentMessageOf<"agent_hello"> }> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let link: AgentLink | null = null;
+      const timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        reject(new AgentLinkError(`no answer from the host agent within ${timeoutMs} ms (${transport.describe()})`, link?.output ?? ""));
+        void link?.close();
+      }, timeoutMs);
+      link = new AgentLink(
+        transport,
+        settings,
+        {
+          ...events,
+          closed: (reason) => {
+            if (!settled) {
+              settled = true;
+              clearTimeout(timer);
+              reject(new AgentLinkError(`${transport.describe()}: ${reason}`, link?.output ?? ""));
+              return;
+            }
+            events.closed(reason);
+          },
+        },
+        (hello) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (hello.protocol !== AGENT_PROTOCOL_VERSION) {
+            reject(new AgentLinkError(`the host agent speaks protocol ${hello.protocol}, this lab ${AGENT_PROTOCOL_VERSION}`, ""));
+            void link?.close();
+            return;
+          }
+          resolve({ link: link!, hello });
+        },
+      );
+    });
+  }
+
+  get open(): boolean {
+    return this.closedReason === null && !this.process.hasExited;
+  }
+
+  /** Process id of the link's local end (ssh, srun, or the local relay). */
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  send(request: AgentRequest): boolean {
+    if (!this.open) return false;
+    this.process.write(encodeAgentLine(request));
+    return true;
+  }
+
+  /** Ends this link only: the agent and its kernels live on for their lease. */
+  async close(): Promise<void> {
+    await this.process.terminate(1000);
+  }
+
+  private keep(text: string): void {
+    this.output = (this.output + text).slice(-OUTPUT_KEPT);
+  }
+
+  private onExit(exit: PtyExit): void {
+    for (const piece of this.decoder.end()) if (piece.kind === "raw") this.events.text(this.text.write(piece.bytes));
+    const rest = this.text.end();
+    if (rest) this.events.text(rest);
+    this.closedReason = describeExit(exit, "the link to the host agent ended");
+    const said = this.output.trim().split("\n").slice(-3).join(" | ");
+    this.events.closed(said && !this.booted ? `${this.closedReason}: ${said}` : this.closedReason);
+  }
+}
+
+/** One line for the agent: base64(JSON) + "\n", as agent-messages.ts describes. */
+export function encodeAgentLine(message: AgentRequest | AgentBoot): string {
+  return Buffer.from(JSON.stringify(message), "utf8").toString("base64") + "\n";
+}

@@ -1,0 +1,93 @@
+/**
+ * The lab's kernel hosts: one HostAgent per configured host, each named by
+ * this lab's id so two labs on one machine never share an agent while a
+ * restarted lab finds its own. Gives the notebook runtimes their launchers
+ * and the hosts page its view.
+ */
+import type { KernelLauncher } from "../kernel/kernel-process";
+import type { HostGpu } from "../core/protocol/agent-messages";
+import { DEFAULT_AGENT_BUFFER_BYTES, DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_LEASE_SECONDS } from "../core/protocol/agent-messages";
+import { agentLauncher } from "./agent-kernel";
+import type { AgentSettings, LinkTransport } from "./agent-link";
+import { HostAgent } from "./host-agent";
+
+/** One host as the lab runs it: how to reach it and what its agent is told. */
+export interface LabHostSpec {
+  id: string;
+  label: string;
+  kind: "local" | "ssh" | "slurm";
+  transport: LinkTransport;
+  python: string | null;
+  gpus: HostGpu[] | null;
+  whenFull: "queue" | "refuse";
+  leaseSeconds: number;
+  interruptGraceMs: number;
+  runtimeDir: string | null;
+}
+
+export type Log = (level: "info" | "warning" | "error", message: string) => void;
+
+export class LabHosts {
+  private readonly agents = new Map<string, { spec: LabHostSpec; agent: HostAgent; launcher: KernelLauncher }>();
+
+  constructor(specs: LabHostSpec[], readonly defaultHost: string, labId: string, log: Log) {
+    for (const spec of specs) {
+      const settings: AgentSettings = {
+        agentId: agentIdFor(spec.id, labId),
+        leaseSeconds: spec.leaseSeconds,
+        bufferBytes: DEFAULT_AGENT_BUFFER_BYTES,
+        gpus: spec.gpus,
+        whenFull: spec.whenFull,
+        interruptGraceMs: spec.interruptGraceMs,
+        python: spec.python,
+        runtimeDir: spec.runtimeDir,
+      };
+      const agent = new HostAgent({ hostId: spec.id, transport: spec.transport, settings, log });
+      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log) });
+    }
+    if (!this.agents.has(defaultHost)) throw new Error(`the default host "${defaultHost}" is not one of the configured hosts (${[...this.agents.keys()].join(", ")})`);
+  }
+
+  launcher(hostId = this.defaultHost): KernelLauncher | undefined {
+    return this.agents.get(hostId)?.launcher;
+  }
+
+  agent(hostId: string): HostAgent | undefined {
+    return this.agents.get(hostId)?.agent;
+  }
+
+  specs(): LabHostSpec[] {
+    return [...this.agents.values()].map((entry) => entry.spec);
+  }
+
+  /** The lab server stops: every link closes, every agent keeps its kernels for its lease. */
+  async detachAll(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((entry) => entry.agent.detach()));
+  }
+
+  /** Every agent ends with its kernels (tests, and a lab that is told to leave nothing behind). */
+  async shutdownAll(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((entry) => (entry.agent.state.state === "connected" ? entry.agent.shutdownAgent() : entry.agent.detach())));
+  }
+}
+
+/** An agent id: the host's id and this lab's, short enough for a socket path. */
+export function agentIdFor(hostId: string, labId: string): string {
+  return `${hostId.slice(0, 24)}-${labId.replace(/[^A-Za-z0-9]/g, "").slice(0, 12)}`;
+}
+
+/** The local host without a hosts file: this machine, its agent a detached local process. */
+export function localHostSpec(python: string, options: { leaseSeconds?: number; gpus?: HostGpu[] | null; whenFull?: "queue" | "refuse"; runtimeDir?: string | null } = {}): LabHostSpec {
+  return {
+    id: "local",
+    label: "this machine",
+    kind: "local",
+    transport: { launchArgv: (bootstrap) => [python, "-u", "-c", bootstrap], describe: () => `${python} on this machine` },
+    python,
+    gpus: options.gpus ?? null,
+    whenFull: options.whenFull ?? "queue",
+    leaseSeconds: options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
+    interruptGraceMs: DEFAULT_INTERRUPT_GRACE_MS,
+    runtimeDir: options.runtimeDir ?? null,
+  };
+}
