@@ -22,6 +22,8 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "host">
   host?: () => KernelLauncher;
   /** The configured hosts and their agents (named by this lab's id); kernels they run outlive this server. */
   hosts?: (labId: string) => LabHosts;
+  /** How often hosts are checked (health, GPU use); default a minute. */
+  healthIntervalMs?: number;
   log?: NotebookHubOptions["log"];
 }
 
@@ -50,6 +52,10 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const host = hosts ? () => hosts.launcher()! : options.host;
   if (!host) throw new Error("openLab needs hosts or a host");
   const hub = new NotebookHub({ ...options, host, catalog, templates: scenarios });
+  if (hosts) {
+    hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
+    hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);
+  }
   const resumed = hosts ? await takeOverKernels(runs, hosts, hub, options.log) : 0;
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();

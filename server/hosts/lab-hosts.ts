@@ -56,17 +56,40 @@ export class LabHosts {
     return this.agents.get(hostId)?.agent;
   }
 
+  /** A kernel's GPU utilisation as its host's agent last measured it (idle shutdown reads it). */
+  gpuUtilization(hostId: string, agentKernelId: string | null): number | null {
+    return agentKernelId === null ? null : (this.agents.get(hostId)?.agent.gpuUtilization(agentKernelId) ?? null);
+  }
+
+  /**
+   * Health on a schedule: every connected host is asked, every unreachable
+   * one is tried again (so the hosts page and GPU use stay current).
+   */
+  startHealthChecks(intervalMs: number): void {
+    if (this.healthTimer) return;
+    this.healthTimer = setInterval(() => {
+      for (const { agent } of this.agents.values()) {
+        if (agent.state.state === "connected" || agent.state.state === "unreachable") agent.health().catch(() => undefined);
+      }
+    }, intervalMs);
+    this.healthTimer.unref();
+  }
+
+  private healthTimer: NodeJS.Timeout | null = null;
+
   specs(): LabHostSpec[] {
     return [...this.agents.values()].map((entry) => entry.spec);
   }
 
   /** The lab server stops: every link closes, every agent keeps its kernels for its lease. */
   async detachAll(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     await Promise.all([...this.agents.values()].map((entry) => entry.agent.detach()));
   }
 
   /** Every agent ends with its kernels (tests, and a lab that is told to leave nothing behind). */
   async shutdownAll(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     await Promise.all([...this.agents.values()].map((entry) => (entry.agent.state.state === "connected" ? entry.agent.shutdownAgent() : entry.agent.detach())));
   }
 }

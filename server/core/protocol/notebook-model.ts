@@ -148,6 +148,8 @@ export interface NotebookDocument {
   deleted: boolean;
   cells: Cell[];
   kernel: KernelStatus;
+  /** When idle shutdown will end the kernel if nobody uses it (ISO time), once the notebook has been warned. */
+  kernelIdleShutdownAt?: string | null;
   /** Committed predictions by question id. */
   predictions: Record<string, Prediction>;
 }

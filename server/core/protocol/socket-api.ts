@@ -100,6 +100,8 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
     choice: z.string().min(1).max(2_000),
   }),
   z.object({ op: z.literal("interrupt"), notebookId: id }),
+  /** The viewer's tab was hidden or shown (Page Visibility): a hidden tab does not keep the kernel in use. */
+  z.object({ op: z.literal("presence"), notebookId: id, visible: z.boolean() }),
   z.object({ op: z.literal("restart"), notebookId: id }),
   z.object({ op: z.literal("shutdown"), notebookId: id }),
 ]);
@@ -209,6 +211,8 @@ export type NotebookEvent =
   /** The devices one variant (metric tag, "" untagged) of an execution ran on: the charts name them. */
   | { type: "cell-device-plan"; cellId: string; executionId: string; tag: string; plan: DevicePlan }
   | { type: "kernel-status"; status: KernelStatus }
+  /** Idle shutdown will end the kernel at `shutdownAt` (ISO time) unless it is used; null: the warning no longer holds. */
+  | { type: "kernel-idle-warning"; shutdownAt: string | null }
   | { type: "notebook-renamed"; title: string }
   | { type: "notebook-deleted" }
   | { type: "notebook-restored" };
