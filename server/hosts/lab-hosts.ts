@@ -43,7 +43,7 @@ export class LabHosts {
         runtimeDir: spec.runtimeDir,
       };
       const agent = new HostAgent({ hostId: spec.id, transport: spec.transport, settings, log });
-      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log) });
+      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log, spec.kind === "local") });
     }
     if (!this.agents.has(defaultHost)) throw new Error(`the default host "${defaultHost}" is not one of the configured hosts (${[...this.agents.keys()].join(", ")})`);
   }

@@ -194,7 +194,9 @@ export class KernelRegistry {
     const state = facts.state;
     if (!isLive(state)) return null;
     const pid = tracked.owner.kernel.pid;
-    const memory = pid === null || table === null ? null : await table.memoryOf(pid);
+    // A kernel on another host has a pid there, not in this machine's /proc.
+    const local = tracked.owner.kernel.placement?.onThisMachine ?? true;
+    const memory = pid === null || table === null || !local ? null : await table.memoryOf(pid);
     const decision = cullDecision(kernelUse(facts), now, this.limits.idleShutdownMs);
     const shutdownAt = decision.action === "keep" || decision.action === "warn" ? decision.shutdownAt : null;
     return {
