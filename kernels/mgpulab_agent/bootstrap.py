@@ -6,11 +6,12 @@
 # bytes between the tty and the daemon socket until either side closes.
 # On failure: one line "mgpulab agent: ..." on stderr, exit status 2.
 import base64, fcntl, json, os, re, select, signal, socket, stat, sys, tempfile
+from typing import Any, Dict, NoReturn, Optional, Tuple
 MARKER = b"\x1b]mgl-boot;agent\x07"
-def fail(message):
+def fail(message: str) -> NoReturn:
     os.write(2, ("mgpulab agent: " + message + "\n").encode("utf-8", "replace"))
     os._exit(2)
-def raw_tty():
+def raw_tty() -> None:
     import termios
     a = termios.tcgetattr(0)
     a[0] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON | termios.IXOFF | termios.ISTRIP)
@@ -21,7 +22,7 @@ def raw_tty():
     a[6][termios.VMIN] = 1
     a[6][termios.VTIME] = 0
     termios.tcsetattr(0, termios.TCSANOW, a)
-def read_line():
+def read_line() -> Tuple[bytes, bytes]:
     data = b""
     while b"\n" not in data:
         chunk = os.read(0, 1 << 20)
@@ -30,7 +31,7 @@ def read_line():
         data += chunk
     line, _, rest = data.partition(b"\n")
     return line, rest
-def read_boot(line):
+def read_boot(line: bytes) -> Dict[str, Any]:
     try:
         boot = json.loads(base64.b64decode(line.strip(), validate=True))
     except ValueError as exc:
@@ -47,7 +48,7 @@ def read_boot(line):
     if not isinstance(boot.get("codeHash"), str) or not isinstance(boot.get("leaseSeconds"), int):
         fail("bad boot payload: codeHash and leaseSeconds are required")
     return boot
-def private_dir(path):
+def private_dir(path: str) -> None:
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
@@ -57,7 +58,7 @@ def private_dir(path):
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         fail("runtime directory %s is not private: it must be a directory owned by uid %d with no group or other permissions (it is owned by uid %d, mode %o); remove it or choose another runtimeDir" % (path, os.getuid(), st.st_uid, stat.S_IMODE(st.st_mode)))
-def unpack(boot, directory):
+def unpack(boot: Dict[str, Any], directory: str) -> str:
     code = os.path.join(directory, "code-" + (re.sub("[^A-Za-z0-9_-]", "_", boot["codeHash"])[:16] or "unhashed"))
     root = os.path.realpath(code)
     for rel, text in boot["modules"].items():
@@ -68,7 +69,7 @@ def unpack(boot, directory):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     return root
-def start_daemon(boot, directory):
+def start_daemon(boot: Dict[str, Any], directory: str) -> None:
     code = unpack(boot, directory)
     boot_file = os.path.join(directory, "boot-%d.json" % os.getpid())
     fd = os.open(boot_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -108,7 +109,7 @@ def start_daemon(boot, directory):
         except OSError:
             tail = []
         fail("the agent daemon did not start%s (log: %s)" % (": " + tail[-1] if tail else "", os.path.join(directory, "agent.log")))
-def connect(path):
+def connect(path: str) -> Optional[socket.socket]:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
@@ -116,7 +117,7 @@ def connect(path):
     except OSError:
         s.close()
         return None
-def main():
+def main() -> None:
     signal.signal(signal.SIGHUP, lambda *_: os._exit(0))
     if os.isatty(0):
         raw_tty()

@@ -582,54 +582,54 @@ class Agent:
         return kernel
 
     def _handle(self, link: Link, request: wire.AgentRequest) -> None:
-        kind = request["type"]
-        if kind == "start_kernel":
-            self._start_kernel(link, request)  # type: ignore[arg-type]
-        elif kind == "kernel_input":
-            kernel = self._kernel(link, request["kernel"])  # type: ignore[typeddict-item]
+        # request["type"] == … narrows the TypedDict union for the type checker.
+        if request["type"] == "start_kernel":
+            self._start_kernel(link, request)
+        elif request["type"] == "kernel_input":
+            kernel = self._kernel(link, request["kernel"])
             if kernel is None:
                 return
             if kernel.state != "running":
                 self.send(link, wire.agent_log_message(level="warning", message=f"kernel {kernel.kernel_id} is {kernel.state}: its input was dropped"))
                 return
-            kernel.queue_input(request["line"])  # type: ignore[typeddict-item]
+            kernel.queue_input(request["line"])
             kernel.flush_input()
             self._watch(kernel)
-        elif kind == "resume":
-            kernel = self._kernel(link, request["kernel"])  # type: ignore[typeddict-item]
+        elif request["type"] == "resume":
+            kernel = self._kernel(link, request["kernel"])
             if kernel is not None:
-                self._resume(link, kernel, request["afterSeq"])  # type: ignore[typeddict-item]
-        elif kind == "ack":
-            kernel = self._kernel(link, request["kernel"])  # type: ignore[typeddict-item]
+                self._resume(link, kernel, request["afterSeq"])
+        elif request["type"] == "ack":
+            kernel = self._kernel(link, request["kernel"])
             if kernel is not None:
-                kernel.buffer.ack(request["seq"])  # type: ignore[typeddict-item]
-        elif kind == "interrupt":
-            kernel = self._kernel(link, request["kernel"], request["requestId"])  # type: ignore[typeddict-item]
+                kernel.buffer.ack(request["seq"])
+        elif request["type"] == "interrupt":
+            kernel = self._kernel(link, request["kernel"], request["requestId"])
             if kernel is not None:
-                self._interrupt(link, request["requestId"], kernel, request["graceMs"])  # type: ignore[typeddict-item]
-        elif kind == "dump_stacks":
-            kernel = self._kernel(link, request["kernel"])  # type: ignore[typeddict-item]
+                self._interrupt(link, request["requestId"], kernel, request["graceMs"])
+        elif request["type"] == "dump_stacks":
+            kernel = self._kernel(link, request["kernel"])
             if kernel is not None and kernel.state == "running":
                 kernel.write_pty(b"\x1c")
                 kernel.flush_input()
                 self._watch(kernel)
-        elif kind == "stop_kernel":
-            kernel = self._kernel(link, request["kernel"], request["requestId"])  # type: ignore[typeddict-item]
+        elif request["type"] == "stop_kernel":
+            kernel = self._kernel(link, request["kernel"], request["requestId"])
             if kernel is None:
                 return
             if kernel.state == "queued":
-                self._leave_queue(kernel, "removed from the GPU queue", link, request["requestId"])  # type: ignore[typeddict-item]
+                self._leave_queue(kernel, "removed from the GPU queue", link, request["requestId"])
             elif kernel.state == "running":
-                self._end_tree(kernel, "stopped by the lab", request["graceMs"] / 1000)  # type: ignore[typeddict-item]
+                self._end_tree(kernel, "stopped by the lab", request["graceMs"] / 1000)
             else:
-                self._announce(kernel, link, request["requestId"])  # type: ignore[typeddict-item]
-        elif kind == "forget":
-            kernel = self.kernels.get(request["kernel"])  # type: ignore[typeddict-item]
-            if kernel is not None and kernel.state == "exited":
-                del self.kernels[kernel.kernel_id]
-        elif kind == "health":
-            self.send(link, self._health(request["requestId"]))  # type: ignore[typeddict-item]
-        elif kind == "agent_shutdown":
+                self._announce(kernel, link, request["requestId"])
+        elif request["type"] == "forget":
+            forgotten = self.kernels.get(request["kernel"])
+            if forgotten is not None and forgotten.state == "exited":
+                del self.kernels[forgotten.kernel_id]
+        elif request["type"] == "health":
+            self.send(link, self._health(request["requestId"]))
+        elif request["type"] == "agent_shutdown":
             self.begin_shutdown("the agent was shut down by the lab")
 
     def _resume(self, link: Link, kernel: KernelProc, after_seq: int) -> None:

@@ -210,6 +210,7 @@ class AgentSession:
                 try:
                     link, _ = self.connect()
                     link.send({"type": "agent_shutdown"})
+                    link.read_all_text(timeout=15)  # until the agent closes the link as it exits
                 except (OSError, TimeoutError, EOFError) as exc:
                     print(f"teardown could not reach agent {pid}: {exc!r}")
         for link in self.links:
