@@ -125,6 +125,12 @@ def main() -> None:
     line, pending = read_line()
     boot = read_boot(line)
     base = boot.get("runtimeDir") or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    if boot.get("runtimeDir"):
+        # A configured directory may not exist yet (a fresh data dir): made private, as the levels below it.
+        try:
+            os.makedirs(base, 0o700, exist_ok=True)
+        except OSError as exc:
+            fail("cannot create the runtime directory %s: %s" % (base, exc.strerror))
     top = os.path.join(base, "mgpulab-%d" % os.getuid())
     directory = os.path.join(top, boot["agentId"])
     private_dir(top)

@@ -75,12 +75,12 @@ export class AgentLink {
   private readonly text = new StringDecoder("utf8");
   private readonly process: PtyProcess;
   private booted = false;
+  private helloSeen = false;
   private output = "";
   private closedReason: string | null = null;
 
   private constructor(transport: LinkTransport, settings: AgentSettings, private readonly events: AgentLinkEvents, onHello: (hello: AgentMessageOf<"agent_hello">) => void) {
     const code = agentCode();
-    let helloSeen = false;
     this.process = new PtyProcess(
       { argv: transport.launchArgv(code.bootstrap), env: cleanEnvironment() },
       (bytes) => {
@@ -100,7 +100,7 @@ export class AgentLink {
         for (const piece of this.decoder.push(bytes)) {
           if (piece.kind === "raw") {
             const text = this.text.write(piece.bytes);
-            if (!helloSeen) this.keep(text);
+            if (!this.helloSeen) this.keep(text);
             if (text) events.text(text);
           } else if (piece.kind === "bad-frame") {
             events.protocolError(piece.reason);
@@ -108,8 +108,8 @@ export class AgentLink {
             const parsed = agentMessageSchema.safeParse(piece.json);
             if (!parsed.success) {
               events.protocolError(`invalid agent message: ${parsed.error.message.slice(0, 500)}`);
-            } else if (parsed.data.type === "agent_hello" && !helloSeen) {
-              helloSeen = true;
+            } else if (parsed.data.type === "agent_hello" && !this.helloSeen) {
+              this.helloSeen = true;
               onHello(parsed.data);
             } else {
               events.message(parsed.data);
@@ -192,7 +192,8 @@ export class AgentLink {
     if (rest) this.events.text(rest);
     this.closedReason = describeExit(exit, "the link to the host agent ended");
     const said = this.output.trim().split("\n").slice(-3).join(" | ");
-    this.events.closed(said && !this.booted ? `${this.closedReason}: ${said}` : this.closedReason);
+    // Before the agent said hello, what the host printed is why (ssh's refusal, the bootstrap's "mgpulab agent: …").
+    this.events.closed(said && !this.helloSeen ? `${this.closedReason}: ${said}` : this.closedReason);
   }
 }
 

@@ -97,8 +97,8 @@ export class HostAgent {
    */
   async startKernel(kernelId: string, request: { gpus: number; cwd: string | null; env: Record<string, string> }, handlers: AgentKernelHandlers): Promise<AgentKernel> {
     await this.connect();
+    // The agent streams a kernel to the link that started it (until another link resumes it).
     this.routes.set(kernelId, { handlers, lastSeq: 0 });
-    this.send({ type: "resume", kernel: kernelId, afterSeq: 0 });
     try {
       let answer = await this.request({ type: "start_kernel", requestId: randomUUID(), kernel: kernelId, ...request });
       // Queued: wait for the state that says it runs (or that it ended, removed from the queue).

@@ -168,13 +168,10 @@ describe("kernels outlive the lab server", () => {
     assert.throws(() => process.kill(child, 0), /ESRCH/, `the setsid grandchild ${child} is gone`);
 
     const next = await LabServer.start({ ...leaseEnv, MGPULAB_DATA_DIR: dataDir });
-    try {
-      const run = await runOf(dataDir, notebookId);
-      assert.equal(run.status, "interrupted");
-      assert.match(run.exitReason ?? "", /no lab server was connected/);
-    } finally {
-      await next.stop("SIGKILL");
-    }
+    await next.stop("SIGTERM");
+    const run = await runOf(dataDir, notebookId);
+    assert.equal(run.status, "interrupted");
+    assert.match(run.exitReason ?? "", /no lab server was connected/);
   });
 });
 
