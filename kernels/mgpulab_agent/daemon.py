@@ -633,15 +633,9 @@ class Agent:
             self.begin_shutdown("the agent was shut down by the lab")
 
     def _resume(self, link: Link, kernel: KernelProc, after_seq: int) -> None:
+        # What is no longer buffered after after_seq is reported by the pump as a kernel_gap first.
         kernel.link = link
-        buffer = kernel.buffer
-        gap = buffer.gap(after_seq)
-        if gap is not None:
-            self.send(link, wire.kernel_gap_message(kernel=kernel.kernel_id, after_seq=gap.after_seq, resumed_from=gap.resumed_from,
-                                                    dropped_messages=gap.dropped_messages, dropped_bytes=gap.dropped_bytes))
-            kernel.cursor = buffer.first_seq - 1
-        else:
-            kernel.cursor = min(after_seq, buffer.last_seq)
+        kernel.cursor = min(after_seq, kernel.buffer.last_seq)
         self._pump(kernel)
 
     def _start_kernel(self, link: Link, request: wire.StartKernelRequest) -> None:

@@ -71,6 +71,8 @@ class KernelProc:
     ending: Optional[str] = None
     """Why the agent is ending it (stop, lease, shutdown, interrupt escalation), for kernel_exit's reason."""
     known: proctree.Known = field(default_factory=set)
+    tag: Optional[bytes] = None
+    """MGPULAB_AGENT_KERNEL=<kernel>:<random> in its environment: marks every process it starts."""
 
     # --- start --------------------------------------------------------------
 
@@ -79,7 +81,10 @@ class KernelProc:
         env = dict(os.environ)
         env.update(self.env)
         env["PYTHONPATH"] = code_dir + (os.pathsep + self.env["PYTHONPATH"] if self.env.get("PYTHONPATH") else "")
-        env.update(PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8", TERM="xterm-256color", MGPULAB_KERNEL_NONCE=nonce)
+        marker = f"{self.kernel_id}:{secrets.token_hex(8)}"
+        self.tag = f"MGPULAB_AGENT_KERNEL={marker}".encode()
+        env.update(PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8", TERM="xterm-256color", MGPULAB_KERNEL_NONCE=nonce,
+                   MGPULAB_AGENT_KERNEL=marker)
         if cuda_visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = cuda_visible
         master, slave = os.openpty()
@@ -176,11 +181,11 @@ class KernelProc:
     # --- ending -------------------------------------------------------------
 
     def signal_tree(self, signum: int) -> int:
-        return proctree.signal_tree(self.pid, self.known, signum) if self.pid is not None else 0
+        return proctree.signal_tree(self.pid, self.known, signum, self.tag) if self.pid is not None else 0
 
     def remember_tree(self) -> None:
         if self.pid is not None and self.state == "running":
-            proctree.tree(self.pid, self.known)
+            proctree.tree(self.pid, self.known, self.tag)
 
     def finish(self, status: int) -> wire.KernelExit:
         """The process was reaped: drain the PTY, end what is left of its tree, number kernel_exit."""

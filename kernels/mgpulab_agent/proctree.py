@@ -67,29 +67,43 @@ Known = Set[Tuple[int, int]]
 """(pid, start time) pairs seen in a kernel's tree: a pid reused by another process never matches."""
 
 
-def tree(leader: int, known: Known, procs: Optional[Dict[int, Proc]] = None) -> Dict[int, Proc]:
-    """The living processes of the tree led by ``leader`` (see the module's doc); ``known`` grows."""
+def _carries(pid: int, tag: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return tag in environ.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def tree(leader: int, known: Known, tag: Optional[bytes] = None, procs: Optional[Dict[int, Proc]] = None) -> Dict[int, Proc]:
+    """The living processes of the tree led by ``leader`` (see the module's doc); ``known`` grows.
+
+    ``tag`` (``NAME=value`` in the kernel's environment, inherited by everything it starts) ties
+    an orphan re-parented to the agent to its kernel even when no walk saw it before its parent
+    died (a double fork): only the agent's own children are read for it."""
     procs = all_procs() if procs is None else procs
+    me = os.getpid()
     members = {pid: p for pid, p in procs.items()
-               if p.pgid == leader or p.sid == leader or pid == leader or (pid, p.start) in known}
+               if p.pgid == leader or p.sid == leader or pid == leader or (pid, p.start) in known
+               or (tag is not None and p.ppid == me and _carries(pid, tag))}
     children: Dict[int, Set[int]] = {}
     for p in procs.values():
         children.setdefault(p.ppid, set()).add(p.pid)
     todo = list(members)
     while todo:
         for child in children.get(todo.pop(), ()):
-            if child not in members and child != os.getpid():
+            if child not in members and child != me:
                 members[child] = procs[child]
                 todo.append(child)
-    members.pop(os.getpid(), None)
+    members.pop(me, None)
     for p in members.values():
         known.add((p.pid, p.start))
     return {pid: p for pid, p in members.items() if not p.zombie}
 
 
-def signal_tree(leader: int, known: Known, signum: int) -> int:
+def signal_tree(leader: int, known: Known, signum: int, tag: Optional[bytes] = None) -> int:
     """Send ``signum`` to every living process of the tree; how many there were."""
-    members = tree(leader, known)
+    members = tree(leader, known, tag)
     for pid in members:
         _kill(pid, signum)
     # the group too: a process forked between the walk and now is in it

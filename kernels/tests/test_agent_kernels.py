@@ -79,9 +79,11 @@ def test_lease_expiry_ends_the_whole_tree_and_the_agent(agent):
             "grandchild = subprocess.Popen(['sleep', '600'], start_new_session=True)\n"
             "def idle():\n    time.sleep(600)\n"
             "child = multiprocessing.get_context('fork').Process(target=idle)\nchild.start()\n"
-            "print('PIDS', grandchild.pid, child.pid, flush=True)\n")
+            "orphan = subprocess.run(['sh', '-c', 'setsid sleep 600 >/dev/null 2>&1 & echo $!'], capture_output=True, text=True)\n"
+            "print('PIDS', grandchild.pid, child.pid, orphan.stdout.strip(), flush=True)\n")
     out = _cell_output(link, "k1", "c1", code)
-    pids = [int(p) for p in out.split("PIDS", 1)[1].split()[:2]]
+    # the third: a double-forked orphan in its own session, re-parented to the agent (subreaper)
+    pids = [int(p) for p in out.split("PIDS", 1)[1].split()[:3]]
     assert all(pid_alive(pid) for pid in pids + [kernel_pid])
     link.kill()  # no lab connected from here: the lease (2 s) runs out
     left = wait_gone(pids + [kernel_pid, hello["pid"]], timeout=15)
