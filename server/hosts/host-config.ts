@@ -117,7 +117,9 @@ const sshOptions = z
     }
   });
 const port = z.number({ error: "expected an integer from 1 to 65535" }).int({ error: "expected an integer from 1 to 65535" }).min(1, { error: "expected an integer from 1 to 65535" }).max(65535, { error: "expected an integer from 1 to 65535" });
-const absolutePath = text(500).refine((value) => value.startsWith("/"), { error: "expected an absolute path" });
+const absolutePath = text(500)
+  .refine((value) => value.startsWith("/"), { error: "expected an absolute path" })
+  .refine((value) => !value.includes("'"), { error: "must not contain a single quote" });
 const pathOrHome = text(1_000).refine((value) => value.startsWith("/") || value.startsWith("~/"), { error: "expected an absolute path or one starting with ~/" });
 const positiveNumber = (max: number, unit: string) =>
   z.number({ error: `expected a number of ${unit}` }).positive({ error: `expected a number of ${unit} above 0` }).max(max, { error: `at most ${max} ${unit}` });
