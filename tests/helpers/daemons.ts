@@ -95,10 +95,11 @@ export function processesWithEnv(marker: string): number[] {
   return found;
 }
 
+/** Running, not merely unreaped: a killed process whose new parent (PID 1 in a container) never reaps it stays a zombie. */
 export function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
