@@ -78,7 +78,9 @@ export interface HostsConfig {
   idle: { minutes: number; gpuUtilizationPercent: number; warnMinutes: number };
 }
 
-export class HostsConfigError extends Error {}
+export class HostsConfigError extends Error {
+  override name = "HostsConfigError";
+}
 
 export const HOST_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,30}$/;
 export const LOCAL_HOST_ID = "local";
@@ -230,6 +232,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((key) => `${fieldPath([...issue.path, key])}: unknown key (a typo?)`).join("; ");
   }
+  // A bad record key (an ssh option name): the key's own message, not zod's "Invalid key in record".
+  if (issue.code === "invalid_key") return `${fieldPath(issue.path)}: ${issue.issues[0]?.message ?? issue.message}`;
   if (issue.code === "invalid_union" && issue.path.at(-1) === "kind") return `${fieldPath(issue.path)}: expected "local", "ssh" or "slurm"`;
   return `${fieldPath(issue.path)}: ${issue.message}`;
 }
