@@ -132,6 +132,11 @@ describe("host config", () => {
         assert.deepEqual(loadHostsConfig({ dataDir: dir, env: { MGPULAB_HOSTS_FILE: other } }).hosts.map((host) => host.id), ["local", "other"]);
       }));
 
+    it("the documented example, hosts.example.json, is a valid hosts file", () => {
+      const config = loadHostsConfig({ file: path.join(__dirname, "..", "..", "hosts.example.json"), dataDir: tmpdir() });
+      assert.deepEqual(config.hosts.map((host) => `${host.id}:${host.kind}`), ["local:local", "gpu1:ssh", "workshop:ssh", "cluster:slurm"]);
+    });
+
     it("names the file when it is missing, not JSON, or wrong", () =>
       withDir((dir) => {
         const missing = path.join(dir, "missing.json");
