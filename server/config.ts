@@ -33,7 +33,7 @@ const configSchema = z.object({
   /** GPU utilisation (percent) above which a kernel counts as in use for idle shutdown. */
   gpuBusyPercent: z.coerce.number().min(0).max(100).default(5),
   /** How long the local host's agent keeps kernels with no lab server connected (a restart takes them over within it). */
-  kernelLeaseSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(600),
+  kernelLeaseSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600).optional(),
   /** Where the local host's agent keeps its socket and code (default: $XDG_RUNTIME_DIR or the temp dir). */
   agentRuntimeDir: z.string().optional(),
 });
@@ -60,6 +60,23 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     throw new Error(`bad server settings: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
   }
   return parsed.data;
+}
+
+/**
+ * A hosts file's idle settings, for those not set in the environment (the
+ * environment wins: an operator's override for one start).
+ */
+export function withIdleFromHostsFile(
+  config: ServerConfig,
+  idle: { minutes: number; gpuUtilizationPercent: number; warnMinutes: number },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ServerConfig {
+  return {
+    ...config,
+    kernelIdleMinutes: env.MGPULAB_KERNEL_IDLE_MINUTES ? config.kernelIdleMinutes : idle.minutes,
+    gpuBusyPercent: env.MGPULAB_GPU_BUSY_PERCENT ? config.gpuBusyPercent : idle.gpuUtilizationPercent,
+    kernelIdleWarningMinutes: env.MGPULAB_KERNEL_IDLE_WARNING_MINUTES ? config.kernelIdleWarningMinutes : idle.warnMinutes,
+  };
 }
 
 /** The kernel registry's limits from the settings (idle shutdown off at 0 minutes). */

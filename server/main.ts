@@ -7,14 +7,15 @@ import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
-import { kernelLimitsOf, readConfig } from "./config";
+import { kernelLimitsOf, readConfig, withIdleFromHostsFile } from "./config";
 import { executionChartSvg, handleExecutionRoutes } from "./http/execution-routes";
 import { handleNotebookFiles } from "./http/notebook-files";
 import { refuse } from "./http/json-reply";
 import { checkHttpRequest, labNames } from "./http/request-guard";
 import { applySecurityHeaders } from "./http/security-headers";
 import { chooseInterpreter } from "./kernel/python-interpreter";
-import { LabHosts, localHostSpec } from "./hosts/lab-hosts";
+import { LabHosts, labHostSpecs } from "./hosts/lab-hosts";
+import { loadHostsConfig } from "./hosts/host-config";
 import { openLab } from "./lab";
 import { createLogger } from "./logger";
 import { LOCAL_USER } from "./persistence";
@@ -27,14 +28,24 @@ async function main(): Promise<void> {
   const python = chooseInterpreter(config.python);
   log.info({ python: python.executable, why: python.reason }, "local kernel host");
   const logTo = (level: "info" | "warning" | "error", message: string): void => log[level === "warning" ? "warn" : level](message);
+  // A bad hosts file stops the start with every bad field named (HostsConfigError).
+  const hostsConfig = loadHostsConfig({ dataDir: config.dataDir ?? path.resolve("data") });
+  log.info({ hostsFile: hostsConfig.file, hosts: hostsConfig.hosts.map((host) => `${host.id} (${host.kind})`), defaultHost: hostsConfig.defaultHost }, "kernel hosts");
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
   const lab = await openLab({
     dataDir: config.dataDir,
-    hosts: (labId) => new LabHosts([localHostSpec(python.executable, { leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir ?? null })], "local", labId, logTo),
+    hosts: (labId) =>
+      new LabHosts(
+        labHostSpecs(hostsConfig.hosts, { python: python.executable, leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir }),
+        hostsConfig.defaultHost,
+        labId,
+        logTo,
+      ),
+    healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
-    kernelLimits: kernelLimitsOf(config),
+    kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: logTo,
   });

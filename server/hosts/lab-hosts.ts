@@ -8,6 +8,8 @@ import type { KernelLauncher } from "../kernel/kernel-process";
 import type { HostGpu } from "../core/protocol/agent-messages";
 import { DEFAULT_AGENT_BUFFER_BYTES, DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_LEASE_SECONDS } from "../core/protocol/agent-messages";
 import { agentLauncher } from "./agent-kernel";
+import type { HostConfig } from "./host-config";
+import { transportFor } from "./host-transport";
 import type { AgentSettings, LinkTransport } from "./agent-link";
 import { HostAgent } from "./host-agent";
 
@@ -97,6 +99,29 @@ export class LabHosts {
 /** An agent id: the host's id and this lab's, short enough for a socket path. */
 export function agentIdFor(hostId: string, labId: string): string {
   return `${hostId.slice(0, 24)}-${labId.replace(/[^A-Za-z0-9]/g, "").slice(0, 12)}`;
+}
+
+/**
+ * The specs of the configured hosts. The local host's lease and runtime dir
+ * may also come from the server's settings (MGPULAB_KERNEL_LEASE_SECONDS,
+ * MGPULAB_AGENT_RUNTIME_DIR), which win over the file's when set.
+ */
+export function labHostSpecs(hosts: HostConfig[], local: { python?: string; leaseSeconds?: number; runtimeDir?: string }): LabHostSpec[] {
+  return hosts.map((host) => {
+    const isLocal = host.kind === "local";
+    return {
+      id: host.id,
+      label: host.label,
+      kind: host.kind,
+      transport: transportFor(host, local.python),
+      python: host.python,
+      gpus: host.gpus === "auto" ? null : host.gpus === "none" ? [] : host.gpus,
+      whenFull: host.whenFull,
+      leaseSeconds: isLocal && local.leaseSeconds !== undefined ? local.leaseSeconds : host.leaseSeconds,
+      interruptGraceMs: host.interruptGraceMs,
+      runtimeDir: isLocal && local.runtimeDir !== undefined ? local.runtimeDir : host.runtimeDir,
+    };
+  });
 }
 
 /** The local host without a hosts file: this machine, its agent a detached local process. */
