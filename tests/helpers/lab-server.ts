@@ -18,7 +18,17 @@ export class LabServer {
     const dataDir = env.MGPULAB_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "mgpulab-server-"));
     const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", ...env, MGPULAB_DATA_DIR: dataDir },
+      // Kernels outlive a stopped server for the agent's lease: short in tests, so a stopped test server leaves nothing running for long.
+      env: {
+        ...process.env,
+        NODE_ENV: "production",
+        PORT: "0",
+        HOST: "127.0.0.1",
+        MGPULAB_KERNEL_LEASE_SECONDS: "15",
+        MGPULAB_AGENT_RUNTIME_DIR: path.join(dataDir, "agents"),
+        ...env,
+        MGPULAB_DATA_DIR: dataDir,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const logs: string[] = [];
