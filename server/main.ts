@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     httpServer,
     socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
   );
-  attachNotebookSocket(io, lab.hub, log, lab.scenarios);
+  attachNotebookSocket(io, lab.hub, log, lab.scenarios, lab.hosts);
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();

@@ -96,6 +96,8 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
       return updateCell(doc, event.cellId, (c) => ({ ...c, liveMetrics: event.liveMetrics }));
     case "kernel-status":
       return { ...doc, kernel: event.status };
+    case "kernel-spec-changed":
+      return doc.kernelSpec.hostId === event.spec.hostId && doc.kernelSpec.gpus === event.spec.gpus ? doc : { ...doc, kernelSpec: event.spec };
     case "notebook-renamed":
       return doc.title === event.title ? doc : { ...doc, title: event.title };
     case "notebook-deleted":
