@@ -19,6 +19,7 @@ import DeletedBanner from "./DeletedBanner";
 import ImportNotes from "./ImportNotes";
 import { takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
+import KernelSpecControl from "./KernelSpecControl";
 import KernelStatusBadge from "./KernelStatusBadge";
 import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
@@ -103,6 +104,14 @@ export default function Notebook({ notebookId }: Props) {
     if (bottom <= 0 || top >= window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }, [ui.selectedId]);
 
+  // Leased GPUs are named from the hosts list: asked for once a kernel reports some.
+  const leased = doc !== null && "info" in doc.kernel ? (doc.kernel.info.gpus?.length ?? 0) : 0;
+  const hostsListed = state.hosts !== null;
+  const online = state.connection.status === "connected";
+  useEffect(() => {
+    if (leased > 0 && !hostsListed && online) void controller.loadHosts();
+  }, [controller, leased, hostsListed, online]);
+
   useEffect(() => {
     document.title = `${doc?.title || notebookId} · Multi-GPU Lab`;
   }, [doc?.title, notebookId]);
@@ -149,12 +158,23 @@ export default function Notebook({ notebookId }: Props) {
           <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
             Running kernels
           </Link>
+          {doc !== null && (
+            <KernelSpecControl
+              spec={doc.kernelSpec}
+              kernelState={doc.kernel.state}
+              hosts={state.hosts}
+              disabled={!connected}
+              onOpen={() => void controller.loadHosts()}
+              onApply={(hostId, gpus) => controller.setKernelSpec(hostId, gpus)}
+            />
+          )}
           <div className="notebook-header-status">
             <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
             {doc !== null && (
               <KernelStatusBadge
                 status={doc.kernel}
                 live={connected}
+                hosts={state.hosts}
                 onRestart={() => controller.restart()}
               />
             )}
