@@ -61,7 +61,7 @@ export default function KernelSpecControl({ spec, kernelState, hosts, disabled, 
     <div className="kernel-spec">
       <button
         type="button"
-        className="button export-link kernel-spec-button"
+        className="button kernel-spec-button"
         data-testid="kernel-spec"
         title={`${label}: where this notebook's next kernel starts`}
         aria-expanded={open}
@@ -74,7 +74,7 @@ export default function KernelSpecControl({ spec, kernelState, hosts, disabled, 
         {label}
       </button>
       {open && (
-        <form className="kernel-spec-form" data-testid="kernel-spec-form" aria-label="Kernel host and GPUs" onSubmit={(event) => void submit(event)}>
+        <form className="kernel-spec-form" data-testid="kernel-spec-form" aria-label="Kernel host and GPUs" noValidate onSubmit={(event) => void submit(event)}>
           <label htmlFor={`${formId}-host`}>Host</label>
           <select id={`${formId}-host`} data-testid="kernel-spec-host" value={hostId} onChange={(event) => setHostId(event.target.value)}>
             {!listed && <option value={hostId}>{hostId}</option>}

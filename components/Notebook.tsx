@@ -104,13 +104,12 @@ export default function Notebook({ notebookId }: Props) {
     if (bottom <= 0 || top >= window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }, [ui.selectedId]);
 
-  // Leased GPUs are named from the hosts list: asked for once a kernel reports some.
-  const leased = doc !== null && "info" in doc.kernel ? (doc.kernel.info.gpus?.length ?? 0) : 0;
+  // Host labels and leased GPUs' names come from the hosts list: asked for once connected (opening the kernel form asks again).
   const hostsListed = state.hosts !== null;
   const online = state.connection.status === "connected";
   useEffect(() => {
-    if (leased > 0 && !hostsListed && online) void controller.loadHosts();
-  }, [controller, leased, hostsListed, online]);
+    if (!hostsListed && online) void controller.loadHosts();
+  }, [controller, hostsListed, online]);
 
   useEffect(() => {
     document.title = `${doc?.title || notebookId} · Multi-GPU Lab`;
