@@ -16,6 +16,7 @@ import { cellChartNames } from "../server/core/charts/chart-naming";
 import Cell from "./Cell";
 import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
+import IdleShutdownBanner from "./IdleShutdownBanner";
 import ImportNotes from "./ImportNotes";
 import { takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
@@ -70,7 +71,9 @@ export default function Notebook({ notebookId }: Props) {
     const hidden = () => controller.pageHidden();
     const visibility = () => {
       if (document.visibilityState === "hidden") controller.pageHidden();
+      controller.setVisible(document.visibilityState !== "hidden");
     };
+    controller.setVisible(document.visibilityState !== "hidden");
     window.addEventListener("online", online);
     window.addEventListener("offline", offline);
     window.addEventListener("pagehide", hidden);
@@ -187,6 +190,7 @@ export default function Notebook({ notebookId }: Props) {
           connected={connected}
         />
         {doc?.deleted === true && <DeletedBanner onRestore={() => controller.restore()} />}
+        {doc?.kernelIdleShutdownAt && <IdleShutdownBanner shutdownAt={doc.kernelIdleShutdownAt} />}
         {importNotes !== null && <ImportNotes notes={importNotes} onDismiss={() => setImportNotes(null)} />}
       </div>
       <div

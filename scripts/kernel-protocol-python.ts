@@ -9,8 +9,9 @@
  * keyword (a new zod feature used in the protocol) stops the generator
  * instead of being silently dropped on the Python side.
  *
- * Pure: takes the module's exports, returns the file's text.
- * `scripts/generate-kernel-protocol.ts` is the command that writes or checks it.
+ * Pure: takes the module's exports, returns the file's text. The same renderer
+ * serves the kernel protocol and the host agent protocol (RenderOptions.naming).
+ * `scripts/generate-kernel-protocol.ts` is the command that writes or checks them.
  */
 import { z } from "zod";
 
@@ -23,6 +24,12 @@ export interface RenderOptions {
   messagesExport: string;
   /** Export name of the union of server → kernel requests (read by the kernel). */
   requestsExport: string;
+  /**
+   * Which protocol this is, in the generated names: "Kernel" gives KernelMessage,
+   * read_kernel_request, KERNEL_MESSAGE_TYPES; "Agent" gives AgentMessage,
+   * read_agent_request, AGENT_MESSAGE_TYPES.
+   */
+  naming: "Kernel" | "Agent";
 }
 
 // --- the JSON Schema subset, as a small typed tree -----------------------------------
@@ -504,24 +511,30 @@ export function renderPythonProtocol(exports: Record<string, unknown>, options: 
 
   const writer = new PythonWriter(patternNames);
   writer.useTyping("Final", "Union");
+  const namedAliases: string[] = [];
 
-  // Named schemas first, so their TypedDicts precede the messages that use them.
+  // Named schemas first, so their TypedDicts precede the messages that use them. Each is
+  // read through the registry, so a named schema inside another (kernelExitSchema in
+  // agentKernelSchema) is the same TypedDict wherever it appears.
   const namedChecks: string[] = [];
   for (const { exportName, schema } of named) {
-    const json: unknown = z.toJSONSchema(schema, { unrepresentable: "throw", io: "output" });
+    const json: unknown = z.toJSONSchema(schema, { metadata: registry, unrepresentable: "throw", io: "output" });
     const id = pascal(exportName.replace(/Schema$/, ""));
     if (!isJson(json)) throw new UnsupportedSchema(`${exportName}: not a schema object`);
-    const { $schema: _dialect, ...body } = json;
-    const node = new SchemaReader({}).read(body, id, exportName);
-    if (node.kind !== "object") throw new UnsupportedSchema(`${exportName}: only object schemas can be exported besides the unions`);
-    writer.defineObject(node);
-    namedChecks.push(
-      [
-        `def check_${snake(id)}(value: object, where: str = ${pyStr(snake(id).replace(/_/g, " "))}) -> ${id}:`,
-        `    """\`\`value\`\` as the protocol's ${id} (a new dict), or ProtocolError naming the field and the limit."""`,
-        `    return ${checkerName(id)}(value, where)`,
-      ].join("\n"),
-    );
+    const { $schema: _dialect, $defs, ...body } = json;
+    const node = new SchemaReader(isJson($defs) ? $defs : {}).read(body, id, exportName);
+    const doc = `    """\`\`value\`\` as the protocol's ${id} (a new ${node.kind === "object" ? "dict" : "value"}), or ProtocolError naming the field and the limit."""`;
+    const signature = `def check_${snake(id)}(value: object, where: str = ${pyStr(snake(id).replace(/_/g, " "))}) -> `;
+    if (node.kind === "object") {
+      writer.defineObject(node);
+      namedChecks.push([`${signature}${id}:`, doc, `    return ${checkerName(id)}(value, where)`].join("\n"));
+    } else if (node.kind === "enum") {
+      // A named enum (agentKernelStateSchema): its Literal type under the export's name, and a check.
+      namedAliases.push(`${id} = ${writer.type(node)}`);
+      namedChecks.push([`${signature}${id}:`, doc, `    return ${writer.check(node, "value", "where")}`].join("\n"));
+    } else {
+      throw new UnsupportedSchema(`${exportName}: only object and enum schemas can be exported besides the unions`);
+    }
   }
 
   const { members: messageMembers } = unionMembers(messages, options.messagesExport, "Message", "output", registry);
@@ -555,6 +568,8 @@ export function renderPythonProtocol(exports: Record<string, unknown>, options: 
   }
   for (const { tag, node } of requestMembers) writer.defineObject(node, { key: "type", value: tag });
 
+  const lower = options.naming.toLowerCase();
+  const upper = options.naming.toUpperCase();
   const dispatch = (members: UnionMember[], fn: string, union: string, typesName: string, what: string, doc: string): string => {
     const lines = [
       `def ${fn}(value: object) -> ${union}:`,
@@ -565,7 +580,7 @@ export function renderPythonProtocol(exports: Record<string, unknown>, options: 
       lines.push(`    if kind == ${pyStr(tag)}:`);
       lines.push(`        return ${checkerName(node.name)}(value, ${pyStr(`${tag} ${what}`)})`);
     }
-    lines.push(`    raise ProtocolError(f"not a kernel ${what}: its type must be one of {', '.join(${typesName})}, got {kind!r}")`);
+    lines.push(`    raise ProtocolError(f"not ${/^[aeiou]/.test(lower) ? "an" : "a"} ${lower} ${what}: its type must be one of {', '.join(${typesName})}, got {kind!r}")`);
     return lines.join("\n");
   };
   const typesConstant = (name: string, members: UnionMember[]): string =>
@@ -573,13 +588,13 @@ export function renderPythonProtocol(exports: Record<string, unknown>, options: 
   const unionAlias = (name: string, members: UnionMember[]): string => `${name} = Union[${members.map((member) => member.node.name).join(", ")}]`;
 
   const readers = [
-    dispatch(requestMembers, "read_kernel_request", "KernelRequest", "KERNEL_REQUEST_TYPES", "request", "A request from the server, checked: the kernel acts only on what the protocol defines (ProtocolError otherwise)."),
-    dispatch(messageMembers, "check_kernel_message", "KernelMessage", "KERNEL_MESSAGE_TYPES", "message", "Any kernel message as a dict, checked as the server will check it (a new dict, or ProtocolError)."),
+    dispatch(requestMembers, `read_${lower}_request`, `${options.naming}Request`, `${upper}_REQUEST_TYPES`, "request", `A request from the server, checked: the ${lower} acts only on what the protocol defines (ProtocolError otherwise).`),
+    dispatch(messageMembers, `check_${lower}_message`, `${options.naming}Message`, `${upper}_MESSAGE_TYPES`, "message", `Any ${lower} message as a dict, checked as the server will check it (a new dict, or ProtocolError).`),
   ];
   const { typedDicts, checkers } = writer.definitions();
   const header = [
-    `"""The kernel wire protocol for Python: constants, limits, a checking constructor per`,
-    `kernel message, and the requests the kernel reads.`,
+    `"""The ${lower} wire protocol for Python: constants, limits, a checking constructor per`,
+    `${lower} message, and the requests the ${lower} reads.`,
     ``,
     `Generated by ${options.generator} from ${options.source}; do not edit.`,
     `Change the TypeScript definition, then run \`npm run protocol:generate\`;`,
@@ -596,10 +611,11 @@ export function renderPythonProtocol(exports: Record<string, unknown>, options: 
   const sections = [
     header.join("\n"),
     constants.join("\n"),
-    [typesConstant("KERNEL_MESSAGE_TYPES", messageMembers), typesConstant("KERNEL_REQUEST_TYPES", requestMembers)].join("\n"),
+    [typesConstant(`${upper}_MESSAGE_TYPES`, messageMembers), typesConstant(`${upper}_REQUEST_TYPES`, requestMembers)].join("\n"),
     writer.sharedConstants().join("\n"),
+    namedAliases.join("\n"),
     ...typedDicts,
-    [unionAlias("KernelMessage", messageMembers), unionAlias("KernelRequest", requestMembers)].join("\n"),
+    [unionAlias(`${options.naming}Message`, messageMembers), unionAlias(`${options.naming}Request`, requestMembers)].join("\n"),
     ...checkers,
     ...namedChecks,
     ...constructors,

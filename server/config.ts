@@ -28,6 +28,10 @@ const configSchema = z.object({
   maxKernels: z.coerce.number().int().min(1).max(1000).default(16),
   /** A kernel with nothing running or queued and nobody viewing its notebook this long is shut down; 0: never. */
   kernelIdleMinutes: z.coerce.number().min(0).max(7 * 24 * 60).default(60),
+  /** The notebook is warned this long before idle shutdown ends its kernel. */
+  kernelIdleWarningMinutes: z.coerce.number().min(0).max(24 * 60).default(5),
+  /** GPU utilisation (percent) above which a kernel counts as in use for idle shutdown. */
+  gpuBusyPercent: z.coerce.number().min(0).max(100).default(5),
   /** How long the local host's agent keeps kernels with no lab server connected (a restart takes them over within it). */
   kernelLeaseSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(600),
   /** Where the local host's agent keeps its socket and code (default: $XDG_RUNTIME_DIR or the temp dir). */
@@ -48,6 +52,8 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     maxKernels: env.MGPULAB_MAX_KERNELS || undefined,
     kernelIdleMinutes: env.MGPULAB_KERNEL_IDLE_MINUTES || undefined,
     kernelLeaseSeconds: env.MGPULAB_KERNEL_LEASE_SECONDS || undefined,
+    kernelIdleWarningMinutes: env.MGPULAB_KERNEL_IDLE_WARNING_MINUTES || undefined,
+    gpuBusyPercent: env.MGPULAB_GPU_BUSY_PERCENT || undefined,
     agentRuntimeDir: env.MGPULAB_AGENT_RUNTIME_DIR || undefined,
   });
   if (!parsed.success) {
@@ -57,6 +63,11 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
 }
 
 /** The kernel registry's limits from the settings (idle shutdown off at 0 minutes). */
-export function kernelLimitsOf(config: Pick<ServerConfig, "maxKernels" | "kernelIdleMinutes">): KernelLimits {
-  return { maxKernels: config.maxKernels, idleShutdownMs: config.kernelIdleMinutes > 0 ? config.kernelIdleMinutes * 60_000 : null };
+export function kernelLimitsOf(config: Pick<ServerConfig, "maxKernels" | "kernelIdleMinutes"> & Partial<Pick<ServerConfig, "kernelIdleWarningMinutes" | "gpuBusyPercent">>): KernelLimits {
+  return {
+    maxKernels: config.maxKernels,
+    idleShutdownMs: config.kernelIdleMinutes > 0 ? config.kernelIdleMinutes * 60_000 : null,
+    idleWarningMs: (config.kernelIdleWarningMinutes ?? 5) * 60_000,
+    gpuBusyPercent: config.gpuBusyPercent ?? 5,
+  };
 }

@@ -23,6 +23,8 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"
   host?: () => KernelLauncher;
   /** The configured hosts and their agents (named by this lab's id); kernels they run outlive this server. */
   hosts?: (labId: string) => LabHosts;
+  /** How often hosts are checked (health, GPU use); default a minute. */
+  healthIntervalMs?: number;
   log?: NotebookHubOptions["log"];
 }
 
@@ -51,6 +53,10 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), LOCAL_USER.id, kernelHosts.defaultHost);
   const scenarios = new ScenarioCatalog();
   const hub = new NotebookHub({ ...options, hosts: kernelHosts, catalog, templates: scenarios });
+  if (hosts) {
+    hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
+    hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);
+  }
   const resumed = hosts ? await takeOverKernels(runs, hosts, hub, options.log) : 0;
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();

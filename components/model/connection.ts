@@ -454,10 +454,24 @@ export class NotebookConnection {
     });
   }
 
+  /**
+   * Whether this tab is visible (Page Visibility): the server counts only
+   * visible tabs as viewing, so a forgotten background tab does not keep a
+   * kernel (and its GPUs) from idle shutdown. Re-sent on every (re)open.
+   */
+  setVisible(visible: boolean): void {
+    if (this.visible === visible) return;
+    this.visible = visible;
+    if (this.synced) void this.emit({ op: "presence", notebookId: this.notebookId, visible });
+  }
+
+  private visible = true;
+
   private onOpened(ack: Extract<CommandAck, { ok: true }>, socketId: string): void {
     this.synced = true;
     this.everConnected = true;
     this.setState({ status: "connected", socketId });
+    if (!this.visible) void this.emit({ op: "presence", notebookId: this.notebookId, visible: false });
     for (const entry of this.outbox) this.sendOutboxEntry(entry);
     if (ack.notebook !== undefined) {
       this.journal = ack.journal ?? null;

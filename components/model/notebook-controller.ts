@@ -193,6 +193,11 @@ export class NotebookController {
     this.connection.writeDraftNow();
   }
 
+  /** The tab was hidden or shown: only visible tabs keep the kernel in use. */
+  setVisible(visible: boolean): void {
+    this.connection.setVisible(visible);
+  }
+
   dismissNotice(id: number): void {
     this.update({ notices: this.state.notices.filter((n) => n.id !== id) });
   }

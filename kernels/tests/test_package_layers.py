@@ -6,6 +6,7 @@
       ▲
     mgpulab_kernel     the kernel (runs %%ranks through the toolkit)
     mgpulab_scenarios  the scenario catalog (runs on the toolkit)
+    mgpulab_agent      the host agent (on mgpulab_wire alone; nothing imports it)
 
 Every import counts, also one inside a function (a lazy import hides a cycle,
 it does not break it), and so does a module looked up by name
@@ -19,13 +20,14 @@ from collections import defaultdict
 import pytest
 
 KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("mgpulab_wire", "mgpulab", "mgpulab_kernel", "mgpulab_scenarios")
+PACKAGES = ("mgpulab_wire", "mgpulab", "mgpulab_kernel", "mgpulab_scenarios", "mgpulab_agent")
 # What each package may import from the others (the layering above).
 ALLOWED = {
     "mgpulab_wire": set(),
     "mgpulab": {"mgpulab_wire"},
     "mgpulab_kernel": {"mgpulab_wire", "mgpulab"},
     "mgpulab_scenarios": {"mgpulab_wire", "mgpulab", "mgpulab_kernel"},
+    "mgpulab_agent": {"mgpulab_wire"},
 }
 _BY_NAME = {("sys", "modules", "get"), ("importlib", "import_module"), ("__import__",)}
 
@@ -154,3 +156,13 @@ def test_the_cycle_finder_finds_a_lazy_import_cycle(tmp_path):
     assert "pkg.metrics" in set(imports_of("pkg.heartbeat", str(module)))
     assert find_cycle({"pkg.heartbeat": {"pkg.metrics"}, "pkg.metrics": {"pkg.heartbeat"}}) is not None
     assert find_cycle({"pkg.heartbeat": set(), "pkg.metrics": {"pkg.heartbeat"}}) is None
+
+
+def test_the_agent_imports_only_the_wire_and_nothing_imports_the_agent():
+    modules, graph = module_graph()
+    assert "mgpulab_agent.daemon" in modules, "the agent was read"
+    outside = sorted(f"{m} -> {t}" for m in modules if _package(m) == "mgpulab_agent"
+                     for t in graph[m] if _package(t) not in ("mgpulab_agent", "mgpulab_wire"))
+    into = sorted(f"{m} -> {t}" for m in modules if _package(m) != "mgpulab_agent"
+                  for t in graph[m] if _package(t) == "mgpulab_agent")
+    assert outside == [] and into == []

@@ -27,8 +27,9 @@ export class AgentKernelProcess implements KernelProcess {
     readonly kernelId: string,
     private state: AgentKernel,
     private readonly log: (level: "info" | "warning" | "error", message: string) => void,
+    onThisMachine: boolean,
   ) {
-    this.placement = { hostId: agent.hostId, agentKernelId: kernelId, gpus: state.gpus };
+    this.placement = { hostId: agent.hostId, agentKernelId: kernelId, gpus: state.gpus, onThisMachine };
   }
 
   get pid(): number {
@@ -145,7 +146,7 @@ function parseKernelFrame(json: string): { ok: true; message: ReturnType<typeof 
 }
 
 /** Kernels on one configured host, through its agent. */
-export function agentLauncher(agent: HostAgent, label: string, log: (level: "info" | "warning" | "error", message: string) => void): KernelLauncher {
+export function agentLauncher(agent: HostAgent, label: string, log: (level: "info" | "warning" | "error", message: string) => void, onThisMachine: boolean): KernelLauncher {
   return {
     id: agent.hostId,
     label,
@@ -173,8 +174,10 @@ export function agentLauncher(agent: HostAgent, label: string, log: (level: "inf
         },
       };
       // Made before the start request: its first frames may arrive in the same read as the answer.
-      const process = new AgentKernelProcess(agent, kernelId, queuedState(kernelId, options.gpus ?? 0), log);
+      const process = new AgentKernelProcess(agent, kernelId, queuedState(kernelId, options.gpus ?? 0), log, onThisMachine);
       const handlers = process.handlers(starting);
+      // Given up while it waits for GPUs: the agent takes it out of the queue, and the start fails with why.
+      options.signal?.addEventListener("abort", () => void agent.request({ type: "stop_kernel", requestId: randomUUID(), kernel: kernelId, graceMs: 1000 }).catch(() => undefined), { once: true });
       await agent
         .startKernel(kernelId, { gpus: options.gpus ?? 0, cwd: options.cwd ?? null, env: {} }, {
           ...handlers,
@@ -198,7 +201,7 @@ export function agentLauncher(agent: HostAgent, label: string, log: (level: "inf
       }
     },
     resume: async (agentKernelId, afterSeq, events) => {
-      const process = new AgentKernelProcess(agent, agentKernelId, queuedState(agentKernelId, 0), log);
+      const process = new AgentKernelProcess(agent, agentKernelId, queuedState(agentKernelId, 0), log, onThisMachine);
       const state = await agent.attachKernel(agentKernelId, afterSeq, process.handlers(events));
       if (!state) return null;
       process.handlers(events).state?.(state);

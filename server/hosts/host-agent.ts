@@ -61,6 +61,9 @@ export class HostAgent {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectAttempt = 0;
   private closed = false;
+  private lastHealthReport: { report: AgentMessageOf<"health">; at: number } | null = null;
+  /** Each kernel's GPU utilisation (highest of its GPUs) at the agent's last sample. */
+  private readonly utilization = new Map<string, number | null>();
 
   constructor(readonly options: HostAgentOptions) {}
 
@@ -160,7 +163,23 @@ export class HostAgent {
     await this.connect();
     const answer = await this.request({ type: "health", requestId: randomUUID() });
     if (answer.type !== "health") throw new HostAgentError(answer.type === "request_failed" ? answer.message : `unexpected answer ${answer.type} to health`);
+    this.lastHealthReport = { report: answer, at: Date.now() };
+    const byKernel = new Map<string, number>();
+    for (const gpu of answer.gpus) {
+      if (gpu.kernel !== null && gpu.utilization !== null) byKernel.set(gpu.kernel, Math.max(byKernel.get(gpu.kernel) ?? 0, gpu.utilization));
+    }
+    for (const [kernel, utilization] of byKernel) this.utilization.set(kernel, utilization);
     return answer;
+  }
+
+  /** The last health report and when it came (null before the first). */
+  get lastHealth(): { report: AgentMessageOf<"health">; at: number } | null {
+    return this.lastHealthReport;
+  }
+
+  /** A kernel's GPU utilisation (percent, highest of its GPUs) at the last sample; null without GPUs or NVML. */
+  gpuUtilization(kernelId: string): number | null {
+    return this.utilization.get(kernelId) ?? null;
   }
 
   /** This server lets go: the link closes, the agent keeps its kernels for its lease. */
@@ -285,6 +304,8 @@ export class HostAgent {
         this.routes.get(message.kernel)?.handlers.gap?.(message);
         return;
       case "kernel_state": {
+        this.utilization.set(message.kernel.kernel, message.kernel.gpuUtilization);
+        if (message.kernel.state === "exited") this.utilization.delete(message.kernel.kernel);
         this.routes.get(message.kernel.kernel)?.handlers.state?.(message.kernel);
         if (message.requestId && this.answer(message.requestId, message)) return;
         const waiters = this.stateWaiters.get(message.kernel.kernel);

@@ -35,8 +35,6 @@ interface HostEntry {
   spec: LabHostSpec;
   agent: HostAgent;
   launcher: KernelLauncher;
-  /** The last health answer: an unreachable host still shows what it had. */
-  health: { message: AgentMessageOf<"health">; at: number } | null;
   checkError: { message: string; at: number } | null;
 }
 
@@ -62,7 +60,7 @@ export class LabHosts implements KernelHosts {
         runtimeDir: spec.runtimeDir,
       };
       const agent = new HostAgent({ hostId: spec.id, transport: spec.transport, settings, log });
-      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log), health: null, checkError: null });
+      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log, spec.kind === "local"), checkError: null });
     }
     if (!this.agents.has(defaultHost)) throw new Error(`the default host "${defaultHost}" is not one of the configured hosts (${[...this.agents.keys()].join(", ")})`);
   }
@@ -74,6 +72,27 @@ export class LabHosts implements KernelHosts {
   agent(hostId: string): HostAgent | undefined {
     return this.agents.get(hostId)?.agent;
   }
+
+  /** A kernel's GPU utilisation as its host's agent last measured it (idle shutdown reads it). */
+  gpuUtilization(hostId: string, agentKernelId: string | null): number | null {
+    return agentKernelId === null ? null : (this.agents.get(hostId)?.agent.gpuUtilization(agentKernelId) ?? null);
+  }
+
+  /**
+   * Health on a schedule: every connected host is asked, every unreachable
+   * one is tried again (so the hosts page and GPU use stay current).
+   */
+  startHealthChecks(intervalMs: number): void {
+    if (this.healthTimer) return;
+    this.healthTimer = setInterval(() => {
+      for (const { agent } of this.agents.values()) {
+        if (agent.state.state === "connected" || agent.state.state === "unreachable") agent.health().catch(() => undefined);
+      }
+    }, intervalMs);
+    this.healthTimer.unref();
+  }
+
+  private healthTimer: NodeJS.Timeout | null = null;
 
   specs(): LabHostSpec[] {
     return [...this.agents.values()].map((entry) => entry.spec);
@@ -92,7 +111,8 @@ export class LabHosts implements KernelHosts {
     const entry = this.agents.get(hostId);
     if (!entry) return null;
     if (entry.spec.gpus) return entry.spec.gpus.length;
-    return entry.health ? entry.health.message.gpus.length : null;
+    const health = entry.agent.lastHealth;
+    return health ? health.report.gpus.length : null;
   }
 
   /**
@@ -120,9 +140,9 @@ export class LabHosts implements KernelHosts {
 
   /** Asks for health; `waitMs` bounds the wait without dropping a late answer (it is kept for the next view). */
   private async refresh(entry: HostEntry, waitMs: number | null): Promise<void> {
+    // The agent keeps the answer (lastHealth), as it does for the scheduled checks.
     const asked = entry.agent.health().then(
-      (message) => {
-        entry.health = { message, at: Date.now() };
+      () => {
         entry.checkError = null;
       },
       (error: unknown) => {
@@ -142,7 +162,7 @@ export class LabHosts implements KernelHosts {
     return buildHostView({
       spec: { id: entry.spec.id, label: entry.spec.label, kind: entry.spec.kind, target: entry.spec.transport.describe() },
       state: entry.agent.state,
-      health: entry.health,
+      health: lastHealthOf(entry.agent),
       checkError: entry.checkError,
       labCodeHash: labCodeHash(),
       holderOf,
@@ -151,13 +171,21 @@ export class LabHosts implements KernelHosts {
 
   /** The lab server stops: every link closes, every agent keeps its kernels for its lease. */
   async detachAll(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     await Promise.all([...this.agents.values()].map((entry) => entry.agent.detach()));
   }
 
   /** Every agent ends with its kernels (tests, and a lab that is told to leave nothing behind). */
   async shutdownAll(): Promise<void> {
+    if (this.healthTimer) clearInterval(this.healthTimer);
     await Promise.all([...this.agents.values()].map((entry) => (entry.agent.state.state === "connected" ? entry.agent.shutdownAgent() : entry.agent.detach())));
   }
+}
+
+/** The agent's last health answer as the view reads it: an unreachable host still shows what it had. */
+function lastHealthOf(agent: HostAgent): { message: AgentMessageOf<"health">; at: number } | null {
+  const last = agent.lastHealth;
+  return last ? { message: last.report, at: last.at } : null;
 }
 
 /** The hash agents started by this lab carry; null when the agent code cannot be read (a broken checkout: said by the check itself). */

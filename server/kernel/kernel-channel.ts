@@ -85,7 +85,7 @@ export class KernelChannel implements KernelProcess {
         this.events.exit(exit);
       },
     );
-    this.placement = { hostId: options.hostId, agentKernelId: null, gpus: [] };
+    this.placement = { hostId: options.hostId, agentKernelId: null, gpus: [], onThisMachine: true };
   }
 
   readonly placement: KernelPlacement;

@@ -51,6 +51,8 @@ export interface KernelPlacement {
   agentKernelId: string | null;
   /** UUIDs of the GPUs leased to it (its CUDA_VISIBLE_DEVICES). */
   gpus: string[];
+  /** It runs on the lab server's machine (its pid can be looked up in this /proc). */
+  onThisMachine: boolean;
 }
 
 export interface KernelStartOptions {
@@ -60,6 +62,8 @@ export interface KernelStartOptions {
   gpus?: number;
   /** While the kernel waits for GPUs: its place in the host's queue. */
   onQueued?: (position: number) => void;
+  /** Aborted when the start is given up (a shutdown while it waits for GPUs): the host drops it. */
+  signal?: AbortSignal;
 }
 
 export interface KernelLauncher {

@@ -96,6 +96,8 @@ export class KernelSession {
   private recentOutput = "";
   private expectingExit = false;
   private starting: Promise<void> | null = null;
+  /** Aborts the start in progress (one waiting for GPUs in its host's queue). */
+  private startAbort: AbortController | null = null;
   /** A kernel being stopped on purpose: a start waits for it to be gone. */
   private stopping: Promise<void> | null = null;
   private readonly statusListeners = new Set<(status: KernelStatus) => void>();
@@ -221,6 +223,7 @@ export class KernelSession {
    */
   async shutdown(reason: string | null = null, { runningStatus = "aborted" }: { runningStatus?: ExecutionStatus } = {}): Promise<void> {
     const startingNow = this.starting;
+    this.startAbort?.abort();
     if (startingNow) {
       // A process being started has no channel to stop yet: let it come up, then end it (else it would outlive the shutdown).
       this.abortQueued();
@@ -261,7 +264,9 @@ export class KernelSession {
     try {
       const { host, gpus } = this.options.launch();
       let started: KernelProcess | null = null;
+      const abort = (this.startAbort = new AbortController());
       const { process, hello } = await host.start(this.processEvents(() => started), {
+        signal: abort.signal,
         startTimeoutMs: this.options.startTimeoutMs,
         cwd: this.options.cwd,
         gpus,

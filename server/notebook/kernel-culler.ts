@@ -35,10 +35,19 @@ export class KernelCuller {
     const idleMs = this.registry.limits.idleShutdownMs;
     if (idleMs === null) return 0;
     const now = (this.options.clock ?? Date.now)();
+    const warnMs = Math.min(this.registry.limits.idleWarningMs ?? 5 * 60_000, idleMs);
+    this.registry.noteGpuUse();
     let ended = 0;
     for (const [notebookId, facts] of this.registry.live()) {
-      const decision = cullDecision(kernelUse(facts), now, idleMs);
-      if (decision.action !== "shut-down") continue;
+      const decision = cullDecision(kernelUse(facts), now, idleMs, warnMs);
+      if (decision.action === "warn") {
+        this.registry.warn(notebookId, decision.shutdownAt);
+        continue;
+      }
+      if (decision.action === "keep") {
+        this.registry.warn(notebookId, null);
+        continue;
+      }
       ended += 1;
       this.options.log?.("info", `kernel of notebook ${notebookId} shut down after ${Math.round(decision.idleMs / 1000)} s unused`);
       this.registry.shutdown(notebookId, idleShutdownReason(idleMs)).catch((error: unknown) => {

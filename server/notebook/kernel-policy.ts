@@ -33,8 +33,10 @@ export interface KernelFacts {
   viewers: number;
   /** The kernel's last state change (it started, a cell started or finished). */
   lastActivityAt: number;
-  /** When the last viewer left, or null if nobody left since the server started. */
+  /** When the last viewer left (or hid the tab), or null if nobody did since the server started. */
   lastViewerLeftAt: number | null;
+  /** The last time the kernel's GPUs were busier than the lab's threshold; null: never seen busy (or no GPUs). */
+  gpuBusyAt: number | null;
 }
 
 /** A kernel process exists (or is being started) in this state: it counts against the cap. */
@@ -60,16 +62,19 @@ export function kernelUse(facts: KernelFacts): KernelUse {
   if (facts.executions > 0 || facts.state === "busy") return { kind: "executing", executions: Math.max(1, facts.executions) };
   if (facts.state !== "idle") return { kind: "changing", state: facts.state };
   if (facts.viewers > 0) return { kind: "viewed", viewers: facts.viewers };
-  return { kind: "unused", since: Math.max(facts.lastActivityAt, facts.lastViewerLeftAt ?? -Infinity) };
+  // A training loop started from a background thread shows only on the GPU: its use counts as activity.
+  return { kind: "unused", since: Math.max(facts.lastActivityAt, facts.lastViewerLeftAt ?? -Infinity, facts.gpuBusyAt ?? -Infinity) };
 }
 
 export type CullDecision =
   /** `shutdownAt`: when it will be shut down if nothing changes (unused kernels only). */
   | { action: "keep"; shutdownAt: number | null }
+  /** Unused for long enough that the notebook is told when it will be shut down. */
+  | { action: "warn"; shutdownAt: number }
   | { action: "shut-down"; idleMs: number };
 
-/** `idleLimitMs` null: idle shutdown is off. */
-export function cullDecision(use: KernelUse, now: number, idleLimitMs: number | null): CullDecision {
+/** `idleLimitMs` null: idle shutdown is off. `warnMs`: how long before the shutdown the notebook is warned. */
+export function cullDecision(use: KernelUse, now: number, idleLimitMs: number | null, warnMs = 0): CullDecision {
   switch (use.kind) {
     case "no-process":
     case "changing":
@@ -79,7 +84,9 @@ export function cullDecision(use: KernelUse, now: number, idleLimitMs: number | 
     case "unused": {
       if (idleLimitMs === null) return { action: "keep", shutdownAt: null };
       const idleMs = now - use.since;
-      return idleMs >= idleLimitMs ? { action: "shut-down", idleMs } : { action: "keep", shutdownAt: use.since + idleLimitMs };
+      const shutdownAt = use.since + idleLimitMs;
+      if (idleMs >= idleLimitMs) return { action: "shut-down", idleMs };
+      return idleMs >= idleLimitMs - warnMs ? { action: "warn", shutdownAt } : { action: "keep", shutdownAt };
     }
     default:
       return assertNever(use);

@@ -14,17 +14,26 @@ import { CommandError } from "../errors";
 /** What the registry needs of an open notebook (a NotebookRuntime). */
 export interface KernelOwner {
   readonly doc: { readonly title: string };
-  readonly kernel: Pick<KernelSession, "status" | "pid" | "pendingExecutions" | "onStatus" | "shutdown">;
+  readonly kernel: Pick<KernelSession, "status" | "pid" | "pendingExecutions" | "onStatus" | "shutdown" | "placement">;
+  /** Tell the notebook when idle shutdown will end its kernel (null: not any more). */
+  warnIdle(shutdownAt: number | null): void;
 }
 
 export interface KernelLimits {
   /** At most this many kernels live at once; one more is refused, none is ended to make room. */
   maxKernels: number;
-  /** Unused kernels (nothing running or queued, nobody viewing) are shut down after this long; null: never. */
+  /** Unused kernels (nothing running or queued, no GPU use, nobody viewing) are shut down after this long; null: never. */
   idleShutdownMs: number | null;
+  /** The notebook is warned this long before (default 5 min, at most the period). */
+  idleWarningMs?: number;
+  /** GPU utilisation (percent) above which a kernel counts as in use (default 5). */
+  gpuBusyPercent?: number;
 }
 
-export const DEFAULT_KERNEL_LIMITS: KernelLimits = { maxKernels: 16, idleShutdownMs: 60 * 60_000 };
+export const DEFAULT_KERNEL_LIMITS: KernelLimits = { maxKernels: 16, idleShutdownMs: 60 * 60_000, idleWarningMs: 5 * 60_000, gpuBusyPercent: 5 };
+
+/** A kernel's GPU utilisation (highest of its GPUs, percent) as its host last measured it; null without GPUs or a measurement. */
+export type GpuUtilizationOf = (placement: { hostId: string; agentKernelId: string | null }) => number | null;
 
 interface Tracked {
   owner: KernelOwner;
@@ -34,42 +43,84 @@ interface Tracked {
   /** Commands between "may start a kernel" and the kernel reporting "starting": they hold a place under the cap. */
   claims: number;
   stopping: Promise<void> | null;
+  gpuBusyAt: number | null;
+  /** The shutdown time the notebook was last warned of; null when it is not warned. */
+  warnedOf: number | null;
 }
 
 export class KernelRegistry {
   private readonly tracked = new Map<string, Tracked>();
-  /** Socket ids in each notebook's room. */
-  private readonly viewers = new Map<string, Set<string>>();
+  /** Socket ids in each notebook's room, and whether their tab is visible (a hidden, forgotten tab is not viewing). */
+  private readonly viewers = new Map<string, Map<string, boolean>>();
   private readonly lastViewerLeftAt = new Map<string, number>();
+  private gpuUtilizationOf: GpuUtilizationOf = () => null;
 
   constructor(readonly limits: KernelLimits, private readonly clock: () => number = Date.now) {}
 
+  /** Where GPU utilisation comes from (the hosts' agents). */
+  measureGpusWith(source: GpuUtilizationOf): void {
+    this.gpuUtilizationOf = source;
+  }
+
   track(notebookId: string, owner: KernelOwner): void {
     const now = this.clock();
-    const tracked: Tracked = { owner, startedAt: now, lastActivityAt: now, claims: 0, stopping: null };
+    const tracked: Tracked = { owner, startedAt: now, lastActivityAt: now, claims: 0, stopping: null, gpuBusyAt: null, warnedOf: null };
     this.tracked.set(notebookId, tracked);
     owner.kernel.onStatus((status) => {
       const at = this.clock();
       if (status.state === "starting" || status.state === "restarting") tracked.startedAt = at;
       tracked.lastActivityAt = at;
+      tracked.warnedOf = null; // the runtime clears the notebook's warning on any change; a new idle period warns anew
     });
   }
 
   viewerJoined(notebookId: string, socketId: string): void {
     let sockets = this.viewers.get(notebookId);
-    if (!sockets) this.viewers.set(notebookId, (sockets = new Set()));
-    sockets.add(socketId);
+    if (!sockets) this.viewers.set(notebookId, (sockets = new Map()));
+    sockets.set(socketId, true);
   }
 
   viewerLeft(notebookId: string, socketId: string): void {
     const sockets = this.viewers.get(notebookId);
+    const wasVisible = sockets?.get(socketId);
     if (!sockets?.delete(socketId)) return;
     if (sockets.size === 0) this.viewers.delete(notebookId);
-    this.lastViewerLeftAt.set(notebookId, this.clock());
+    if (wasVisible) this.lastViewerLeftAt.set(notebookId, this.clock());
   }
 
+  /** A viewer's tab was hidden or shown again (the Page Visibility API): a hidden tab does not keep a kernel in use. */
+  viewerVisibility(notebookId: string, socketId: string, visible: boolean): void {
+    const sockets = this.viewers.get(notebookId);
+    if (!sockets?.has(socketId) || sockets.get(socketId) === visible) return;
+    sockets.set(socketId, visible);
+    if (!visible) this.lastViewerLeftAt.set(notebookId, this.clock());
+  }
+
+  /** Viewers whose tab is visible. */
   viewerCount(notebookId: string): number {
-    return this.viewers.get(notebookId)?.size ?? 0;
+    let visible = 0;
+    for (const shown of this.viewers.get(notebookId)?.values() ?? []) if (shown) visible += 1;
+    return visible;
+  }
+
+  /** Takes a GPU measurement of every live kernel: one busier than the threshold is in use now. */
+  noteGpuUse(): void {
+    const now = this.clock();
+    const threshold = this.limits.gpuBusyPercent ?? 5;
+    for (const tracked of this.tracked.values()) {
+      const placement = tracked.owner.kernel.placement;
+      if (!placement || !isLive(tracked.owner.kernel.status.state)) continue;
+      const utilization = this.gpuUtilizationOf(placement);
+      if (utilization !== null && utilization > threshold) tracked.gpuBusyAt = now;
+    }
+  }
+
+  /** Tells the notebook when its kernel will be shut down, once per idle period; `shutdownAt` null clears a warning. */
+  warn(notebookId: string, shutdownAt: number | null): void {
+    const tracked = this.tracked.get(notebookId);
+    if (!tracked || tracked.warnedOf === shutdownAt) return;
+    tracked.warnedOf = shutdownAt;
+    tracked.owner.warnIdle(shutdownAt);
   }
 
   /**
@@ -143,8 +194,11 @@ export class KernelRegistry {
     const state = facts.state;
     if (!isLive(state)) return null;
     const pid = tracked.owner.kernel.pid;
-    const memory = pid === null || table === null ? null : await table.memoryOf(pid);
+    // A kernel on another host has a pid there, not in this machine's /proc.
+    const local = tracked.owner.kernel.placement?.onThisMachine ?? true;
+    const memory = pid === null || table === null || !local ? null : await table.memoryOf(pid);
     const decision = cullDecision(kernelUse(facts), now, this.limits.idleShutdownMs);
+    const shutdownAt = decision.action === "keep" || decision.action === "warn" ? decision.shutdownAt : null;
     return {
       notebookId,
       title: tracked.owner.doc.title,
@@ -155,7 +209,7 @@ export class KernelRegistry {
       viewers: facts.viewers,
       executions: facts.executions,
       memory: memory === null ? null : { rssBytes: memory.rssBytes, processes: memory.pids.length },
-      idleShutdownAt: decision.action === "keep" && decision.shutdownAt !== null ? new Date(decision.shutdownAt).toISOString() : null,
+      idleShutdownAt: shutdownAt !== null ? new Date(shutdownAt).toISOString() : null,
     };
   }
 
@@ -166,6 +220,7 @@ export class KernelRegistry {
       viewers: this.viewerCount(notebookId),
       lastActivityAt: tracked.lastActivityAt,
       lastViewerLeftAt: this.lastViewerLeftAt.get(notebookId) ?? null,
+      gpuBusyAt: tracked.gpuBusyAt,
     };
   }
 }

@@ -100,6 +100,11 @@ export class NotebookHub {
     this.kernels.viewerJoined(notebookId, socketId);
   }
 
+  /** A viewer's tab was hidden or shown again. */
+  viewerVisibility(notebookId: string, socketId: string, visible: boolean): void {
+    this.kernels.viewerVisibility(notebookId, socketId, visible);
+  }
+
   /** A socket left the room (closed the tab, lost the connection). */
   viewerLeft(notebookId: string, socketId: string): void {
     this.kernels.viewerLeft(notebookId, socketId);

@@ -202,7 +202,7 @@ export class NotebookRuntime {
     return reply;
   }
 
-  async handle(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
+  async handle(command: Exclude<NotebookCommand, { op: "open" | "presence" }>, by: string): Promise<void> {
     // Checked and held from before anything changes until the kernel counts as live itself, so concurrent starts cannot pass the cap.
     const starts = (command.op === "execute" || command.op === "restart") && startsKernel(command.op, this.kernel.status.state);
     const release = starts ? this.options.claimKernel?.() : undefined;
@@ -213,7 +213,7 @@ export class NotebookRuntime {
     }
   }
 
-  private async apply(command: Exclude<NotebookCommand, { op: "open" }>, by: string): Promise<void> {
+  private async apply(command: Exclude<NotebookCommand, { op: "open" | "presence" }>, by: string): Promise<void> {
     switch (command.op) {
       case "insert-cell": {
         const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));
@@ -334,6 +334,11 @@ export class NotebookRuntime {
     this.coalescer.dispose();
     this.gate.close();
     await this.persistence.flush();
+  }
+
+  /** Idle shutdown will end the kernel at `shutdownAt` (null: not any more): every viewer is told. */
+  warnIdle(shutdownAt: number | null): void {
+    this.coalescer.emit({ type: "kernel-idle-warning", shutdownAt: shutdownAt === null ? null : new Date(shutdownAt).toISOString() });
   }
 
   /** Whether the kernel lives with a host agent (and so can outlive this server). */

@@ -88,7 +88,8 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
     throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
-  await runtime.handle(command, socket.id);
+  if (command.op === "presence") hub.viewerVisibility(command.notebookId, socket.id, command.visible);
+  else await runtime.handle(command, socket.id);
   return { ok: true };
 }
 

@@ -135,6 +135,49 @@ describe("idle shutdown", () => {
     }
   });
 
+  it("a hidden tab does not keep a kernel: its viewer is warned first, then the kernel is shut down while the tab stays connected", LIMIT, async () => {
+    const nb = await harness.createNotebook("forgotten tab");
+    const viewer = await harness.client();
+    try {
+      await open(viewer, nb);
+      await runToEnd(viewer, nb, "w = 1");
+      const culled = nextStatus(harness, nb, isShutdown);
+      const hiddenAt = Date.now();
+      assert.deepEqual(await viewer.send({ op: "presence", notebookId: nb, visible: false }), { ok: true });
+      const status = await culled;
+      assert.equal(status.state, "shutdown");
+      assert.ok(Date.now() - hiddenAt >= IDLE_MS, "not before the idle period");
+      await viewer.waitFor((event) => event.type === "kernel-status" && event.status.state === "shutdown");
+      const warning = viewer.events.find((event) => event.type === "kernel-idle-warning" && event.shutdownAt !== null);
+      assert.ok(warning && warning.type === "kernel-idle-warning" && warning.shutdownAt !== null, "the tab was told first");
+      const warnedAt = viewer.events.indexOf(warning);
+      const endedAt = viewer.events.findIndex((event) => event.type === "kernel-status" && event.status.state === "shutdown");
+      assert.ok(warnedAt >= 0 && warnedAt < endedAt, "the warning came before the shutdown");
+      assert.ok(Math.abs(Date.parse(warning.shutdownAt) - (hiddenAt + IDLE_MS)) < 1_000, "it says when");
+      assert.equal(viewer.socket.connected, true, "the tab is still connected");
+    } finally {
+      viewer.close();
+    }
+  });
+
+  it("a visible tab keeps its kernel; showing a hidden tab again clears the warning", LIMIT, async () => {
+    const nb = await harness.createNotebook("tab shown again");
+    const viewer = await harness.client();
+    try {
+      await open(viewer, nb);
+      await runToEnd(viewer, nb, "v = 1");
+      await viewer.send({ op: "presence", notebookId: nb, visible: false });
+      await viewer.waitFor((event) => event.type === "kernel-idle-warning" && event.shutdownAt !== null);
+      await viewer.send({ op: "presence", notebookId: nb, visible: true });
+      await viewer.waitFor((event) => event.type === "kernel-idle-warning" && event.shutdownAt === null);
+      const live = new Map(harness.lab.hub.kernels.live());
+      assert.equal(live.get(nb)?.state, "idle", "the kernel is kept");
+      assert.equal(live.get(nb)?.viewers, 1);
+    } finally {
+      viewer.close();
+    }
+  });
+
   it("keeps a kernel with a running cell or a viewer, and ends each once neither holds", LIMIT, async () => {
     const flagDir = mkdtempSync(path.join(tmpdir(), "mgpulab-cull-"));
     const flag = path.join(flagDir, "go");

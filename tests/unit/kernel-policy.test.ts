@@ -18,7 +18,7 @@ import { parseStat } from "../../server/kernel/process-memory";
 import { describePeriod } from "../../server/core/protocol/kernels-model";
 
 const MIN = 60_000;
-const base: KernelFacts = { state: "idle", executions: 0, viewers: 0, lastActivityAt: 1_000, lastViewerLeftAt: null };
+const base: KernelFacts = { state: "idle", executions: 0, viewers: 0, lastActivityAt: 1_000, lastViewerLeftAt: null, gpuBusyAt: null };
 
 describe("kernelUse", () => {
   const cases: Array<[string, Partial<KernelFacts>, KernelUse]> = [
@@ -37,6 +37,8 @@ describe("kernelUse", () => {
     ["starting with nothing queued (Start kernel)", { state: "starting" }, { kind: "changing", state: "starting" }],
     ["restarting", { state: "restarting" }, { kind: "changing", state: "restarting" }],
     ["interrupting a running cell", { state: "interrupting", executions: 1 }, { kind: "executing", executions: 1 }],
+    ["idle, nobody viewing, its GPUs busy after the last activity (a background training thread)", { lastActivityAt: 1_000, gpuBusyAt: 8_000 }, { kind: "unused", since: 8_000 }],
+    ["idle, GPUs last busy before the last viewer left", { gpuBusyAt: 2_000, lastViewerLeftAt: 5_000 }, { kind: "unused", since: 5_000 }],
   ];
   for (const [name, facts, expected] of cases) {
     it(name, () => assert.deepEqual(kernelUse({ ...base, ...facts }), expected));
@@ -57,6 +59,16 @@ describe("cullDecision", () => {
   ];
   for (const [name, use, now, limit, expected] of cases) {
     it(name, () => assert.deepEqual(cullDecision(use, now, limit), expected));
+  }
+  const warn = 5 * MIN;
+  const warned: Array<[string, number, CullDecision]> = [
+    ["before the warning window", hour - warn - 1, { action: "keep", shutdownAt: hour }],
+    ["at the start of the warning window", hour - warn, { action: "warn", shutdownAt: hour }],
+    ["inside the warning window", hour - 1, { action: "warn", shutdownAt: hour }],
+    ["at the end of the period", hour, { action: "shut-down", idleMs: hour }],
+  ];
+  for (const [name, now, expected] of warned) {
+    it(`with a ${warn / MIN} min warning: ${name}`, () => assert.deepEqual(cullDecision({ kind: "unused", since: 0 }, now, hour, warn), expected));
   }
 
   it("a viewer leaving restarts the idle clock", () => {

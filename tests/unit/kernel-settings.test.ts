@@ -7,11 +7,13 @@ import { kernelLimitsOf, readConfig } from "../../server/config";
 const only = (vars: Record<string, string>): NodeJS.ProcessEnv => ({ NODE_ENV: "test", ...vars });
 
 describe("kernel settings", () => {
-  const cases: Array<[string, Record<string, string>, { maxKernels: number; idleShutdownMs: number | null }]> = [
-    ["defaults", {}, { maxKernels: 16, idleShutdownMs: 60 * 60_000 }],
-    ["a smaller cap and a shorter period", { MGPULAB_MAX_KERNELS: "4", MGPULAB_KERNEL_IDLE_MINUTES: "15" }, { maxKernels: 4, idleShutdownMs: 15 * 60_000 }],
-    ["a fractional period", { MGPULAB_KERNEL_IDLE_MINUTES: "0.5" }, { maxKernels: 16, idleShutdownMs: 30_000 }],
-    ["idle shutdown off", { MGPULAB_KERNEL_IDLE_MINUTES: "0" }, { maxKernels: 16, idleShutdownMs: null }],
+  const warned = { idleWarningMs: 5 * 60_000, gpuBusyPercent: 5 };
+  const cases: Array<[string, Record<string, string>, { maxKernels: number; idleShutdownMs: number | null; idleWarningMs: number; gpuBusyPercent: number }]> = [
+    ["defaults", {}, { maxKernels: 16, idleShutdownMs: 60 * 60_000, ...warned }],
+    ["a smaller cap and a shorter period", { MGPULAB_MAX_KERNELS: "4", MGPULAB_KERNEL_IDLE_MINUTES: "15" }, { maxKernels: 4, idleShutdownMs: 15 * 60_000, ...warned }],
+    ["a fractional period", { MGPULAB_KERNEL_IDLE_MINUTES: "0.5" }, { maxKernels: 16, idleShutdownMs: 30_000, ...warned }],
+    ["idle shutdown off", { MGPULAB_KERNEL_IDLE_MINUTES: "0" }, { maxKernels: 16, idleShutdownMs: null, ...warned }],
+    ["a longer warning and a GPU threshold", { MGPULAB_KERNEL_IDLE_WARNING_MINUTES: "10", MGPULAB_GPU_BUSY_PERCENT: "20" }, { maxKernels: 16, idleShutdownMs: 60 * 60_000, idleWarningMs: 10 * 60_000, gpuBusyPercent: 20 }],
   ];
   for (const [name, env, limits] of cases) {
     it(name, () => assert.deepEqual(kernelLimitsOf(readConfig([], only(env))), limits));
@@ -23,6 +25,8 @@ describe("kernel settings", () => {
     [{ MGPULAB_MAX_KERNELS: "many" }, /maxKernels: /],
     [{ MGPULAB_KERNEL_IDLE_MINUTES: "-1" }, /kernelIdleMinutes: /],
     [{ MGPULAB_KERNEL_IDLE_MINUTES: "soon" }, /kernelIdleMinutes: /],
+    [{ MGPULAB_GPU_BUSY_PERCENT: "120" }, /gpuBusyPercent: /],
+    [{ MGPULAB_KERNEL_LEASE_SECONDS: "0" }, /kernelLeaseSeconds: /],
   ];
   for (const [env, message] of bad) {
     it(`refuses ${JSON.stringify(env)}`, () => assert.throws(() => readConfig([], only(env)), message));

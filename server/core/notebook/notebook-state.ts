@@ -95,7 +95,9 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
     case "cell-metrics":
       return updateCell(doc, event.cellId, (c) => ({ ...c, liveMetrics: event.liveMetrics }));
     case "kernel-status":
-      return { ...doc, kernel: event.status };
+      return { ...doc, kernel: event.status, ...(doc.kernelIdleShutdownAt ? { kernelIdleShutdownAt: null } : {}) };
+    case "kernel-idle-warning":
+      return { ...doc, kernelIdleShutdownAt: event.shutdownAt };
     case "kernel-spec-changed":
       return doc.kernelSpec.hostId === event.spec.hostId && doc.kernelSpec.gpus === event.spec.gpus ? doc : { ...doc, kernelSpec: event.spec };
     case "notebook-renamed":

@@ -154,6 +154,8 @@ export interface NotebookDocument {
   deleted: boolean;
   cells: Cell[];
   kernel: KernelStatus;
+  /** When idle shutdown will end the kernel if nobody uses it (ISO time), once the notebook has been warned. */
+  kernelIdleShutdownAt?: string | null;
   /** Committed predictions by question id. */
   predictions: Record<string, Prediction>;
   /** The host and GPUs of the next kernel start (a running kernel keeps what it started with). */

@@ -109,6 +109,8 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
    * has, when known). A running kernel keeps its own until a restart.
    */
   z.object({ op: z.literal("set-kernel-spec"), notebookId: id, hostId, gpus: z.number().int().min(0).max(1024) }),
+  /** The viewer's tab was hidden or shown (Page Visibility): a hidden tab does not keep the kernel in use. */
+  z.object({ op: z.literal("presence"), notebookId: id, visible: z.boolean() }),
   z.object({ op: z.literal("restart"), notebookId: id }),
   z.object({ op: z.literal("shutdown"), notebookId: id }),
 ]);
@@ -224,6 +226,8 @@ export type NotebookEvent =
   | { type: "kernel-status"; status: KernelStatus }
   /** The next kernel start's host and GPUs. */
   | { type: "kernel-spec-changed"; spec: KernelSpec }
+  /** Idle shutdown will end the kernel at `shutdownAt` (ISO time) unless it is used; null: the warning no longer holds. */
+  | { type: "kernel-idle-warning"; shutdownAt: string | null }
   | { type: "notebook-renamed"; title: string }
   | { type: "notebook-deleted" }
   | { type: "notebook-restored" };
