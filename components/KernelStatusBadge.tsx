@@ -4,7 +4,9 @@
  * kernel's own report), and why it died with a way to restart it.
  */
 import type { KernelStatus } from "../server/core/protocol/notebook-model";
+import type { HostView } from "../server/core/protocol/hosts-model";
 import { deviceSummary, kernelDetails } from "./model/format";
+import { kernelPlacementText, queueText } from "./model/kernel-spec";
 import { assertNever } from "../server/core/assert-never";
 
 import "./KernelStatusBadge.css";
@@ -13,14 +15,18 @@ interface Props {
   status: KernelStatus;
   /** False while the page is not connected: the status shown is the last one known. */
   live: boolean;
+  /** The lab's hosts when listed: leased GPUs are named by them. */
+  hosts?: readonly HostView[] | null;
   onRestart(): void;
 }
 
-export default function KernelStatusBadge({ status, live, onRestart }: Props) {
+export default function KernelStatusBadge({ status, live, hosts = null, onRestart }: Props) {
   const label = stateLabel(status);
   const info = "info" in status ? status.info : null;
   const device = info === null ? null : deviceSummary(info);
-  const title = info === null ? label : kernelDetails(info);
+  const placement = info === null ? null : kernelPlacementText(info, hosts);
+  const queue = queueText(status);
+  const title = info === null ? (queue === null ? label : `${label} ${queue}`) : kernelDetails(info);
   return (
     <div
       className={`kernel-status kernel-${status.state}${live ? "" : " kernel-stale"}`}
@@ -36,10 +42,21 @@ export default function KernelStatusBadge({ status, live, onRestart }: Props) {
           <span className={`device-kind device-${device.kind.toLowerCase()}`} data-testid="kernel-device" data-device-kind={device.kind}>
             {device.kind}
           </span>
-          <span className="kernel-info">
+          <span className="kernel-info" data-testid="kernel-info">
+            {placement?.host != null && <span data-testid="kernel-host">{placement.host} · </span>}
+            {placement?.gpus != null && (
+              <span data-testid="kernel-gpus" title={placement.gpus.title}>
+                {placement.gpus.text} ·{" "}
+              </span>
+            )}
             {device.text} · Python {info.python} · {info.torch === null ? "no torch" : `torch ${info.torch}`}
           </span>
         </>
+      )}
+      {queue !== null && (
+        <span className="kernel-info" data-testid="kernel-queue">
+          {queue}
+        </span>
       )}
       {status.state === "dead" && (
         <>

@@ -20,6 +20,7 @@ import IdleShutdownBanner from "./IdleShutdownBanner";
 import ImportNotes from "./ImportNotes";
 import { takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
+import KernelSpecControl from "./KernelSpecControl";
 import KernelStatusBadge from "./KernelStatusBadge";
 import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
@@ -106,6 +107,13 @@ export default function Notebook({ notebookId }: Props) {
     if (bottom <= 0 || top >= window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }, [ui.selectedId]);
 
+  // Host labels and leased GPUs' names come from the hosts list: asked for once connected (opening the kernel form asks again).
+  const hostsListed = state.hosts !== null;
+  const online = state.connection.status === "connected";
+  useEffect(() => {
+    if (!hostsListed && online) void controller.loadHosts();
+  }, [controller, hostsListed, online]);
+
   useEffect(() => {
     document.title = `${doc?.title || notebookId} · Multi-GPU Lab`;
   }, [doc?.title, notebookId]);
@@ -152,12 +160,23 @@ export default function Notebook({ notebookId }: Props) {
           <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
             Running kernels
           </Link>
+          {doc !== null && (
+            <KernelSpecControl
+              spec={doc.kernelSpec}
+              kernelState={doc.kernel.state}
+              hosts={state.hosts}
+              disabled={!connected}
+              onOpen={() => void controller.loadHosts()}
+              onApply={(hostId, gpus) => controller.setKernelSpec(hostId, gpus)}
+            />
+          )}
           <div className="notebook-header-status">
             <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
             {doc !== null && (
               <KernelStatusBadge
                 status={doc.kernel}
                 live={connected}
+                hosts={state.hosts}
                 onRestart={() => controller.restart()}
               />
             )}

@@ -44,6 +44,9 @@ export default function NotebookList() {
         <Link href="/kernels" className="button" data-testid="running-kernels-link" title="Every running kernel, its memory, and shutting them down">
           Running kernels
         </Link>
+        <Link href="/hosts" className="button" data-testid="hosts-link" title="Where kernels run: each host, its agent, Python, torch and GPUs">
+          Hosts
+        </Link>
       </div>
       {state.error !== null && (
         <div className="list-error" data-testid="list-error" role="alert">

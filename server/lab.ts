@@ -9,13 +9,14 @@ import type { KernelInfo } from "./core/protocol/notebook-model";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
-import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import { LOCAL_USER, openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import { singleHost } from "./notebook/kernel-hosts";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { KernelCuller } from "./notebook/kernel-culler";
 import { NotebookHub, type NotebookHubOptions } from "./notebook/notebook-hub";
 import { ScenarioCatalog } from "./scenarios/scenario-catalog";
 
-export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "host"> {
+export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
   dataDir?: string;
   /** Where kernels run when no `hosts` are given (tests of the kernel path: a PTY per kernel). */
@@ -47,11 +48,11 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const runs = new RunRepository(db.prisma);
   const hosts = options.hosts ? options.hosts(await labIdOf(db)) : null;
   const interrupted = await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
-  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message));
+  const kernelHosts = hosts ?? (options.host ? singleHost(options.host()) : null);
+  if (!kernelHosts) throw new Error("openLab needs hosts or a host");
+  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), LOCAL_USER.id, kernelHosts.defaultHost);
   const scenarios = new ScenarioCatalog();
-  const host = hosts ? () => hosts.launcher()! : options.host;
-  if (!host) throw new Error("openLab needs hosts or a host");
-  const hub = new NotebookHub({ ...options, host, catalog, templates: scenarios });
+  const hub = new NotebookHub({ ...options, hosts: kernelHosts, catalog, templates: scenarios });
   if (hosts) {
     hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
     hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);

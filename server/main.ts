@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     }
     const onError = (err: unknown) => log.error({ err }, `${req.method ?? ""} ${req.url ?? ""} failed`);
     const chartOf = (executionId: string) => executionChartSvg(lab.db.prisma, executionId);
-    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, predictions: lab.catalog.repos.predictions, ownerId: LOCAL_USER.id, onError, chartOf, templates: lab.scenarios })) return;
+    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, predictions: lab.catalog.repos.predictions, ownerId: LOCAL_USER.id, onError, chartOf, templates: lab.scenarios, hostIds: lab.hosts?.ids() })) return;
     if (handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError })) return;
     void handle(req, res);
   });
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     httpServer,
     socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
   );
-  attachNotebookSocket(io, lab.hub, log, lab.scenarios);
+  attachNotebookSocket(io, lab.hub, log, lab.scenarios, lab.hosts);
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();

@@ -80,7 +80,7 @@ export function classifyOpenError(code: ErrorCode): "not-found" | "retry" {
 /** Commands that need the server's answer now (never queued offline). */
 export type ControlCommand = Extract<
   NotebookCommand,
-  { op: "execute" | "interrupt" | "restart" | "shutdown" | "set-parameters" | "detach-template" | "reattach-template" | "undo-reattach" | "commit-prediction" }
+  { op: "execute" | "interrupt" | "restart" | "shutdown" | "set-kernel-spec" | "set-parameters" | "detach-template" | "reattach-template" | "undo-reattach" | "commit-prediction" }
 >;
 
 export interface ConnectionListener {

@@ -84,6 +84,8 @@ export function deviceSummary(info: KernelInfo): { kind: "CPU" | "GPU"; text: st
 
 export function kernelDetails(info: KernelInfo): string {
   return [
+    ...(info.host ? [`On ${info.host.label} (host ${info.host.id})`] : []),
+    ...(info.gpus && info.gpus.length > 0 ? [`Leased GPUs: ${info.gpus.join(", ")}`] : []),
     `Devices: ${info.deviceMode}`,
     `Python ${info.python} (${info.executable})`,
     `torch ${info.torch ?? "not installed"}`,

@@ -18,6 +18,7 @@ import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { LabAck } from "../../server/core/protocol/socket-api";
+import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
 import {
@@ -59,6 +60,8 @@ export interface NotebookViewState {
   formErrors: Readonly<Record<string, string>>;
   /** Just reattached (its edits replaced): Undo is offered for a while. */
   undo: ReattachUndoOffer | null;
+  /** The lab's hosts as last listed (the kernel spec form, GPU names in the header); null until asked. */
+  hosts: readonly HostView[] | null;
 }
 
 /** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
@@ -157,6 +160,7 @@ export class NotebookController {
       notices: [],
       formErrors: {},
       undo: null,
+      hosts: null,
     };
     this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
@@ -411,6 +415,18 @@ export class NotebookController {
     this.control({ op: "restart", notebookId: this.notebookId });
   }
 
+  /** Lists the lab's hosts (for the kernel spec form and the GPU names in the header); a failure keeps the last list. */
+  async loadHosts(): Promise<void> {
+    const ack = await this.connection.sendLab({ op: "list-hosts" });
+    if (ack.ok && ack.hosts !== undefined) this.update({ hosts: ack.hosts });
+  }
+
+  /** Where the next kernel starts; resolves with the server's refusal in words, or null when it took it. */
+  async setKernelSpec(hostId: string, gpus: number): Promise<string | null> {
+    const ack = await this.connection.sendControl({ op: "set-kernel-spec", notebookId: this.notebookId, hostId, gpus });
+    return ack.ok ? null : ack.error;
+  }
+
   /** Restart from the toolbar or 0, 0: a live kernel's state is lost, so ask first (as Jupyter does). */
   requestRestart(): void {
     if (restartLosesState(this.state.doc?.kernel.state) && !this.confirm(RESTART_QUESTION)) return;
@@ -577,6 +593,8 @@ function describe(command: ControlCommand): string {
       return "Undoing the reattach";
     case "commit-prediction":
       return "Committing the prediction";
+    case "set-kernel-spec":
+      return "Changing the kernel's host";
   }
 }
 

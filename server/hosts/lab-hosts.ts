@@ -5,13 +5,17 @@
  * and the hosts page its view.
  */
 import type { KernelLauncher } from "../kernel/kernel-process";
-import type { HostGpu } from "../core/protocol/agent-messages";
+import type { AgentMessageOf, HostGpu } from "../core/protocol/agent-messages";
 import { DEFAULT_AGENT_BUFFER_BYTES, DEFAULT_INTERRUPT_GRACE_MS, DEFAULT_LEASE_SECONDS } from "../core/protocol/agent-messages";
+import type { GpuHolder, HostView } from "../core/protocol/hosts-model";
+import { CommandError } from "../errors";
+import type { KernelHosts } from "../notebook/kernel-hosts";
 import { agentLauncher } from "./agent-kernel";
 import type { HostConfig } from "./host-config";
 import { transportFor } from "./host-transport";
-import type { AgentSettings, LinkTransport } from "./agent-link";
+import { agentCode, type AgentSettings, type LinkTransport } from "./agent-link";
 import { HostAgent } from "./host-agent";
+import { buildHostView } from "./host-view";
 
 /** One host as the lab runs it: how to reach it and what its agent is told. */
 export interface LabHostSpec {
@@ -29,8 +33,21 @@ export interface LabHostSpec {
 
 export type Log = (level: "info" | "warning" | "error", message: string) => void;
 
-export class LabHosts {
-  private readonly agents = new Map<string, { spec: LabHostSpec; agent: HostAgent; launcher: KernelLauncher }>();
+interface HostEntry {
+  spec: LabHostSpec;
+  agent: HostAgent;
+  launcher: KernelLauncher;
+  checkError: { message: string; at: number } | null;
+}
+
+/** Which notebook holds an agent kernel (the hub's runtimes know); null: none of this lab's open notebooks. */
+export type HolderLookup = (agentKernelId: string) => GpuHolder | null;
+
+/** How long the hosts list waits for a connected agent's fresh health before showing the last one. */
+const LIST_HEALTH_WAIT_MS = 2_000;
+
+export class LabHosts implements KernelHosts {
+  private readonly agents = new Map<string, HostEntry>();
 
   constructor(specs: LabHostSpec[], readonly defaultHost: string, labId: string, log: Log) {
     for (const spec of specs) {
@@ -45,7 +62,7 @@ export class LabHosts {
         runtimeDir: spec.runtimeDir,
       };
       const agent = new HostAgent({ hostId: spec.id, transport: spec.transport, settings, log });
-      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log, spec.kind === "local") });
+      this.agents.set(spec.id, { spec, agent, launcher: agentLauncher(agent, spec.label, log, spec.kind === "local"), checkError: null });
     }
     if (!this.agents.has(defaultHost)) throw new Error(`the default host "${defaultHost}" is not one of the configured hosts (${[...this.agents.keys()].join(", ")})`);
   }
@@ -83,6 +100,77 @@ export class LabHosts {
     return [...this.agents.values()].map((entry) => entry.spec);
   }
 
+  ids(): string[] {
+    return [...this.agents.keys()];
+  }
+
+  label(hostId: string): string | null {
+    return this.agents.get(hostId)?.spec.label ?? null;
+  }
+
+  /** The GPUs a host offers: declared in its spec, else as its agent last reported; null while unknown. */
+  gpuCount(hostId: string): number | null {
+    const entry = this.agents.get(hostId);
+    if (!entry) return null;
+    if (entry.spec.gpus) return entry.spec.gpus.length;
+    const health = entry.agent.lastHealth;
+    return health ? health.report.gpus.length : null;
+  }
+
+  /**
+   * Every host as the hosts page shows it. A connected agent is asked for its
+   * health (briefly: a slow answer leaves the last one shown); a host that is
+   * not connected is never contacted here: its view is the cached one.
+   */
+  async view(holderOf: HolderLookup = () => null): Promise<HostView[]> {
+    const entries = [...this.agents.values()];
+    await Promise.all(entries.filter((entry) => entry.agent.state.state === "connected").map((entry) => this.refresh(entry, LIST_HEALTH_WAIT_MS)));
+    return entries.map((entry) => this.viewOf(entry, holderOf));
+  }
+
+  /**
+   * Checks one host now: connects (starting its agent if none runs) and asks
+   * its health. An unreachable host gives a view with the error and what the
+   * link printed; an unknown id is a CommandError.
+   */
+  async check(hostId: string, holderOf: HolderLookup = () => null): Promise<HostView> {
+    const entry = this.agents.get(hostId);
+    if (!entry) throw new CommandError("not-found", `no host "${hostId}" in this lab (its hosts: ${this.ids().join(", ")})`);
+    await this.refresh(entry, null);
+    return this.viewOf(entry, holderOf);
+  }
+
+  /** Asks for health; `waitMs` bounds the wait without dropping a late answer (it is kept for the next view). */
+  private async refresh(entry: HostEntry, waitMs: number | null): Promise<void> {
+    // The agent keeps the answer (lastHealth), as it does for the scheduled checks.
+    const asked = entry.agent.health().then(
+      () => {
+        entry.checkError = null;
+      },
+      (error: unknown) => {
+        entry.checkError = { message: error instanceof Error ? error.message : String(error), at: Date.now() };
+      },
+    );
+    if (waitMs === null) return asked;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, waitMs);
+    });
+    await Promise.race([asked, waited]);
+    clearTimeout(timer);
+  }
+
+  private viewOf(entry: HostEntry, holderOf: HolderLookup): HostView {
+    return buildHostView({
+      spec: { id: entry.spec.id, label: entry.spec.label, kind: entry.spec.kind, target: entry.spec.transport.describe() },
+      state: entry.agent.state,
+      health: lastHealthOf(entry.agent),
+      checkError: entry.checkError,
+      labCodeHash: labCodeHash(),
+      holderOf,
+    });
+  }
+
   /** The lab server stops: every link closes, every agent keeps its kernels for its lease. */
   async detachAll(): Promise<void> {
     if (this.healthTimer) clearInterval(this.healthTimer);
@@ -93,6 +181,22 @@ export class LabHosts {
   async shutdownAll(): Promise<void> {
     if (this.healthTimer) clearInterval(this.healthTimer);
     await Promise.all([...this.agents.values()].map((entry) => (entry.agent.state.state === "connected" ? entry.agent.shutdownAgent() : entry.agent.detach())));
+  }
+}
+
+/** The agent's last health answer as the view reads it: an unreachable host still shows what it had. */
+function lastHealthOf(agent: HostAgent): { message: AgentMessageOf<"health">; at: number } | null {
+  const last = agent.lastHealth;
+  return last ? { message: last.report, at: last.at } : null;
+}
+
+/** The hash agents started by this lab carry; null when the agent code cannot be read (a broken checkout: said by the check itself). */
+function labCodeHash(): string | null {
+  try {
+    return agentCode().codeHash;
+  } catch (error) {
+    if (error instanceof Error) return null;
+    throw error;
   }
 }
 

@@ -27,6 +27,8 @@ export interface NotebookFilesOptions {
   onError: (error: unknown) => void;
   /** The scenario catalog, to keep an imported templated cell attached when it renders exactly that code. */
   templates?: TemplateRenderer;
+  /** The lab's host ids: an imported kernel spec naming another host starts on the default host, with a note. */
+  hostIds?: readonly string[];
 }
 
 /** Imports of one server share this: at most one maximum-size file is held in memory at a time. */
@@ -64,7 +66,7 @@ async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, o
       sendError(res, "too-large", `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes`);
       return;
     }
-    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates });
+    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates, hostIds: options.hostIds });
     sendJson(res, 201, { id: notebook.id, title: notebook.title, notes });
   } finally {
     release();

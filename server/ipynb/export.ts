@@ -6,7 +6,7 @@
  */
 import type { CellOutput, MimeBundle } from "../core/protocol/notebook-model";
 import type { NotebookRepository } from "../persistence/notebook-repository";
-import type { JsonValue, StoredCell } from "../persistence/types";
+import type { JsonValue, StoredCell, StoredKernelSpec } from "../persistence/types";
 import { elidedMarker } from "./markers";
 import { placePredictions, type ExportedPrediction } from "./predictions";
 
@@ -21,6 +21,8 @@ export interface ExportableNotebook {
   cells: ReadonlyArray<Pick<StoredCell, "id" | "kind" | "source" | "outputs" | "executionCount" | "lastRun" | "template">>;
   /** The committed predictions, with their times. */
   predictions?: readonly ExportedPrediction[];
+  /** Where its kernels start (hostId null: the lab's default host). */
+  kernelSpec?: StoredKernelSpec;
 }
 
 /** A static image of a cell's charts (SVG), added as a display output so other notebook tools show it. */
@@ -32,6 +34,7 @@ export const CHART_IMAGE_METADATA = { mgpulab: { chart: true } };
 export function toIpynbObject(notebook: ExportableNotebook, charts: ChartImages = new Map()): JsonObject {
   const { byCell, unplaced } = placePredictions(notebook.cells, notebook.predictions ?? []);
   const lab: JsonObject = { title: notebook.title };
+  if (notebook.kernelSpec) lab.kernelSpec = { hostId: notebook.kernelSpec.hostId, gpus: notebook.kernelSpec.gpus };
   // No cell asks these questions any more: kept in the file all the same.
   if (unplaced.length > 0) lab.predictions = unplaced.map(predictionJson);
   return {

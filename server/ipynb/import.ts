@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { NotebookRepository } from "../persistence/notebook-repository";
-import type { CellInput, StoredNotebook } from "../persistence/types";
+import type { CellInput, StoredKernelSpec, StoredNotebook } from "../persistence/types";
 import type { TemplateRenderer } from "../notebook/template-cells";
 import { parseNotebookJson } from "./guard";
 import { formatPath, IpynbError } from "./ipynb-error";
@@ -18,6 +18,7 @@ import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
 import { nbformatSchema, type NbformatCell } from "./nbformat-schema";
 import { budgetOutputs } from "./output-budget";
 import { readPrediction, settlePredictions, type FoundPrediction } from "./predictions";
+import { readKernelSpec, settleKernelSpec } from "./kernel-spec";
 import { settleTemplateClaims, type TemplateClaim } from "./template-claims";
 import { assertValidUnicode } from "./unicode";
 
@@ -35,6 +36,8 @@ export interface ImportedNotebook {
   templateClaims: TemplateClaim[];
   /** Committed predictions in the file, well formed; `saveImported` keeps those about questions the notebook asks. */
   predictions: FoundPrediction[];
+  /** From metadata.mgpulab.kernelSpec when well formed; `saveImported` keeps its host only when the lab has it. */
+  kernelSpec: StoredKernelSpec;
 }
 
 const schemas = new WeakMap<IpynbLimits, ReturnType<typeof nbformatSchema>>();
@@ -53,7 +56,9 @@ export function parseIpynb(input: string | Uint8Array, limits: IpynbLimits = IPY
   }
   assertValidUnicode(parsed.data);
   const lab = parsed.data.metadata?.mgpulab;
-  const imported: ImportedNotebook = { title: lab?.title?.trim() || null, cells: [], notes: [], templateClaims: [], predictions: [] };
+  const notes: string[] = [];
+  const kernelSpec = readKernelSpec(lab?.kernelSpec, "metadata.mgpulab.kernelSpec", notes);
+  const imported: ImportedNotebook = { title: lab?.title?.trim() || null, cells: [], notes, templateClaims: [], predictions: [], kernelSpec };
   const ids = new Set<string>();
   for (const [index, cell] of parsed.data.cells.entries()) {
     imported.cells.push(toCellInput(cell, index, ids, imported, limits));
@@ -119,6 +124,8 @@ export interface ImportOptions {
   limits?: IpynbLimits;
   /** The scenario catalog: without it, every cell claiming an attached template is imported detached. */
   templates?: TemplateRenderer;
+  /** The lab's host ids: a kernel spec naming another host falls back to the default host, with a note. Without it, the file's host is kept. */
+  hostIds?: readonly string[];
 }
 
 /** Creates a notebook from a parsed file (templated cells settled first): all or nothing. */
@@ -131,8 +138,10 @@ export async function saveImported(
   // After the claims are settled: the questions asked are those of the cells as they will be stored.
   const predictionNotes: string[] = [];
   const predictions = settlePredictions(imported.cells, imported.predictions, new Date(), predictionNotes);
-  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells, predictions });
-  return { notebook, notes: [...imported.notes, ...templateNotes, ...predictionNotes] };
+  const specNotes: string[] = [];
+  const kernelSpec = settleKernelSpec(imported.kernelSpec, options.hostIds, specNotes);
+  const notebook = await notebooks.create({ ownerId: options.ownerId, title: imported.title ?? options.title, cells: imported.cells, predictions, kernelSpec });
+  return { notebook, notes: [...imported.notes, ...templateNotes, ...predictionNotes, ...specNotes] };
 }
 
 /** Parses `input` and creates a notebook from it: all or nothing. */

@@ -141,6 +141,8 @@ export function nbformatSchema(limits: IpynbLimits) {
             title: z.string().max(limits.maxTitleChars).optional(),
             // Predictions no cell asked when exported; each checked on its own by the importer.
             predictions: z.array(z.unknown()).max(limits.maxCells, `more than ${limits.maxCells} predictions`).optional(),
+            // Where its kernels start: checked on its own by the importer (kernel-spec.ts), a bad one noted, never the file refused.
+            kernelSpec: z.unknown().optional(),
           })
           .optional(),
       })

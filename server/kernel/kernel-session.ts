@@ -35,12 +35,20 @@ export interface ExecutionSink {
   finished(result: { status: ExecutionStatus; executionCount: number | null; durationMs: number }): void;
 }
 
-export interface KernelSessionOptions {
+/** Where a kernel starts and how many GPUs it asks its host for. */
+export interface KernelLaunch {
   host: KernelLauncher;
+  gpus: number;
+}
+
+export interface KernelSessionOptions {
+  /**
+   * Read at each start, so a notebook's kernel spec applies at the next
+   * (re)start; a throw (a host no longer configured) fails that start with its message.
+   */
+  launch: () => KernelLaunch;
   startTimeoutMs?: number;
   cwd?: string;
-  /** GPUs each kernel of this session asks its host for. */
-  gpus?: number;
   /** A busy cell with no output, metric or heartbeat for this long is diagnosed (default 120 s). */
   hangAfterMs?: number;
   /** Metric points, whichever cell they come from. */
@@ -77,6 +85,8 @@ const LAST_OUTPUT_KEPT = 8 * 1024;
 
 export class KernelSession {
   private channel: KernelProcess | null = null;
+  /** The launcher of the current (or last) kernel. */
+  private launcher: KernelLauncher | null = null;
   private info: KernelInfo | null = null;
   private currentStatus: KernelStatus = { state: "not-started" };
   private readonly queue: Execution[] = [];
@@ -105,6 +115,11 @@ export class KernelSession {
     return this.channel?.pid ?? null;
   }
 
+  /** The launcher the current (or last) kernel came from; null before any. */
+  get host(): KernelLauncher | null {
+    return this.launcher;
+  }
+
   /** Where the kernel runs (host, agent kernel id, leased GPUs); null without one. */
   get placement(): KernelPlacement | null {
     return this.channel?.placement ?? null;
@@ -126,8 +141,8 @@ export class KernelSession {
    * `running`, when a cell was running, gets that output as if it had never
    * stopped. False when the kernel is gone.
    */
-  async resume(agentKernelId: string, afterSeq: number, info: KernelInfo, running: { executionId: string; sink: ExecutionSink } | null): Promise<boolean> {
-    if (!this.options.host.resume) return false;
+  async resume(host: KernelLauncher, agentKernelId: string, afterSeq: number, info: KernelInfo, running: { executionId: string; sink: ExecutionSink } | null): Promise<boolean> {
+    if (!host.resume) return false;
     let resumed: KernelProcess | null = null;
     const events = this.processEvents(() => resumed);
     if (running) {
@@ -135,13 +150,14 @@ export class KernelSession {
       this.running = { id: running.executionId, code: "", ref: null, sink: running.sink, startedAt: now, acknowledged: true, interruptPending: false, lastProgressAt: now, diagnosed: false };
       this.lastSink = running.sink;
     }
-    resumed = await this.options.host.resume(agentKernelId, afterSeq, events);
+    resumed = await host.resume(agentKernelId, afterSeq, events);
     if (!resumed) {
       this.running = null;
       this.lastSink = null;
       return false;
     }
     this.channel = resumed;
+    this.launcher = host;
     this.info = info;
     this.setStatus({ state: this.running ? "busy" : "idle", info });
     if (this.running) this.armWatchdog();
@@ -246,18 +262,20 @@ export class KernelSession {
     this.recentOutput = "";
     this.expectingExit = false;
     try {
+      const { host, gpus } = this.options.launch();
       let started: KernelProcess | null = null;
       const abort = (this.startAbort = new AbortController());
-      const { process, hello } = await this.options.host.start(this.processEvents(() => started), {
+      const { process, hello } = await host.start(this.processEvents(() => started), {
         signal: abort.signal,
         startTimeoutMs: this.options.startTimeoutMs,
         cwd: this.options.cwd,
-        gpus: this.options.gpus ?? 0,
-        onQueued: (position) => this.setStatus({ state: "starting", queue: { position, host: this.options.host.label, gpus: this.options.gpus ?? 0 } }),
+        gpus,
+        onQueued: (position) => this.setStatus({ state: "starting", queue: { position, host: host.label, gpus } }),
       });
       started = process;
       this.channel = process;
-      this.info = describeKernel(hello, process.placement, this.options.host.label);
+      this.launcher = host;
+      this.info = describeKernel(hello, process.placement, host.label);
       this.setStatus({ state: "idle", info: this.info });
     } catch (error) {
       const output = error instanceof KernelStartError ? error.output : "";

@@ -9,7 +9,13 @@ import { freshCopyTitle } from "./scenario-copies";
 export class DatabaseCatalog implements NotebookCatalog {
   readonly repos: Repositories;
 
-  constructor(prisma: PrismaClient, private readonly report: (message: string) => void, private readonly userId: string = LOCAL_USER.id) {
+  /** `defaultHost`: the host a notebook's kernels start on when its spec names none. */
+  constructor(
+    prisma: PrismaClient,
+    private readonly report: (message: string) => void,
+    private readonly userId: string = LOCAL_USER.id,
+    private readonly defaultHost = "local",
+  ) {
     this.repos = {
       notebooks: new NotebookRepository(prisma),
       runs: new RunRepository(prisma),
@@ -22,7 +28,7 @@ export class DatabaseCatalog implements NotebookCatalog {
     const stored = await this.repos.notebooks.load(notebookId, { includeDeleted: true });
     const predictions = await this.repos.predictions.list(notebookId, this.userId);
     const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, this.userId, this.report);
-    return { doc: toNotebookDocument(stored, predictions), persistence };
+    return { doc: toNotebookDocument(stored, predictions, this.defaultHost), persistence };
   }
 
   async list(state: "active" | "deleted"): Promise<NotebookListItem[]> {

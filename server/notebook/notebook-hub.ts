@@ -5,7 +5,8 @@
  */
 import type { CellTemplate, NotebookDocument, NotebookListItem } from "../core/protocol/notebook-model";
 import type { NotebookEvent } from "../core/protocol/socket-api";
-import type { KernelLauncher } from "../kernel/kernel-process";
+import type { GpuHolder } from "../core/protocol/hosts-model";
+import type { KernelHosts } from "./kernel-hosts";
 import type { NotebookPersistence } from "./notebook-persistence";
 import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";
 import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
@@ -30,7 +31,8 @@ export interface NotebookCatalog {
 
 export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {
   catalog: NotebookCatalog;
-  host: () => KernelLauncher;
+  /** Where kernels may run; each notebook's kernel spec picks its host. */
+  hosts: KernelHosts;
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
   /** The cap on live kernels and the idle shutdown period (DEFAULT_KERNEL_LIMITS when unset). */
   kernelLimits?: KernelLimits;
@@ -46,6 +48,21 @@ export class NotebookHub {
 
   get catalog(): NotebookCatalog {
     return this.options.catalog;
+  }
+
+  get hosts(): KernelHosts {
+    return this.options.hosts;
+  }
+
+  /** The open notebook of each agent kernel this server runs: who holds which GPU on the hosts page. */
+  async agentKernelHolders(): Promise<Map<string, GpuHolder>> {
+    const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
+    const holders = new Map<string, GpuHolder>();
+    for (const runtime of runtimes) {
+      const agentKernelId = runtime?.kernel.placement?.agentKernelId;
+      if (runtime && agentKernelId) holders.set(agentKernelId, { notebookId: runtime.doc.id, title: runtime.doc.title });
+    }
+    return holders;
   }
 
   /** The runtime of a notebook, loading it on first open; concurrent opens share one load. */
@@ -115,7 +132,7 @@ export class NotebookHub {
   private async load(notebookId: string): Promise<NotebookRuntime> {
     const { doc, persistence } = await this.options.catalog.load(notebookId);
     const runtime = new NotebookRuntime(doc, {
-      host: this.options.host,
+      hosts: this.options.hosts,
       persistence,
       outputBudget: this.options.outputBudget,
       coalescing: this.options.coalescing,

@@ -5,7 +5,7 @@
  * `commit()` writes whatever is batched and resolves once it is stored: the
  * runtime shows viewers nothing before that (durable before visible).
  */
-import type { CellKind, CellOutput, CellTemplate, KernelInfo, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
+import type { CellKind, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
@@ -34,6 +34,7 @@ export interface NotebookPersistence {
   setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void>;
   commitPrediction(input: { questionId: string; question: string; choice: string; afterRun: boolean }): Promise<Prediction>;
   rename(title: string): Promise<void>;
+  setKernelSpec(spec: KernelSpec): Promise<void>;
   clearOutputs(cellId: string): void;
   /** A cell started running on a kernel described by `kernel`, as execution `executionId`. */
   executionStarted(
@@ -127,6 +128,10 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
 
   rename(title: string): Promise<void> {
     return this.edit("the title", (version) => this.repos.notebooks.rename(this.notebookId, title, version));
+  }
+
+  setKernelSpec(spec: KernelSpec): Promise<void> {
+    return this.edit("the kernel spec", (version) => this.repos.notebooks.setKernelSpec(this.notebookId, spec, version));
   }
 
   clearOutputs(cellId: string): void {
@@ -294,6 +299,7 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   setTemplate: async () => undefined,
   commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
   rename: async () => undefined,
+  setKernelSpec: async () => undefined,
   clearOutputs: () => undefined,
   executionStarted: () => NO_RECORD,
   runResumed: () => undefined,

@@ -17,16 +17,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { applyServerEvent, newCell } from "../core/notebook/notebook-state";
-import type { Cell, CellOutput, CellTemplate, KernelInfo, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
+import type { Cell, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
 import type { KernelMessageOf } from "../core/protocol/kernel-messages";
 import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
 import { sourceHash } from "../core/protocol/source-hash";
 import { assertNever } from "../core/assert-never";
-import type { KernelLauncher } from "../kernel/kernel-process";
-import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport } from "../kernel/kernel-session";
+import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport, type KernelLaunch } from "../kernel/kernel-session";
 import { EventCoalescer, type CoalescerOptions } from "./event-coalescer";
 import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
+import { checkKernelSpec, type KernelHosts } from "./kernel-hosts";
 import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, SourceConflictError } from "../errors";
@@ -46,7 +46,8 @@ import {
 } from "./template-cells";
 
 export interface NotebookRuntimeOptions {
-  host: () => KernelLauncher;
+  /** Where kernels may run: the document's kernel spec picks one at each kernel start. */
+  hosts: KernelHosts;
   broadcast: (event: NotebookEvent, seq: number) => void;
   persistence?: NotebookPersistence;
   outputBudget?: OutputBudget;
@@ -63,13 +64,10 @@ export interface NotebookRuntimeOptions {
   log?: (level: "info" | "warning" | "error", message: string) => void;
   /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
   claimKernel?: () => () => void;
-  /** GPUs this notebook's kernels ask their host for. */
-  gpus?: number;
 }
 
 export class NotebookRuntime {
   readonly kernel: KernelSession;
-  private readonly host: KernelLauncher;
   private readonly recorders = new Map<string, OutputRecorder>();
   private readonly coalescer: EventCoalescer;
   private readonly journal = new EventJournal();
@@ -112,10 +110,8 @@ export class NotebookRuntime {
       },
       liveMetricsOf: (cellId) => (this.metricsTarget?.cellId === cellId ? this.metricsTarget.live : null),
     }, options.coalescing);
-    this.host = options.host();
     this.kernel = new KernelSession({
-      host: this.host,
-      gpus: options.gpus,
+      launch: () => this.launchSpec(),
       hangAfterMs: options.hangAfterMs,
       onLog: options.log,
       onMetric: (message) => this.recordMetric(message),
@@ -132,6 +128,16 @@ export class NotebookRuntime {
     this.persistence.readKernelPositionFrom(() => this.kernel.processedSeq);
   }
 
+  /** The kernel spec as it is now: a restart after set-kernel-spec starts where it says. */
+  private launchSpec(): KernelLaunch {
+    const spec = this.doc.kernelSpec;
+    const host = this.options.hosts.launcher(spec.hostId);
+    if (!host) {
+      throw new Error(`this notebook's kernel host "${spec.hostId}" is no longer configured (the lab's hosts: ${this.options.hosts.ids().join(", ")}); choose another under Kernel in the header`);
+    }
+    return { host, gpus: spec.gpus };
+  }
+
   /** Stores what the kernel's output produced so far, then tells its host agent it may drop that output. */
   private async commitAndAcknowledge(): Promise<void> {
     const position = this.kernel.processedSeq;
@@ -145,7 +151,9 @@ export class NotebookRuntime {
    * printed meanwhile, and nothing stored is shown twice. False when the
    * kernel is gone (the caller ends the run).
    */
-  async resume(run: { id: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null }): Promise<boolean> {
+  async resume(run: { id: string; hostId: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null }): Promise<boolean> {
+    const host = this.options.hosts.launcher(run.hostId);
+    if (!host) return false;
     this.persistence.runResumed(run.id);
     let sink: ExecutionSink | null = null;
     const running = run.running;
@@ -166,7 +174,7 @@ export class NotebookRuntime {
       this.setRunState(cell.id, "running", { executionId: running.id, executionCount: running.executionCount });
       sink = this.sinkFor(cell.id, running.id, sourceHash(cell.source), record);
     }
-    const resumed = await this.kernel.resume(run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink } : null);
+    const resumed = await this.kernel.resume(host, run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink } : null);
     if (!resumed && cell) {
       this.liveRecord = null;
       this.setRunState(cell.id, "idle");
@@ -268,6 +276,9 @@ export class NotebookRuntime {
       case "interrupt":
         this.kernel.interrupt();
         return;
+      case "set-kernel-spec":
+        await this.setKernelSpec({ hostId: command.hostId, gpus: command.gpus });
+        return;
       case "restart":
         await this.kernel.restart();
         return;
@@ -282,6 +293,15 @@ export class NotebookRuntime {
   async rename(title: string): Promise<void> {
     this.coalescer.emit({ type: "notebook-renamed", title });
     await this.persistence.rename(title);
+  }
+
+  /** Checked against the lab's hosts; takes effect at the next kernel start (a running kernel keeps its host and GPUs). */
+  private async setKernelSpec(spec: KernelSpec): Promise<void> {
+    checkKernelSpec(this.options.hosts, spec);
+    const current = this.doc.kernelSpec;
+    if (current.hostId === spec.hostId && current.gpus === spec.gpus) return;
+    this.coalescer.emit({ type: "kernel-spec-changed", spec });
+    await this.persistence.setKernelSpec(spec);
   }
 
   markDeleted(deleted: boolean): void {
@@ -423,7 +443,7 @@ export class NotebookRuntime {
           const execution = { id: executionId, cellId, source: cell.source, template: cell.template };
           const placement = this.kernel.placement;
           const agent = placement?.agentKernelId ? { hostId: placement.hostId, agentKernelId: placement.agentKernelId } : null;
-          record = this.persistence.executionStarted(execution, { info: status.info, host: this.host.id, agent });
+          record = this.persistence.executionStarted(execution, { info: status.info, host: this.kernel.host?.id ?? this.doc.kernelSpec.hostId, agent });
           this.liveRecord = record;
         }
         // Starting clears the previous run's live metrics too (the reducer's rule for a run that starts).

@@ -28,7 +28,7 @@ import {
 import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
 import { checkPredictionInputs, type PredictionInput } from "./prediction-repository";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
-import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredNotebook, StoredPrediction } from "./types";
+import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredKernelSpec, StoredNotebook, StoredPrediction } from "./types";
 import type { CellOutput } from "../core/protocol/notebook-model";
 
 type Tx = Prisma.TransactionClient;
@@ -53,6 +53,8 @@ const notebookSelect = {
   createdAt: true,
   updatedAt: true,
   deletedAt: true,
+  kernelHostId: true,
+  kernelGpus: true,
 } satisfies Prisma.NotebookSelect;
 
 /** Rows per statement when writing many cells (well under SQLite's variable limit). */
@@ -70,6 +72,8 @@ export interface CreateNotebookInput {
   cells?: CellInput[];
   /** The owner's committed predictions, with their original times (an import): stored in the same transaction. */
   predictions?: readonly PredictionInput[];
+  /** Where its kernels start (default: the lab's default host, no GPU). */
+  kernelSpec?: StoredKernelSpec;
 }
 
 export interface VersionResult {
@@ -116,11 +120,15 @@ export class NotebookRepository {
     checkCells(cells);
     const predictions = input.predictions ?? [];
     checkPredictionInputs(predictions);
+    const kernelSpec = checkKernelSpec(input.kernelSpec ?? { hostId: null, gpus: 0 });
     const id = await this.prisma.$transaction(
       async (tx) => {
         const owner = await tx.user.findUnique({ where: { id: input.ownerId }, select: { id: true } });
         if (!owner) throw new NotFoundError("user", input.ownerId);
-        const notebook = await tx.notebook.create({ data: { title, ownerId: input.ownerId }, select: { id: true } });
+        const notebook = await tx.notebook.create({
+          data: { title, ownerId: input.ownerId, kernelHostId: kernelSpec.hostId, kernelGpus: kernelSpec.gpus },
+          select: { id: true },
+        });
         await insertCells(tx, notebook.id, cells, keysBetween(null, null, cells.length));
         if (predictions.length > 0) {
           await tx.prediction.createMany({ data: predictions.map((prediction) => ({ ...prediction, notebookId: notebook.id, userId: input.ownerId })) });
@@ -140,7 +148,8 @@ export class NotebookRepository {
     ]);
     if (!notebook) throw new NotFoundError("notebook", notebookId);
     if (notebook.deletedAt && !options.includeDeleted) throw new NotFoundError("notebook", notebookId, "deleted");
-    return { ...notebook, cells: rows.sort(byPosition).map((row) => rowToCell(notebookId, row)) };
+    const { kernelHostId, kernelGpus, ...rest } = notebook;
+    return { ...rest, kernelSpec: { hostId: kernelHostId, gpus: kernelGpus }, cells: rows.sort(byPosition).map((row) => rowToCell(notebookId, row)) };
   }
 
   async rename(notebookId: string, title: string, expectedVersion?: number): Promise<VersionResult> {
@@ -166,7 +175,15 @@ export class NotebookRepository {
             select: { questionId: true, question: true, choice: true, afterRun: true, committedAt: true },
           })
         : [];
-    return this.create({ ownerId, title, cells: source.cells, predictions });
+    return this.create({ ownerId, title, cells: source.cells, predictions, kernelSpec: source.kernelSpec });
+  }
+
+  /** Where the notebook's next kernel starts (an edit: it bumps the version). Whether the host exists is the caller's to check. */
+  async setKernelSpec(notebookId: string, spec: StoredKernelSpec, expectedVersion?: number): Promise<VersionResult> {
+    const checked = checkKernelSpec(spec);
+    return this.edit(notebookId, expectedVersion, async (tx) => {
+      await tx.notebook.update({ where: { id: notebookId }, data: { kernelHostId: checked.hostId, kernelGpus: checked.gpus }, select: { id: true } });
+    });
   }
 
   /** Hides the notebook (undo with restore). Idempotent. */
@@ -321,14 +338,25 @@ export class NotebookRepository {
   }
 }
 
-/** The document the runtime and the socket API work on; the kernel is not started. */
-export function toNotebookDocument(notebook: StoredNotebook, predictions: readonly StoredPrediction[] = []): NotebookDocument {
+/** Bounds the database holds a kernel spec to (the socket API checks the same, and the host's own GPU count). */
+function checkKernelSpec(spec: StoredKernelSpec): StoredKernelSpec {
+  if (spec.hostId !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(spec.hostId)) throw new InvalidDataError(`"${spec.hostId.slice(0, 80)}" is not a host id`);
+  if (!Number.isInteger(spec.gpus) || spec.gpus < 0 || spec.gpus > 1024) throw new InvalidDataError(`a kernel asks for 0 to 1024 GPUs, not ${spec.gpus}`);
+  return spec;
+}
+
+/**
+ * The document the runtime and the socket API work on; the kernel is not
+ * started. A spec that names no host gets `defaultHost`, the lab's default.
+ */
+export function toNotebookDocument(notebook: StoredNotebook, predictions: readonly StoredPrediction[] = [], defaultHost = "local"): NotebookDocument {
   return {
     id: notebook.id,
     title: notebook.title,
     deleted: notebook.deletedAt !== null,
     cells: notebook.cells,
     kernel: { state: "not-started" },
+    kernelSpec: { hostId: notebook.kernelSpec.hostId ?? defaultHost, gpus: notebook.kernelSpec.gpus },
     predictions: Object.fromEntries(
       predictions.map((p) => [p.questionId, { questionId: p.questionId, choice: p.choice, afterRun: p.afterRun, committedAt: p.committedAt.toISOString() }]),
     ),

@@ -47,9 +47,16 @@ export interface NotebookSummary {
   deletedAt: Date | null;
 }
 
+/** A notebook's kernel spec as stored: `hostId` null means the lab's default host (whichever it is when the kernel starts). */
+export interface StoredKernelSpec {
+  hostId: string | null;
+  gpus: number;
+}
+
 export interface StoredNotebook extends Omit<NotebookSummary, "cellCount"> {
   /** The last output/metric sequence number included in this snapshot: replay from here. */
   lastSeq: number;
+  kernelSpec: StoredKernelSpec;
   cells: StoredCell[];
 }
 

@@ -18,6 +18,7 @@ import type { ScenarioSummary } from "../core/protocol/notebook-model";
 import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
 import type { NotebookHub } from "../notebook/notebook-hub";
+import type { LabHosts } from "../hosts/lab-hosts";
 import type { Logger } from "../logger";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { CommandError, describeInvalid, toClientError } from "../errors";
@@ -48,7 +49,8 @@ export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;
 }
 
-export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger, scenarios: ScenarioCatalog): void {
+/** `hosts`: the lab's configured hosts (the hosts page); null where kernels run on one launcher without agents (tests of the kernel path). */
+export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger, scenarios: ScenarioCatalog, hosts: LabHosts | null = null): void {
   const fail = (error: unknown, what: string) => {
     const failure = toClientError(error);
     if (!failure.expected) log.error({ err: error }, `${what} failed`);
@@ -65,7 +67,7 @@ export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logge
     });
     socket.on("lab:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
-      handleLabCommand(hub, scenarios, raw).then(reply, (error: unknown) => {
+      handleLabCommand(hub, scenarios, hosts, raw).then(reply, (error: unknown) => {
         const { error: message, code } = fail(error, "lab command");
         reply({ ok: false, error: message, code });
       });
@@ -91,7 +93,7 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   return { ok: true };
 }
 
-async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, raw: unknown): Promise<LabAck> {
+async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, hosts: LabHosts | null, raw: unknown): Promise<LabAck> {
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
@@ -129,6 +131,16 @@ async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, ra
     case "shutdown-all-kernels":
       await hub.kernels.shutdownAll(RUNNING_KERNELS_SHUTDOWN_REASON);
       return { ok: true, kernels: await hub.kernels.list() };
+    case "list-hosts": {
+      if (!hosts) return { ok: true, hosts: [] };
+      const holders = await hub.agentKernelHolders();
+      return { ok: true, hosts: await hosts.view((kernel) => holders.get(kernel) ?? null) };
+    }
+    case "check-host": {
+      if (!hosts) throw new CommandError("not-found", `no host "${command.hostId}": this lab runs its kernels without host agents`);
+      const holders = await hub.agentKernelHolders();
+      return { ok: true, host: await hosts.check(command.hostId, (kernel) => holders.get(kernel) ?? null) };
+    }
     default:
       return assertNever(command, "lab command");
   }

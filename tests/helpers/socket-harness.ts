@@ -12,6 +12,7 @@ import path from "node:path";
 import { handleExecutionRoutes } from "../../server/http/execution-routes";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
+import type { LabHosts } from "../../server/hosts/lab-hosts";
 import type { KernelLimits } from "../../server/notebook/kernel-registry";
 import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
@@ -31,7 +32,8 @@ export class SocketHarness {
   ) {}
 
   /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
-  static async start(options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits } = {}): Promise<SocketHarness> {
+  /** `hosts`: the lab's hosts with their agents (the hosts page, kernel specs); without it, kernels run on local PTYs. */
+  static async start(options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits; hosts?: (labId: string) => LabHosts } = {}): Promise<SocketHarness> {
     const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
     let routes: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
     // The chart routes (as server/main.ts mounts them), so tests read metrics the way the browser does.
@@ -47,12 +49,12 @@ export class SocketHarness {
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, socketServerOptions(() => names, () => undefined));
     const lab = await openLab({
       dataDir,
-      host: () => localHost(),
+      ...(options.hosts ? { hosts: options.hosts } : { host: () => localHost() }),
       hangAfterMs: options.hangAfterMs,
       kernelLimits: options.kernelLimits,
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
+    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios, lab.hosts);
     routes = (req, res) => handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError: () => undefined });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;

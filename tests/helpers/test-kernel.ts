@@ -86,7 +86,8 @@ export class TestKernel {
   readonly session: KernelSession;
 
   private constructor(options: Partial<KernelSessionOptions>) {
-    this.session = new KernelSession({ host: localHost(), ...options });
+    const host = localHost();
+    this.session = new KernelSession({ launch: () => ({ host, gpus: 0 }), ...options });
   }
 
   static async start(options: Partial<KernelSessionOptions> = {}): Promise<TestKernel> {

@@ -3,6 +3,7 @@
  * receive, and waits keyed on those events.
  */
 import { localHost } from "../../server/kernel/kernel-host";
+import { singleHost } from "../../server/notebook/kernel-hosts";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import type { OutputBudget } from "../../server/notebook/output-recorder";
 import { NotebookRuntime } from "../../server/notebook/notebook-runtime";
@@ -18,9 +19,9 @@ export class TestNotebook {
 
   /** A runtime without a database: the kernel-to-viewer path alone. */
   constructor(options: { outputBudget?: OutputBudget } = {}) {
-    const doc = { id: `test-${process.pid}`, title: "test", deleted: false, cells: [newCell("c0")], kernel: { state: "not-started" as const }, predictions: {} };
+    const doc = { id: `test-${process.pid}`, title: "test", deleted: false, cells: [newCell("c0")], kernel: { state: "not-started" as const }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } };
     this.runtime = new NotebookRuntime(doc, {
-      host: () => localHost(),
+      hosts: singleHost(localHost()),
       outputBudget: options.outputBudget,
       broadcast: (event, seq) => this.receive(event, seq),
     });

@@ -88,6 +88,29 @@ describe("only the lab's own pages drive it", () => {
     assert.equal(await tryHandshake(server.url, "polling", {}), "connected");
   });
 
+  it("refuses a forged set-kernel-spec from a foreign page: the notebook's kernel stays where it was", LIMIT, async () => {
+    const own = await connectClient(server.url);
+    const created = await own.sendLab({ op: "create-notebook", title: "kernel spec target" });
+    assert.ok(created.ok && created.notebook);
+    const notebookId = created.notebook.id;
+    for (const transport of ["websocket", "polling"] as const) {
+      // A page elsewhere opening a socket to the lab and sending the commands it would need.
+      const forged = connect(server.url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: { Origin: "http://evil.example" }, timeout: 10_000 });
+      forged.emit("notebook:command", { op: "open", notebookId });
+      forged.emit("notebook:command", { op: "set-kernel-spec", notebookId, hostId: "local", gpus: 1 });
+      const outcome = await new Promise<string>((resolve) => {
+        forged.once("connect", () => resolve("connected"));
+        forged.once("connect_error", (error: Error) => resolve(`refused: ${error.message}`));
+      });
+      forged.disconnect();
+      assert.match(outcome, /^refused/, `${transport}: ${outcome}`);
+    }
+    const opened = await own.send({ op: "open", notebookId });
+    own.close();
+    assert.ok(opened.ok && opened.notebook);
+    assert.deepEqual(opened.notebook.kernelSpec, { hostId: "local", gpus: 0 });
+  });
+
   it("refuses pages and routes asked for under a foreign Host", LIMIT, async () => {
     for (const path of ["/", "/api/executions", "/api/notebooks/abc/export", "/notebooks/abc"]) {
       const response = await rawGet(server.url, path, { Host: `evil.example:${port}` });

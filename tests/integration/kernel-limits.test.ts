@@ -356,7 +356,7 @@ describe("Running kernels commands", () => {
 
 describe("shutdowns racing starts", () => {
   it("ends a kernel shut down while it was starting, leaving no process", LIMIT, async () => {
-    const session = new KernelSession({ host: localHost() });
+    const session = new KernelSession({ launch: () => ({ host: localHost(), gpus: 0 }) });
     const pids: number[] = [];
     session.onStatus((status) => {
       if ("info" in status) pids.push(status.info.pid);

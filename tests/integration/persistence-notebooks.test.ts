@@ -75,7 +75,7 @@ describe("NotebookRepository", () => {
 
   it("insert, move and delete keep the same order as the in-memory notebook ops (300 random edits)", async () => {
     const stored = await t.notebooks.create({ ownerId: t.ownerId, title: "order", cells: [] });
-    let reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" }, predictions: {} };
+    let reference: NotebookDocument = { id: stored.id, title: "order", deleted: false, cells: [], kernel: { state: "not-started" }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } };
     let version = stored.version;
     let seed = 7;
     const random = (n: number) => {

@@ -24,7 +24,7 @@ import { saveStatus, saveStatusText, type SaveInputs, type SaveStatus } from "..
 import { sourceHash } from "../../server/core/protocol/source-hash";
 
 function snapshot(...cells: Cell[]): NotebookDocument {
-  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "idle", info: fakeInfo }, predictions: {} };
+  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "idle", info: fakeInfo }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } };
 }
 
 const fakeInfo = { pid: 1, hostname: "h", python: "3.11", executable: "/usr/bin/python3", torch: "1.13", deviceMode: "2× cpu (no CUDA)" };

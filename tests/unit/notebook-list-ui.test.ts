@@ -70,6 +70,8 @@ class MemoryLab implements LabTransport {
       case "list-kernels":
       case "shutdown-kernel":
       case "shutdown-all-kernels":
+      case "list-hosts":
+      case "check-host":
         return { ok: false, error: "this memory lab runs no kernels", code: "unavailable" };
     }
   }

@@ -12,7 +12,7 @@ import {
 } from "../../server/core/notebook/notebook-state";
 
 function doc(...cells: Cell[]): NotebookDocument {
-  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" }, predictions: {} };
+  return { id: "nb", title: "nb", deleted: false, cells, kernel: { state: "not-started" }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } };
 }
 
 function apply(d: NotebookDocument, ...events: NotebookEvent[]): NotebookDocument {

@@ -16,7 +16,7 @@ const CELL = "c";
 
 /** Events as the runtime sends them: appends as they come, the tail when flushed, a rich output after the tail it freezes. */
 class Viewer {
-  doc: NotebookDocument = { id: "nb", title: "nb", deleted: false, cells: [newCell(CELL)], kernel: { state: "not-started" }, predictions: {} };
+  doc: NotebookDocument = { id: "nb", title: "nb", deleted: false, cells: [newCell(CELL)], kernel: { state: "not-started" }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } };
   private tailDirty = false;
 
   constructor(readonly recorder: OutputRecorder) {}

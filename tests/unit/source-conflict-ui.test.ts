@@ -55,7 +55,7 @@ class ProtocolServer {
 
   add(id: string, source: string, ...more: string[]): void {
     const cells = [source, ...more].map((text, i) => newCell(`c${i + 1}`, "code", text));
-    this.docs.set(id, { id, title: id, deleted: false, cells, kernel: { state: "not-started" }, predictions: {} });
+    this.docs.set(id, { id, title: id, deleted: false, cells, kernel: { state: "not-started" }, predictions: {}, kernelSpec: { hostId: "local", gpus: 0 } });
   }
 
   source(id: string): string | undefined {

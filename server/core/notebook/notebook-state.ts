@@ -98,6 +98,8 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
       return { ...doc, kernel: event.status, ...(doc.kernelIdleShutdownAt ? { kernelIdleShutdownAt: null } : {}) };
     case "kernel-idle-warning":
       return { ...doc, kernelIdleShutdownAt: event.shutdownAt };
+    case "kernel-spec-changed":
+      return doc.kernelSpec.hostId === event.spec.hostId && doc.kernelSpec.gpus === event.spec.gpus ? doc : { ...doc, kernelSpec: event.spec };
     case "notebook-renamed":
       return doc.title === event.title ? doc : { ...doc, title: event.title };
     case "notebook-deleted":

@@ -141,6 +141,12 @@ export type KernelStatus =
   /** `reason` says why when the lab ended it (idle shutdown, Running kernels), null when the notebook's own user did. */
   | { state: "shutdown"; reason: string | null };
 
+/** Where a notebook's kernels start, and how many GPUs they lease there: read at each kernel start. */
+export interface KernelSpec {
+  hostId: string;
+  gpus: number;
+}
+
 export interface NotebookDocument {
   id: string;
   title: string;
@@ -152,6 +158,8 @@ export interface NotebookDocument {
   kernelIdleShutdownAt?: string | null;
   /** Committed predictions by question id. */
   predictions: Record<string, Prediction>;
+  /** The host and GPUs of the next kernel start (a running kernel keeps what it started with). */
+  kernelSpec: KernelSpec;
 }
 
 /** A guided scenario as the notebook list offers it. */

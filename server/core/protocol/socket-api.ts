@@ -8,9 +8,10 @@ import { z } from "zod";
 import type { ErrorCode } from "../errors";
 import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
 import type { DevicePlan } from "./kernel-messages";
+import type { HostView } from "./hosts-model";
 import type { RunningKernels } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
-import type { Cell, CellOutput, CellRunState, CellTemplate, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
+import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
 
 /** Why `message` cannot be sent (its JSON is over MAX_MESSAGE_BYTES), or null. */
 export function messageTooLarge(message: unknown): string | null {
@@ -23,6 +24,8 @@ export function messageTooLarge(message: unknown): string | null {
 }
 
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(/^[A-Za-z0-9_-]+$/, "ids are letters, digits, _ and -");
+/** A configured host's id (part of its agent's id, so plain like every id); the lab checks that it exists. */
+const hostId = id;
 const cellKind = z.enum(["code", "markdown"]);
 /** Form values: identifiers to plain scalars (strings short), at most a few dozen. */
 const parameterValues = z
@@ -100,6 +103,12 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
     choice: z.string().min(1).max(2_000),
   }),
   z.object({ op: z.literal("interrupt"), notebookId: id }),
+  /**
+   * Where the notebook's next kernel starts and how many GPUs it leases:
+   * checked against the lab's hosts (the host exists; no more GPUs than it
+   * has, when known). A running kernel keeps its own until a restart.
+   */
+  z.object({ op: z.literal("set-kernel-spec"), notebookId: id, hostId, gpus: z.number().int().min(0).max(1024) }),
   /** The viewer's tab was hidden or shown (Page Visibility): a hidden tab does not keep the kernel in use. */
   z.object({ op: z.literal("presence"), notebookId: id, visible: z.boolean() }),
   z.object({ op: z.literal("restart"), notebookId: id }),
@@ -170,11 +179,15 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   /** Ends a notebook's kernel (the notebook stays as it is); answered with the new list. */
   z.object({ op: z.literal("shutdown-kernel"), notebookId: id }),
   z.object({ op: z.literal("shutdown-all-kernels") }),
+  /** The hosts page: every configured host, its link, agent, interpreter and GPUs (connected ones asked briefly; others as last seen). */
+  z.object({ op: z.literal("list-hosts") }),
+  /** Connects to one host now (starting its agent) and asks its health; answered with its view, unreachable or not. */
+  z.object({ op: z.literal("check-host"), hostId }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels; freshTitle?: string }
+  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels; freshTitle?: string; hosts?: HostView[]; host?: HostView }
   | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
@@ -211,6 +224,8 @@ export type NotebookEvent =
   /** The devices one variant (metric tag, "" untagged) of an execution ran on: the charts name them. */
   | { type: "cell-device-plan"; cellId: string; executionId: string; tag: string; plan: DevicePlan }
   | { type: "kernel-status"; status: KernelStatus }
+  /** The next kernel start's host and GPUs. */
+  | { type: "kernel-spec-changed"; spec: KernelSpec }
   /** Idle shutdown will end the kernel at `shutdownAt` (ISO time) unless it is used; null: the warning no longer holds. */
   | { type: "kernel-idle-warning"; shutdownAt: string | null }
   | { type: "notebook-renamed"; title: string }

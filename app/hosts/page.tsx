@@ -1,0 +1,21 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import Hosts from "@/components/Hosts";
+
+export const metadata: Metadata = { title: "Hosts · Multi-GPU Lab" };
+
+export default function HostsPage() {
+  return (
+    <main className="home home-wide">
+      <Link href="/" className="brand" data-testid="back-to-list">
+        ← Notebooks
+      </Link>
+      <h1>Hosts</h1>
+      <p className="home-lead">
+        Where notebook kernels run: each host&apos;s link, its agent, its Python, torch and CUDA, and its GPUs with the notebook
+        holding each. &quot;Check now&quot; connects to a host and asks it.
+      </p>
+      <Hosts />
+    </main>
+  );
+}

@@ -1,0 +1,214 @@
+/**
+ * The hosts page: every configured kernel host, refreshed while the page is
+ * open, with a "Check now" per host. What each card says is computed here by
+ * pure functions (hostCard), so the component only renders.
+ */
+import { formatUptime, gpuCountLabel, shortGpuId, type HostView } from "../../server/core/protocol/hosts-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import { assertNever } from "../../server/core/assert-never";
+import type { LabTransport } from "./lab-client";
+
+export interface HostsState {
+  status: "loading" | "ready" | "error";
+  hosts: readonly HostView[] | null;
+  error: string | null;
+  /** Host ids being checked now (their buttons say so). */
+  checking: readonly string[];
+}
+
+export class HostsController {
+  private state: HostsState = { status: "loading", hosts: null, error: null, checking: [] };
+  private readonly listeners = new Set<() => void>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  /** An older list's answer never replaces a newer one (or a check's fresher view). */
+  private seq = 0;
+
+  constructor(private readonly transport: LabTransport, private readonly pollMs = 5_000) {}
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): HostsState => this.state;
+
+  start(): void {
+    this.transport.onConnect(() => void this.refresh());
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.pollMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.transport.close();
+  }
+
+  async refresh(): Promise<void> {
+    const seq = ++this.seq;
+    const ack = await this.transport.send({ op: "list-hosts" });
+    if (!ack.ok || ack.hosts === undefined) {
+      this.failed("Loading the hosts", ack);
+      return;
+    }
+    if (seq === this.seq) this.update({ status: "ready", hosts: ack.hosts, error: null });
+  }
+
+  /** Connects to the host now and asks its health; its card shows the answer, or why it is unreachable. */
+  async check(hostId: string): Promise<boolean> {
+    this.update({ checking: [...this.state.checking, hostId] });
+    const command: LabCommand = { op: "check-host", hostId };
+    const ack = await this.transport.send(command);
+    ++this.seq; // a list asked before this answer is older than it
+    this.update({ checking: this.state.checking.filter((id) => id !== hostId) });
+    if (!ack.ok || ack.host === undefined) {
+      this.failed(`Checking ${hostId}`, ack);
+      return false;
+    }
+    const fresh = ack.host;
+    const hosts = this.state.hosts ?? [];
+    const known = hosts.some((host) => host.id === fresh.id);
+    this.update({ status: "ready", hosts: known ? hosts.map((host) => (host.id === fresh.id ? fresh : host)) : [...hosts, fresh] });
+    return true;
+  }
+
+  dismissError(): void {
+    if (this.state.error !== null) this.update({ error: null });
+  }
+
+  private failed(what: string, ack: LabAck): void {
+    const reason = ack.ok ? "the server sent no hosts" : ack.error;
+    this.update({ status: this.state.hosts === null ? "error" : "ready", error: `${what} failed: ${reason}` });
+  }
+
+  private update(patch: Partial<HostsState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/** One GPU row, in words. */
+export interface GpuRow {
+  index: number;
+  name: string;
+  shortUuid: string;
+  uuid: string;
+  memory: string;
+  utilization: string;
+  heldBy: { title: string; href: string | null } | null;
+}
+
+/** One host card, in words. */
+export interface HostCard {
+  id: string;
+  label: string;
+  kindAndTarget: string;
+  link: HostView["link"];
+  linkLabel: string;
+  checked: string;
+  error: string | null;
+  errorOutput: string | null;
+  /** "pid 4242 · up 3 min · runs the lab's code", or null without an agent. */
+  agent: string | null;
+  agentSameCode: boolean | null;
+  software: string;
+  gpuSummary: string;
+  gpus: GpuRow[];
+  kernels: string;
+}
+
+const KIND_LABEL: Record<HostView["kind"], string> = { local: "local", ssh: "SSH", slurm: "Slurm" };
+
+export function hostCard(view: HostView, now: number): HostCard {
+  return {
+    id: view.id,
+    label: view.label,
+    kindAndTarget: `${KIND_LABEL[view.kind]} · ${view.target}`,
+    link: view.link,
+    linkLabel: linkLabel(view.link),
+    checked: view.checkedAt === null ? "never checked" : `checked ${ago(now - view.checkedAt)}`,
+    error: view.error,
+    errorOutput: view.errorOutput,
+    agent: agentLine(view, now),
+    agentSameCode: view.agent?.sameCodeAsLab ?? null,
+    software: softwareLine(view),
+    gpuSummary: gpuSummary(view),
+    gpus: view.gpus.map(gpuRow),
+    kernels: view.kernels === null ? "kernels: not known yet" : `${view.kernels.running} running · ${view.kernels.queued} queued for GPUs`,
+  };
+}
+
+function linkLabel(link: HostView["link"]): string {
+  switch (link) {
+    case "connected":
+      return "connected";
+    case "connecting":
+      return "connecting…";
+    case "unreachable":
+      return "unreachable";
+    case "disconnected":
+      return "not connected";
+    default:
+      return assertNever(link);
+  }
+}
+
+function ago(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  return seconds < 5 ? "just now" : `${formatUptime(seconds)} ago`;
+}
+
+function agentLine(view: HostView, now: number): string | null {
+  const agent = view.agent;
+  if (agent === null) return null;
+  // Uptime as of the answer, moved on by the time since.
+  const uptime = agent.uptimeSeconds + (view.checkedAt === null ? 0 : Math.max(0, now - view.checkedAt) / 1000);
+  const code = agent.sameCodeAsLab ? "runs the lab's code" : "runs other code: replaced when its kernels end";
+  const links = agent.links === null ? "" : ` · ${agent.links} ${agent.links === 1 ? "lab link" : "lab links"}`;
+  return `agent pid ${agent.pid} · up ${formatUptime(uptime)} · lease ${formatUptime(agent.leaseSeconds)}${links} · ${code}`;
+}
+
+function softwareLine(view: HostView): string {
+  if (view.python === null) return view.checkedAt === null ? "Python, torch, CUDA: not checked yet" : "Python, torch, CUDA: not known";
+  const probing = view.probe === "pending";
+  const torch = view.torch ?? (probing ? "probing…" : view.probe === "failed" ? "probe failed" : "not installed");
+  const cuda = view.cuda ?? (probing ? "probing…" : "none");
+  return `Python ${view.python} · torch ${torch} · CUDA ${cuda}`;
+}
+
+function gpuSummary(view: HostView): string {
+  switch (view.gpuSource) {
+    case null:
+      return "GPUs: not known yet";
+    case "none":
+      return "no GPU found (kernels run on the CPU)";
+    case "declared":
+      return `${gpuCountLabel(view.gpus.length)}, as the hosts file declares`;
+    case "nvml":
+      return `${gpuCountLabel(view.gpus.length)} (NVML)`;
+    case "nvidia-smi":
+      return `${gpuCountLabel(view.gpus.length)} (nvidia-smi)`;
+    default:
+      return assertNever(view.gpuSource);
+  }
+}
+
+function gpuRow(gpu: HostView["gpus"][number]): GpuRow {
+  const total = gpu.memoryTotalMiB;
+  const used = gpu.memoryUsedMiB;
+  const memory = total === null && used === null ? "—" : `${used === null ? "?" : formatMiB(used)} / ${total === null ? "?" : formatMiB(total)}`;
+  return {
+    index: gpu.index,
+    name: gpu.name || "unnamed",
+    shortUuid: shortGpuId(gpu.uuid),
+    uuid: gpu.uuid,
+    memory,
+    utilization: gpu.utilization === null ? "—" : `${Math.round(gpu.utilization)} %`,
+    heldBy: gpu.heldBy === null ? null : { title: gpu.heldBy.title, href: gpu.heldBy.notebookId === "" ? null : `/notebooks/${encodeURIComponent(gpu.heldBy.notebookId)}` },
+  };
+}
+
+/** 81559 → "79.6 GiB", 512 → "512 MiB". */
+export function formatMiB(mib: number): string {
+  return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${Math.round(mib)} MiB`;
+}
