@@ -49,7 +49,7 @@ export class AgentLinkError extends Error {
 
 const OUTPUT_KEPT = 16 * 1024;
 
-interface AgentCode {
+export interface AgentCode {
   bootstrap: string;
   modules: Record<string, string>;
   codeHash: string;
@@ -79,8 +79,13 @@ export class AgentLink {
   private output = "";
   private closedReason: string | null = null;
 
-  private constructor(transport: LinkTransport, settings: AgentSettings, private readonly events: AgentLinkEvents, onHello: (hello: AgentMessageOf<"agent_hello">) => void) {
-    const code = agentCode();
+  private constructor(
+    transport: LinkTransport,
+    settings: AgentSettings,
+    private readonly events: AgentLinkEvents,
+    onHello: (hello: AgentMessageOf<"agent_hello">) => void,
+    code: AgentCode,
+  ) {
     this.process = new PtyProcess(
       { argv: transport.launchArgv(code.bootstrap), env: cleanEnvironment() },
       (bytes) => {
@@ -122,7 +127,14 @@ export class AgentLink {
   }
 
   /** Opens the link (starting the agent if none runs) and resolves with its hello. */
-  static open(transport: LinkTransport, settings: AgentSettings, events: AgentLinkEvents, timeoutMs = 30_000): Promise<{ link: AgentLink; hello: AgentMessageOf<"agent_hello"> }> {
+  /** `code`: what a new agent is started with (the lab's own, unless a test plays an older lab). */
+  static open(
+    transport: LinkTransport,
+    settings: AgentSettings,
+    events: AgentLinkEvents,
+    timeoutMs = 30_000,
+    code: AgentCode = agentCode(),
+  ): Promise<{ link: AgentLink; hello: AgentMessageOf<"agent_hello"> }> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let link: AgentLink | null = null;
@@ -158,6 +170,7 @@ export class AgentLink {
           }
           resolve({ link: link!, hello });
         },
+        code,
       );
     });
   }

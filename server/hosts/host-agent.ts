@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentKernel, AgentMessage, AgentMessageOf, AgentRequest } from "../core/protocol/agent-messages";
-import { AgentLink, AgentLinkError, type AgentSettings, type LinkTransport } from "./agent-link";
+import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentSettings, type LinkTransport } from "./agent-link";
 
 /** What the owner of one kernel on the host hears. */
 export interface AgentKernelHandlers {
@@ -36,6 +36,8 @@ export interface HostAgentOptions {
   log: (level: "info" | "warning" | "error", message: string) => void;
   /** How long to wait for the agent's hello on a new link. */
   connectTimeoutMs?: number;
+  /** The code a new agent starts with (the lab's own; a test may play an older lab). */
+  code?: AgentCode;
 }
 
 interface Route {
@@ -210,7 +212,32 @@ export class HostAgent {
     });
   }
 
+  /**
+   * Opens a link; an agent found running other code (an older lab's) with no
+   * kernel of its own is ended and started again with this lab's code. One
+   * that still runs kernels is kept until they end (they are someone's work),
+   * and new kernels start there meanwhile — the hosts page says so.
+   */
   private async openLink(): Promise<AgentMessageOf<"agent_hello">> {
+    const code = this.options.code ?? agentCode();
+    for (let attempt = 0; ; attempt++) {
+      const hello = await this.openOneLink(code);
+      if (hello.codeHash === code.codeHash) return hello;
+      const busy = hello.kernels.filter((kernel) => kernel.state !== "exited").length;
+      if (busy > 0 || attempt >= 3) {
+        this.options.log("warning", `host ${this.hostId}: its agent runs other code (${hello.codeHash.slice(0, 8)}, this lab ${code.codeHash.slice(0, 8)})${busy > 0 ? ` and ${busy} kernel(s); it is replaced once they end` : ""}`);
+        return hello;
+      }
+      this.options.log("info", `host ${this.hostId}: replacing its agent, which runs other code (${hello.codeHash.slice(0, 8)}) and no kernel, with this lab's (${code.codeHash.slice(0, 8)})`);
+      const link = this.link;
+      this.link = null;
+      link?.send({ type: "agent_shutdown" });
+      // The old agent removes its socket as it exits; the next bootstrap starts this lab's.
+      await link?.close();
+    }
+  }
+
+  private async openOneLink(code: AgentCode): Promise<AgentMessageOf<"agent_hello">> {
     this.setState({ state: "connecting" });
     let opened: { link: AgentLink; hello: AgentMessageOf<"agent_hello"> };
     try {
@@ -227,6 +254,7 @@ export class HostAgent {
           closed: (reason) => this.onClosed(opened.link, reason),
         },
         this.options.connectTimeoutMs,
+        code,
       );
     } catch (error) {
       const output = error instanceof AgentLinkError ? error.output : "";
