@@ -5,6 +5,7 @@ the cached facts (never blocks on a probe)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -69,18 +70,40 @@ def _smi_gpus() -> List[wire.HostGpu]:
     return found
 
 
-def discover_gpus(declared: Optional[List[wire.HostGpu]]) -> Tuple[List[wire.HostGpu], GpuSource]:
-    """The host's GPU slots and where they came from: declared, else NVML, else nvidia-smi, else none."""
+def discover_gpus(declared: Optional[List[wire.HostGpu]], visible: Optional[str] = None) -> Tuple[List[wire.HostGpu], GpuSource]:
+    """The host's GPU slots and where they came from: declared, else NVML, else nvidia-smi, else none.
+
+    Discovered GPUs are only those the agent may use: NVML and nvidia-smi see
+    every GPU of the node, but a Slurm job (or an operator) restricts the
+    agent with CUDA_VISIBLE_DEVICES (indexes or UUIDs), and its kernels must
+    not be given another job's GPU.
+    """
     if declared is not None:
         return list(declared), "declared"
+    if visible is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     try:
-        return _nvml_gpus(), "nvml"
+        return only_visible(_nvml_gpus(), visible), "nvml"
     except Exception:  # noqa: BLE001 - no pynvml, no driver: try the next source
         pass
     try:
-        return _smi_gpus(), "nvidia-smi"
+        return only_visible(_smi_gpus(), visible), "nvidia-smi"
     except (OSError, subprocess.SubprocessError, ValueError):
         return [], "none"
+
+
+def only_visible(gpus: List[wire.HostGpu], visible: Optional[str]) -> List[wire.HostGpu]:
+    """The GPUs CUDA_VISIBLE_DEVICES lets through (all when unset), matched by index or by UUID (or its prefix, as CUDA does)."""
+    if visible is None:
+        return gpus
+    names = [name.strip() for name in visible.split(",") if name.strip()]
+    kept: List[wire.HostGpu] = []
+    for name in names:
+        for gpu in gpus:
+            match = str(gpu["index"]) == name if name.isdigit() else gpu["uuid"].startswith(name)
+            if match and gpu not in kept:
+                kept.append(gpu)
+    return kept
 
 
 Sample = Dict[str, Tuple[Optional[int], Optional[float]]]
