@@ -14,7 +14,6 @@ import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { InvalidDataError, NotFoundError } from "./errors";
-import type { MetricRepository } from "./metric-repository";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
 import { cellOutputSchema } from "../core/protocol/notebook-schemas";
 import {
@@ -86,10 +85,16 @@ export interface DetachedRun {
   running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null;
 }
 
+/** Appends metric points inside a transaction (MetricRepository does; named here so neither repository imports the other's class). */
+export interface MetricAppender {
+  appendIn(tx: Prisma.TransactionClient, runId: string, points: readonly MetricInput[], created: Map<string, number>): Promise<unknown>;
+  remember(runId: string, created: Map<string, number>): void;
+}
+
 /** What a kernel's output produced since the last write, stored in one transaction with how far it was read. */
 export interface KernelProgress {
   executions: Array<{ id: string; progress: ExecutionProgress }>;
-  metrics: { repository: MetricRepository; points: readonly MetricInput[] } | null;
+  metrics: { repository: MetricAppender; points: readonly MetricInput[] } | null;
   /** The kernel output sequence number everything above derives from (0: not numbered). */
   agentSeq: number;
 }
