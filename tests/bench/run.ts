@@ -9,7 +9,11 @@ import { spawnSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { LabHosts, localHostSpec } from "../../server/hosts/lab-hosts";
 import { localHost } from "../../server/kernel/kernel-host";
+import type { KernelLaunch } from "../../server/kernel/kernel-session";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 import { TestKernel } from "../helpers/test-kernel";
 
@@ -31,19 +35,20 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function measureLab(rounds: number, megabytes: number): Promise<Figures> {
+/** `launch`: the lab's real path (a kernel of the host agent) or a kernel on the server's own PTY. */
+async function measureLab(rounds: number, megabytes: number, launch: () => KernelLaunch): Promise<Figures> {
   localHost(); // resolve the interpreter before timing starts, as the server does at boot
   const starts: number[] = [];
   for (let i = 0; i < 3; i++) {
     const begin = performance.now();
-    const kernel = await TestKernel.start();
+    const kernel = await TestKernel.start({ launch });
     const first = await kernel.run("1");
     if (first.result !== "1") throw new Error("lab kernel gave a wrong first result");
     starts.push(performance.now() - begin);
     await kernel.close();
   }
 
-  const kernel = await TestKernel.start();
+  const kernel = await TestKernel.start({ launch });
   for (let i = 0; i < 20; i++) await kernel.run("1");
   const latencies: number[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -87,7 +92,18 @@ function measureJupyter(rounds: number, megabytes: number): Figures {
 async function main(): Promise<void> {
   const rounds = option("rounds", 500);
   const megabytes = option("megabytes", 50);
-  const lab = await measureLab(rounds, megabytes);
+  // The lab's kernels belong to the local host agent; the agent is started (its first link) before timing, as the server does on first use.
+  const runtimeDir = mkdtempSync(path.join(tmpdir(), "mgpulab-bench-agent-"));
+  const hosts = new LabHosts([localHostSpec(chooseInterpreter().executable, { leaseSeconds: 60, runtimeDir })], "local", `bench${process.pid}`, () => undefined);
+  const agentBegin = performance.now();
+  await hosts.agent("local")!.connect();
+  const agentStartMs = performance.now() - agentBegin;
+  const viaAgent = hosts.launcher()!;
+  const direct = localHost();
+  const lab = await measureLab(rounds, megabytes, () => ({ host: viaAgent, gpus: 0 }));
+  const pty = await measureLab(rounds, megabytes, () => ({ host: direct, gpus: 0 }));
+  await hosts.shutdownAll();
+  rmSync(runtimeDir, { recursive: true, force: true });
   const jupyter = measureJupyter(rounds, megabytes);
   const rows: Array<[string, keyof Figures, "lower" | "higher", string]> = [
     ["kernel start to first result", "startMs", "lower", "ms"],
@@ -95,18 +111,20 @@ async function main(): Promise<void> {
     [`trivial cell round trip, p99 of ${rounds}`, "roundTripP99Ms", "lower", "ms"],
     [`output throughput, ${megabytes} MB printed`, "throughputMBps", "higher", "MB/s"],
   ];
+  const versus = (ours: Figures, theirs: Figures, key: keyof Figures, better: "lower" | "higher"): string => {
+    const ratio = better === "lower" ? theirs[key] / ours[key] : ours[key] / theirs[key];
+    return `${ratio.toFixed(1)}× ${ratio >= 1 ? "faster" : "slower"}`;
+  };
   const lines = [
     `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${chooseInterpreter().executable}`,
+    `host agent: first link (agent daemon started) ${agentStartMs.toFixed(0)} ms`,
     "",
-    "| measurement | Multi-GPU Lab | Jupyter | lab is |",
-    "| --- | ---: | ---: | --- |",
-    ...rows.map(([label, key, better, unit]) => {
-      const ratio = better === "lower" ? jupyter[key] / lab[key] : lab[key] / jupyter[key];
-      return `| ${label} | ${lab[key].toFixed(2)} ${unit} | ${jupyter[key].toFixed(2)} ${unit} | ${ratio.toFixed(1)}× ${ratio >= 1 ? "faster" : "slower"} |`;
-    }),
+    "| measurement | Multi-GPU Lab (host agent) | lab kernel on its own PTY | Jupyter | lab (agent) vs Jupyter |",
+    "| --- | ---: | ---: | ---: | --- |",
+    ...rows.map(([label, key, better, unit]) => `| ${label} | ${lab[key].toFixed(2)} ${unit} | ${pty[key].toFixed(2)} ${unit} | ${jupyter[key].toFixed(2)} ${unit} | ${versus(lab, jupyter, key, better)} |`),
   ];
   console.log(lines.join("\n"));
-  writeFileSync(path.join(__dirname, "results.json"), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, lab, jupyter }, null, 2));
+  writeFileSync(path.join(__dirname, "results.json"), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, agentStartMs, lab, pty, jupyter }, null, 2));
 }
 
 main().catch((error: unknown) => {
