@@ -101,6 +101,7 @@ async function labIdOf(db: Database): Promise<string> {
 async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: NotebookHub, log: LabOptions["log"]): Promise<number> {
   let resumed = 0;
   for (const run of await runs.detachedRuns()) {
+    const began = performance.now();
     const agent = hosts.agent(run.hostId);
     let reason: string | null = null;
     if (!agent) reason = `host "${run.hostId}" is no longer configured`;
@@ -111,7 +112,7 @@ async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: Notebo
           reason = `the kernel ended while no lab server was connected (host ${run.hostId}'s agent no longer has it: its lease expired or the host restarted)`;
         } else if (await hub.resume({ ...run, info: kernelInfoOf(run.kernelInfo) })) {
           resumed += 1;
-          log?.("info", `took over the kernel of notebook ${run.notebookId} on host ${run.hostId} from output ${run.agentSeq}`);
+          log?.("info", `took over the kernel of notebook ${run.notebookId} on host ${run.hostId} from output ${run.agentSeq} in ${Math.round(performance.now() - began)} ms`);
         } else {
           reason = "the kernel ended while the lab server restarted";
         }

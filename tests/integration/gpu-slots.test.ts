@@ -1,10 +1,10 @@
 /**
- * GPU slots through the lab: hosts that declare one GPU each (no real GPU is
- * needed: the agent leases by UUID through CUDA_VISIBLE_DEVICES). A kernel
- * asking for it gets it and the notebook names it; a second one waits in the
- * host's queue with its place shown, and starts when the first ends; on a
- * host that refuses, the second is refused with a message; a crashed kernel
- * frees its slot.
+ * GPU slots through the lab: hosts that declare two GPUs each (no real GPU
+ * is needed: the agent leases by UUID through CUDA_VISIBLE_DEVICES), and
+ * three kernels asking for one each. The first two get one each and their
+ * notebooks name it; the third waits in the host's queue with its place
+ * shown, and starts on the GPU the first frees; on a host that refuses, the
+ * third is refused with a message, and a crashed kernel frees its slot.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,14 +18,20 @@ import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 90_000 };
-const QUEUED_GPU = { index: 0, uuid: "GPU-11111111-1111-1111-1111-111111111111", name: "Declared A", memoryTotalMiB: 81_559 };
-const REFUSED_GPU = { index: 0, uuid: "GPU-22222222-2222-2222-2222-222222222222", name: "Declared B", memoryTotalMiB: 81_559 };
+const QUEUED_GPUS = [
+  { index: 0, uuid: "GPU-11111111-1111-1111-1111-111111111111", name: "Declared A0", memoryTotalMiB: 81_559 },
+  { index: 1, uuid: "GPU-11111111-1111-1111-1111-222222222222", name: "Declared A1", memoryTotalMiB: 81_559 },
+];
+const REFUSED_GPUS = [
+  { index: 0, uuid: "GPU-22222222-2222-2222-2222-111111111111", name: "Declared B0", memoryTotalMiB: 81_559 },
+  { index: 1, uuid: "GPU-22222222-2222-2222-2222-222222222222", name: "Declared B1", memoryTotalMiB: 81_559 },
+];
 const SHOW_GPUS = "import os\nprint('visible', os.environ.get('CUDA_VISIBLE_DEVICES'))";
 
 function labHosts(labId: string): LabHosts {
   const python = chooseInterpreter().executable;
-  const queueing = { ...localHostSpec(python, { gpus: [QUEUED_GPU], whenFull: "queue", leaseSeconds: 30 }), label: "queueing box" };
-  const refusing = { ...localHostSpec(python, { gpus: [REFUSED_GPU], whenFull: "refuse", leaseSeconds: 30 }), id: "strict", label: "refusing box" };
+  const queueing = { ...localHostSpec(python, { gpus: QUEUED_GPUS, whenFull: "queue", leaseSeconds: 30 }), label: "queueing box" };
+  const refusing = { ...localHostSpec(python, { gpus: REFUSED_GPUS, whenFull: "refuse", leaseSeconds: 30 }), id: "strict", label: "refusing box" };
   return new LabHosts([queueing, refusing], "local", labId, () => undefined);
 }
 
@@ -64,56 +70,62 @@ describe("GPU slots through the lab", () => {
     return { client, notebookId, cellId: opened.notebook.cells[0]!.id };
   }
 
-  it("leases a free GPU by UUID, queues the next kernel with its place, and starts it when the first ends", LIMIT, async () => {
-    const first = await notebookOn("local", 1, "holds the GPU");
-    const second = await notebookOn("local", 1, "waits for it");
+  it("leases free GPUs by UUID, queues the third kernel with its place, and starts it on the GPU the first frees", LIMIT, async () => {
+    const first = await notebookOn("local", 1, "first");
+    const second = await notebookOn("local", 1, "second");
+    const third = await notebookOn("local", 1, "third waits");
     try {
-      assert.deepEqual(await first.client.run(first.notebookId, { [first.cellId]: SHOW_GPUS }), { ok: true });
-      await first.client.waitFor((event) => event.type === "cell-finished" && event.cellId === first.cellId);
-      assert.equal(streamOf(first.client, first.cellId), `visible ${QUEUED_GPU.uuid}\n`);
+      for (const holder of [first, second]) {
+        assert.deepEqual(await holder.client.run(holder.notebookId, { [holder.cellId]: SHOW_GPUS }), { ok: true });
+        await holder.client.waitFor((event) => event.type === "cell-finished" && event.cellId === holder.cellId);
+      }
+      const firstGpu = streamOf(first.client, first.cellId).trim().split(" ")[1];
+      const secondGpu = streamOf(second.client, second.cellId).trim().split(" ")[1];
+      assert.deepEqual([firstGpu, secondGpu].sort(), QUEUED_GPUS.map((gpu) => gpu.uuid).sort(), "two kernels, two different GPUs");
       const running = statuses(first.client).find((status) => status.state === "idle");
       assert.ok(running && running.state === "idle");
-      assert.deepEqual(running.info.gpus, [QUEUED_GPU.uuid], "the notebook names the GPU it got");
+      assert.deepEqual(running.info.gpus, [firstGpu], "the notebook names the GPU it got");
 
-      assert.deepEqual(await second.client.run(second.notebookId, { [second.cellId]: SHOW_GPUS }), { ok: true });
-      const waiting = await second.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "starting" && event.status.queue !== undefined);
+      assert.deepEqual(await third.client.run(third.notebookId, { [third.cellId]: SHOW_GPUS }), { ok: true });
+      const waiting = await third.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "starting" && event.status.queue !== undefined);
       assert.ok(waiting.type === "kernel-status" && waiting.status.state === "starting");
       assert.deepEqual(waiting.status.queue, { position: 1, host: "queueing box", gpus: 1 });
 
       assert.deepEqual(await first.client.send({ op: "shutdown", notebookId: first.notebookId }), { ok: true });
-      await second.client.waitFor((event) => event.type === "cell-finished" && event.cellId === second.cellId);
-      assert.equal(streamOf(second.client, second.cellId), `visible ${QUEUED_GPU.uuid}\n`, "the freed GPU went to the waiting kernel");
+      await third.client.waitFor((event) => event.type === "cell-finished" && event.cellId === third.cellId);
+      assert.equal(streamOf(third.client, third.cellId), `visible ${firstGpu}\n`, "the freed GPU went to the waiting kernel");
     } finally {
-      await second.client.send({ op: "shutdown", notebookId: second.notebookId });
-      first.client.close();
-      second.client.close();
+      for (const each of [second, third]) await each.client.send({ op: "shutdown", notebookId: each.notebookId });
+      for (const each of [first, second, third]) each.client.close();
     }
   });
 
-  it("on a host that refuses when full, the second kernel is refused with why; a crashed kernel frees its GPU", LIMIT, async () => {
-    const holder = await notebookOn("strict", 1, "holds the strict GPU");
+  it("on a host that refuses when full, the third kernel is refused with why; a crashed kernel frees its GPU", LIMIT, async () => {
+    const one = await notebookOn("strict", 1, "holds a strict GPU");
+    const two = await notebookOn("strict", 1, "holds the other");
     const refused = await notebookOn("strict", 1, "is refused");
     try {
-      await holder.client.run(holder.notebookId, { [holder.cellId]: SHOW_GPUS });
-      await holder.client.waitFor((event) => event.type === "cell-finished" && event.cellId === holder.cellId);
-      assert.equal(streamOf(holder.client, holder.cellId), `visible ${REFUSED_GPU.uuid}\n`);
+      for (const holder of [one, two]) {
+        await holder.client.run(holder.notebookId, { [holder.cellId]: SHOW_GPUS });
+        await holder.client.waitFor((event) => event.type === "cell-finished" && event.cellId === holder.cellId);
+      }
+      const oneGpu = streamOf(one.client, one.cellId).trim().split(" ")[1];
 
       await refused.client.run(refused.notebookId, { [refused.cellId]: SHOW_GPUS });
       const dead = await refused.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "dead");
       assert.ok(dead.type === "kernel-status" && dead.status.state === "dead");
       assert.match(dead.status.reason, /GPU/i, `the refusal says why: ${dead.status.reason}`);
 
-      // The holder's kernel crashes: its GPU is free again, however it ended.
-      await holder.client.run(holder.notebookId, { [holder.cellId]: "import os\nos._exit(3)" });
-      await holder.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "dead");
+      // One holder's kernel crashes: its GPU is free again, however it ended.
+      await one.client.run(one.notebookId, { [one.cellId]: "import os\nos._exit(3)" });
+      await one.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "dead");
       assert.deepEqual(await refused.client.send({ op: "restart", notebookId: refused.notebookId }), { ok: true });
       await refused.client.run(refused.notebookId, { [refused.cellId]: SHOW_GPUS });
       await refused.client.waitFor((event) => event.type === "cell-finished" && event.cellId === refused.cellId && streamOf(refused.client, refused.cellId) !== "");
-      assert.equal(streamOf(refused.client, refused.cellId), `visible ${REFUSED_GPU.uuid}\n`);
+      assert.equal(streamOf(refused.client, refused.cellId), `visible ${oneGpu}\n`);
     } finally {
-      await refused.client.send({ op: "shutdown", notebookId: refused.notebookId });
-      holder.client.close();
-      refused.client.close();
+      for (const each of [two, refused]) await each.client.send({ op: "shutdown", notebookId: each.notebookId });
+      for (const each of [one, two, refused]) each.client.close();
     }
   });
 });
