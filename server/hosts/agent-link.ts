@@ -190,6 +190,11 @@ export class AgentLink {
     return true;
   }
 
+  /** Resolves once the link has ended by itself (the agent exited, the host dropped it), or after `timeoutMs`. */
+  async ended(timeoutMs: number): Promise<boolean> {
+    return (await this.process.waitForExit(timeoutMs)) !== null;
+  }
+
   /** Ends this link only: the agent and its kernels live on for their lease. */
   async close(): Promise<void> {
     await this.process.terminate(1000);

@@ -198,7 +198,9 @@ export class HostAgent {
 
   /** Ends the agent and every kernel it runs (tests; replacing an agent that runs other code). */
   async shutdownAgent(): Promise<void> {
-    if (this.link?.open) this.link.send({ type: "agent_shutdown" });
+    const link = this.link;
+    // The agent ends its kernels and exits, which ends the link: wait for that before closing our end (a write in flight would hit a closed tty).
+    if (link?.open && link.send({ type: "agent_shutdown" })) await link.ended(5000);
     await this.detach();
   }
 
@@ -231,8 +233,8 @@ export class HostAgent {
       this.options.log("info", `host ${this.hostId}: replacing its agent, which runs other code (${hello.codeHash.slice(0, 8)}) and no kernel, with this lab's (${code.codeHash.slice(0, 8)})`);
       const link = this.link;
       this.link = null;
-      link?.send({ type: "agent_shutdown" });
-      // The old agent removes its socket as it exits; the next bootstrap starts this lab's.
+      // The old agent's exit ends the link (it removes its socket first): then the next bootstrap starts this lab's.
+      if (link?.send({ type: "agent_shutdown" })) await link.ended(10_000);
       await link?.close();
     }
   }
