@@ -15,7 +15,7 @@ import { checkHttpRequest, labNames } from "./http/request-guard";
 import { applySecurityHeaders } from "./http/security-headers";
 import { chooseInterpreter } from "./kernel/python-interpreter";
 import { LabHosts, labHostSpecs } from "./hosts/lab-hosts";
-import { loadHostsConfig } from "./hosts/host-config";
+import { HostsConfigError, loadHostsConfig } from "./hosts/host-config";
 import { openLab } from "./lab";
 import { createLogger } from "./logger";
 import { LOCAL_USER } from "./persistence";
@@ -97,6 +97,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`multi-gpu-lab failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  // A bad hosts file is the operator's to fix: its fields, not a stack trace.
+  const said = error instanceof HostsConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`multi-gpu-lab failed to start: ${said}\n`);
   process.exit(1);
 });

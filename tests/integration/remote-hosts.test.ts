@@ -316,3 +316,21 @@ describe("a lab whose kernels run on a Slurm host", { skip: slurmUnavailable() ?
     }
   });
 });
+
+describe("a lab with a bad hosts file", () => {
+  it("refuses to start, naming the file and every bad field, without a stack trace", LIMIT, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mgpulab-bad-hosts-"));
+    try {
+      const hostsFile = path.join(dir, "hosts.json");
+      writeFileSync(hostsFile, JSON.stringify({ hosts: [{ id: "gpu1", kind: "ssh", ssh: { host: "gpu1", port: 70000 }, leaseMinuts: 5 }] }));
+      await assert.rejects(LabServer.start({ MGPULAB_HOSTS_FILE: hostsFile, MGPULAB_DATA_DIR: path.join(dir, "data") }), (error: Error) => {
+        assert.match(error.message, /multi-gpu-lab failed to start: .*hosts\.json: hosts\[0\]\.ssh\.port: expected an integer from 1 to 65535/);
+        assert.match(error.message, /hosts\.json: hosts\[0\]\.leaseMinuts: unknown key/);
+        assert.doesNotMatch(error.message, /\n\s+at /, "no stack trace");
+        return true;
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
