@@ -18,6 +18,7 @@ import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
 import { startSshd } from "../helpers/sshd";
 import { TestKernel } from "../helpers/test-kernel";
+import { measureTraffic } from "./kernel-traffic";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -36,29 +37,8 @@ function rssMiB(pid: number): number {
 }
 
 async function cellFigures(host: KernelLauncher, rounds: number, megabytes: number): Promise<{ median: number; p99: number; mbps: number }> {
-  const kernel = await TestKernel.start({ launch: () => ({ host, gpus: 0 }) });
-  for (let i = 0; i < 20; i++) await kernel.run("1");
-  const latencies: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const begin = performance.now();
-    await kernel.run("1");
-    latencies.push(performance.now() - begin);
-  }
-  const begin = performance.now();
-  const received = await new Promise<number>((resolve) => {
-    let bytes = 0;
-    kernel.session.execute(`import sys\nline = 'x' * 999 + '\\n'\nfor _ in range(${megabytes * 1000}):\n    sys.stdout.write(line)\nsys.stdout.flush()`, {
-      started: () => undefined,
-      console: (text) => {
-        bytes += Buffer.byteLength(text, "utf8");
-      },
-      output: () => undefined,
-      finished: () => resolve(bytes),
-    });
-  });
-  const seconds = (performance.now() - begin) / 1000;
-  await kernel.close();
-  return { median: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), mbps: received / 1e6 / seconds };
+  const traffic = await measureTraffic(() => ({ host, gpus: 0 }), rounds, megabytes);
+  return { median: percentile(traffic.latencies, 0.5), p99: percentile(traffic.latencies, 0.99), mbps: traffic.throughputMBps };
 }
 
 /** The agent's RSS alone, then with `count` idle kernels (and theirs). */

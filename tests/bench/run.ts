@@ -16,6 +16,7 @@ import { localHost } from "../../server/kernel/kernel-host";
 import type { KernelLaunch } from "../../server/kernel/kernel-session";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 import { TestKernel } from "../helpers/test-kernel";
+import { measureTraffic } from "./kernel-traffic";
 
 interface Figures {
   startMs: number;
@@ -48,37 +49,13 @@ async function measureLab(rounds: number, megabytes: number, launch: () => Kerne
     await kernel.close();
   }
 
-  const kernel = await TestKernel.start({ launch });
-  for (let i = 0; i < 20; i++) await kernel.run("1");
-  const latencies: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const begin = performance.now();
-    await kernel.run("1");
-    latencies.push(performance.now() - begin);
-  }
-  latencies.sort((a, b) => a - b);
-
-  // Count bytes as they arrive, as a viewer would, instead of keeping 50 MB.
-  const begin = performance.now();
-  const received = await new Promise<number>((resolve) => {
-    let bytes = 0;
-    kernel.session.execute(`import sys\nline = 'x' * 999 + '\\n'\nfor _ in range(${megabytes * 1000}):\n    sys.stdout.write(line)\nsys.stdout.flush()`, {
-      started: () => undefined,
-      console: (text) => {
-        bytes += Buffer.byteLength(text, "utf8");
-      },
-      output: () => undefined,
-      finished: () => resolve(bytes),
-    });
-  });
-  const seconds = (performance.now() - begin) / 1000;
-  await kernel.close();
+  const { latencies, throughputMBps, bytesReceived } = await measureTraffic(launch, rounds, megabytes);
   return {
     startMs: median(starts),
     roundTripMedianMs: median(latencies),
     roundTripP99Ms: latencies[Math.ceil(latencies.length * 0.99) - 1]!,
-    throughputMBps: received / 1e6 / seconds,
-    bytesReceived: received,
+    throughputMBps,
+    bytesReceived,
   };
 }
 

@@ -18,26 +18,11 @@ import type { NotebookDocument } from "../../server/core/protocol/notebook-model
 import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { shownText, storedText } from "../helpers/cell-text";
 
 const LIMIT = { timeout: 180_000 };
 /** Prints numbered lines steadily, forever: the server dies under it. */
 const TICKS = "import time\nfor i in range(10**6):\n    print(f'tick {i}', flush=True)\n    time.sleep(0.002)";
-
-/** The text of a cell's stream output as the client has been shown it, event by event. */
-function shownText(events: NotebookEvent[], cellId: string): string {
-  let text = "";
-  for (const event of events) {
-    if (event.type === "cell-stream" && event.cellId === cellId) text += event.text;
-    if (event.type === "cell-outputs-cleared" && event.cellId === cellId) text = "";
-  }
-  return text;
-}
-
-function storedText(doc: NotebookDocument, cellId: string): string {
-  const cell = doc.cells.find((candidate) => candidate.id === cellId);
-  assert.ok(cell, `cell ${cellId} is stored`);
-  return cell.outputs.map((output) => (output.kind === "stream" ? output.text : "")).join("");
-}
 
 async function startTicking(server: LabServer, title: string): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
   const client = await connectClient(server.url);

@@ -10,35 +10,21 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { openDatabase, RunRepository } from "../../server/persistence";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
-import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { shownText, storedText } from "../helpers/cell-text";
+import { running, waitUntil } from "../helpers/processes";
 
 const LIMIT = { timeout: 180_000 };
 const LINES = 300;
 /** Numbered lines over ~3 s, then "done": long enough to stop the server under it. */
 const NUMBERED = `import time\nfor i in range(${LINES}):\n    print(f'line {i}', flush=True)\n    time.sleep(0.01)\nprint('done')`;
-
-function storedText(doc: NotebookDocument, cellId: string): string {
-  const cell = doc.cells.find((candidate) => candidate.id === cellId);
-  assert.ok(cell, `cell ${cellId} is stored`);
-  return cell.outputs.map((output) => (output.kind === "stream" ? output.text : "")).join("");
-}
-
-function shownText(events: NotebookEvent[], cellId: string): string {
-  let text = "";
-  for (const event of events) {
-    if (event.type === "cell-stream" && event.cellId === cellId) text += event.text;
-    if (event.type === "cell-outputs-cleared" && event.cellId === cellId) text = "";
-  }
-  return text;
-}
 
 /** Every numbered line exactly once, in order, then "done". */
 function assertComplete(text: string): void {
@@ -178,29 +164,10 @@ describe("kernels outlive the lab server", () => {
   });
 });
 
-/** A process that exists and is not a zombie (a container's init may be slow to reap what it inherits). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 function socketExists(dir: string): boolean {
   try {
     return execFileSync("find", [dir, "-name", "agent.sock"], { encoding: "utf8" }).trim() !== "";
   } catch {
     return existsSync(dir) && false;
-  }
-}
-
-/** Polls a condition the test cannot be told about (another process's exit), with a deadline. */
-async function waitUntil(test: () => boolean, limitMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -15,10 +15,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { shownText, storedText } from "../helpers/cell-text";
+import { running, waitUntil } from "../helpers/processes";
 import { sshdUnavailable, startSshd, type TestSshd } from "../helpers/sshd";
 import { slurmUnavailable, startSlurm, type TestSlurm } from "../helpers/slurm";
 
@@ -41,16 +42,6 @@ const DDP = [
   "print('launched', result.ok)",
 ].join("\n");
 
-/** A process that exists and is not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 /** Live processes whose environment carries this tag (the agent marks everything a kernel starts). */
 function processesTagged(tag: string): number[] {
   const found: number[] = [];
@@ -63,28 +54,6 @@ function processesTagged(tag: string): number[] {
     }
   }
   return found;
-}
-
-/** Polls something another process does (its exit), with a deadline. */
-async function waitUntil(test: () => boolean, limitMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function streamText(events: NotebookEvent[], cellId: string): string {
-  let text = "";
-  for (const event of events) {
-    if (event.type === "cell-stream" && event.cellId === cellId) text += event.text;
-    if (event.type === "cell-outputs-cleared" && event.cellId === cellId) text = "";
-  }
-  return text;
-}
-
-function storedText(doc: NotebookDocument, cellId: string): string {
-  return doc.cells.find((cell) => cell.id === cellId)!.outputs.map((output) => (output.kind === "stream" ? output.text : "")).join("");
 }
 
 async function openNew(client: TestClient, title: string): Promise<{ notebookId: string; cellId: string }> {
@@ -102,7 +71,7 @@ async function runToEnd(client: TestClient, notebookId: string, cellId: string, 
   assert.ok(ran.ok, JSON.stringify(ran));
   const finished = await client.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId && client.events.indexOf(event) >= from);
   assert.ok(finished.type === "cell-finished" && finished.status === "ok", JSON.stringify(finished));
-  return streamText(client.events, cellId);
+  return shownText(client.events, cellId);
 }
 
 describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? false }, () => {
@@ -165,7 +134,7 @@ describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? 
       };
       const before = pidOf(client.events);
       await client.run(notebookId, { [cellId]: "import time\nprint('sleeping', flush=True)\ntime.sleep(120)" });
-      await client.waitFor(() => streamText(client.events, cellId).includes("sleeping"));
+      await client.waitFor(() => shownText(client.events, cellId).includes("sleeping"));
       const sent = client.events.length;
       assert.deepEqual(await client.send({ op: "interrupt", notebookId }), { ok: true });
       const finished = await client.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId && client.events.indexOf(event) >= sent);
@@ -193,7 +162,7 @@ describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? 
       const before = client.events.length;
       await client.run(notebookId, { [cellId]: "%%ranks 2\nimport torch, torch.distributed as dist\nt = torch.ones(1) * (dist.get_rank() + 1)\ndist.all_reduce(t)\nprint('sum', t.item())" });
       await client.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId && client.events.indexOf(event) >= before);
-      const text = streamText(client.events, cellId);
+      const text = shownText(client.events, cellId);
       assert.match(text, /sum 3\.0/);
       assert.match(text, /\[ranks\] ok/);
     } finally {
@@ -208,12 +177,12 @@ describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? 
         const { notebookId, cellId } = await openNew(client, `ssh drop: ${end}`);
         const ran = await client.run(notebookId, { [cellId]: NUMBERED });
         assert.ok(ran.ok);
-        await client.waitFor(() => streamText(client.events, cellId).split("\n").length > 30);
+        await client.waitFor(() => shownText(client.events, cellId).split("\n").length > 30);
         if (end === "the ssh client") execFileSync("pkill", ["-KILL", "-P", String(server.pid), "-x", "ssh"]);
         // The per-connection sshd processes ("sshd: <user>…"), not the listener: a dead network peer for ssh.
         else execFileSync("pkill", ["-KILL", "-f", `^sshd: ${sshd.user}`]);
         await client.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
-        assert.deepEqual(streamText(client.events, cellId).split("\n").filter(Boolean), EXPECTED);
+        assert.deepEqual(shownText(client.events, cellId).split("\n").filter(Boolean), EXPECTED);
         const reopened = await client.send({ op: "open", notebookId });
         assert.ok(reopened.ok && reopened.notebook);
         assert.deepEqual(storedText(reopened.notebook, cellId).split("\n").filter(Boolean), EXPECTED);
@@ -228,7 +197,7 @@ describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? 
     const client = await connectClient(server.url);
     const { notebookId, cellId } = await openNew(client, "ssh takeover");
     await client.run(notebookId, { [cellId]: NUMBERED });
-    await client.waitFor(() => streamText(client.events, cellId).split("\n").length > 30);
+    await client.waitFor(() => shownText(client.events, cellId).split("\n").length > 30);
     await server.stop("SIGKILL");
     client.close();
     server = await LabServer.start(serverEnv());
@@ -253,8 +222,8 @@ describe("a lab whose kernels run on an SSH host", { skip: sshdUnavailable() ?? 
     assert.deepEqual(await client.send({ op: "set-kernel-spec", notebookId, hostId: "brief", gpus: 0 }), { ok: true });
     const code = "import os, subprocess, time\np = subprocess.Popen(['sleep', '600'], start_new_session=True)\nprint('tag', os.environ['MGPULAB_AGENT_KERNEL'], flush=True)\ntime.sleep(600)";
     await client.run(notebookId, { [cellId]: code });
-    await client.waitFor(() => /tag \S+/.test(streamText(client.events, cellId)));
-    const tag = `MGPULAB_AGENT_KERNEL=${/tag (\S+)/.exec(streamText(client.events, cellId))![1]}`;
+    await client.waitFor(() => /tag \S+/.test(shownText(client.events, cellId)));
+    const tag = `MGPULAB_AGENT_KERNEL=${/tag (\S+)/.exec(shownText(client.events, cellId))![1]}`;
     assert.ok(processesTagged(tag).length >= 2, "the kernel and its setsid child run");
     client.close();
     // Every link to the short-lease host goes with the server (its ssh is the server's child).
