@@ -11,6 +11,17 @@ const originSchema = z.string().refine((value) => {
   }
 }, "an origin is scheme://host[:port], like https://lab.example.com");
 
+/** "10/60": at most 10 per 60 seconds. */
+const rateLimitSchema = z
+  .string()
+  .regex(/^\d{1,6}\/\d{1,6}$/, "a rate limit is max/seconds, like 10/60")
+  .transform((value) => {
+    const [max, windowSeconds] = value.split("/").map(Number) as [number, number];
+    return { max, windowSeconds };
+  })
+  .pipe(z.object({ max: z.number().int().min(1), windowSeconds: z.number().int().min(1) }))
+  .or(z.object({ max: z.number(), windowSeconds: z.number() }));
+
 const configSchema = z.object({
   host: z.string().min(1).default("127.0.0.1"),
   port: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -36,6 +47,14 @@ const configSchema = z.object({
   kernelLeaseSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600).optional(),
   /** Where the local host's agent keeps its socket and code (default: $XDG_RUNTIME_DIR or the temp dir). */
   agentRuntimeDir: z.string().optional(),
+  /** How long a session lasts unless used (it is renewed as it is used). */
+  sessionHours: z.coerce.number().positive().max(90 * 24).default(7 * 24),
+  /** Sign-in attempts (password or token URL) per client address: "max/seconds". */
+  loginRateLimit: rateLimitSchema.default({ max: 10, windowSeconds: 60 }),
+  /** Workshop joins per client address: a room behind one NAT is one address, so this is generous. */
+  joinRateLimit: rateLimitSchema.default({ max: 120, windowSeconds: 60 }),
+  /** The first admin, made on a start where none exists (MGPULAB_ADMIN_EMAIL / _PASSWORD / _NAME). */
+  firstAdmin: z.object({ email: z.string(), password: z.string(), name: z.string() }).optional(),
 });
 
 export type ServerConfig = z.infer<typeof configSchema>;
@@ -55,6 +74,13 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     kernelIdleWarningMinutes: env.MGPULAB_KERNEL_IDLE_WARNING_MINUTES || undefined,
     gpuBusyPercent: env.MGPULAB_GPU_BUSY_PERCENT || undefined,
     agentRuntimeDir: env.MGPULAB_AGENT_RUNTIME_DIR || undefined,
+    sessionHours: env.MGPULAB_SESSION_HOURS || undefined,
+    loginRateLimit: env.MGPULAB_LOGIN_RATE_LIMIT || undefined,
+    joinRateLimit: env.MGPULAB_JOIN_RATE_LIMIT || undefined,
+    firstAdmin:
+      env.MGPULAB_ADMIN_EMAIL || env.MGPULAB_ADMIN_PASSWORD
+        ? { email: env.MGPULAB_ADMIN_EMAIL ?? "", password: env.MGPULAB_ADMIN_PASSWORD ?? "", name: env.MGPULAB_ADMIN_NAME || "Admin" }
+        : undefined,
   });
   if (!parsed.success) {
     throw new Error(`bad server settings: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
@@ -87,4 +113,10 @@ export function kernelLimitsOf(config: Pick<ServerConfig, "maxKernels" | "kernel
     idleWarningMs: (config.kernelIdleWarningMinutes ?? 5) * 60_000,
     gpuBusyPercent: config.gpuBusyPercent ?? 5,
   };
+}
+
+/** A bind address only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return name === "localhost" || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }

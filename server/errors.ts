@@ -66,6 +66,7 @@ function isExpected(code: ErrorCode): boolean {
 
 const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid: 400,
+  unauthorized: 401,
   forbidden: 403,
   "not-found": 404,
   conflict: 409,

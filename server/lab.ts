@@ -9,12 +9,16 @@ import type { KernelInfo } from "./core/protocol/notebook-model";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
-import { LOCAL_USER, openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
 import { singleHost } from "./notebook/kernel-hosts";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { KernelCuller } from "./notebook/kernel-culler";
 import { NotebookHub, type NotebookHubOptions } from "./notebook/notebook-hub";
 import { ScenarioCatalog } from "./scenarios/scenario-catalog";
+import path from "node:path";
+import { openAccess, type AuthSettings, type LabAccess } from "./auth";
+import { loadAuthSecret } from "./auth/auth-secret";
+import { Workshops } from "./workshops/workshops";
 
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
@@ -26,13 +30,27 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"
   /** How often hosts are checked (health, GPU use); default a minute. */
   healthIntervalMs?: number;
   log?: NotebookHubOptions["log"];
+  /** Sessions, sign-in and rate limits; the cookie secret defaults to MGPULAB_AUTH_SECRET or one kept in the data directory. */
+  auth?: Partial<Omit<AuthSettings, "onParticipantJoined">>;
 }
+
+/** Defaults for a lab whose options say nothing of auth (tests): the limits from the config's defaults. */
+const DEFAULT_AUTH: Omit<AuthSettings, "onParticipantJoined" | "secret"> = {
+  origins: () => [],
+  sessionSeconds: 7 * 24 * 3600,
+  loginRateLimit: { max: 10, windowSeconds: 60 },
+  joinRateLimit: { max: 120, windowSeconds: 60 },
+  secureCookies: false,
+};
 
 export interface Lab {
   db: Database;
   catalog: DatabaseCatalog;
   hub: NotebookHub;
   scenarios: ScenarioCatalog;
+  /** Accounts, sessions and the access gate. */
+  access: LabAccess;
+  workshops: Workshops;
   /** Runs that a previous server process left "running", now marked interrupted. */
   interruptedRuns: number;
   /** Runs whose kernels outlived the previous server and were taken over. */
@@ -50,8 +68,16 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const interrupted = await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
   const kernelHosts = hosts ?? (options.host ? singleHost(options.host()) : null);
   if (!kernelHosts) throw new Error("openLab needs hosts or a host");
-  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), LOCAL_USER.id, kernelHosts.defaultHost);
+  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost);
   const scenarios = new ScenarioCatalog();
+  const workshops = new Workshops(db.prisma, catalog, scenarios);
+  const dataDir = options.dataDir ?? (process.env.MGPULAB_DATA_DIR || path.resolve("data"));
+  const access = openAccess(db.prisma, {
+    ...DEFAULT_AUTH,
+    ...options.auth,
+    secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
+    onParticipantJoined: ({ userId, workshopId }) => workshops.giveCopies(userId, workshopId),
+  });
   const hub = new NotebookHub({ ...options, hosts: kernelHosts, catalog, templates: scenarios });
   if (hosts) {
     hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
@@ -65,6 +91,8 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     catalog,
     hub,
     scenarios,
+    access,
+    workshops,
     interruptedRuns: interrupted.length,
     resumedRuns: resumed,
     hosts,

@@ -1,26 +1,27 @@
 /**
- * The lab's server: Next.js pages, .ipynb file routes and socket.io on one
- * HTTP port, wired to the lab's services. Wiring only; behaviour lives in the
- * modules it joins.
+ * The lab's server: Next.js pages, the lab's HTTP routes and socket.io on
+ * one HTTP port, wired to the lab's services. Wiring only; behaviour lives
+ * in the modules it joins (every request: http/lab-edge.ts; every socket
+ * event: socket/notebook-socket.ts; who may do what: auth/).
  */
 import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
 import { Server } from "socket.io";
-import { kernelLimitsOf, readConfig, withIdleFromHostsFile } from "./config";
-import { executionChartSvg, handleExecutionRoutes } from "./http/execution-routes";
-import { handleNotebookFiles } from "./http/notebook-files";
-import { refuse } from "./http/json-reply";
-import { checkHttpRequest, labNames } from "./http/request-guard";
-import { applySecurityHeaders } from "./http/security-headers";
+import { isLoopbackHost, kernelLimitsOf, readConfig, withIdleFromHostsFile, type ServerConfig } from "./config";
+import { createLabEdge } from "./http/lab-edge";
+import { labNames } from "./http/request-guard";
 import { chooseInterpreter } from "./kernel/python-interpreter";
 import { LabHosts, labHostSpecs } from "./hosts/lab-hosts";
 import { HostsConfigError, loadHostsConfig } from "./hosts/host-config";
-import { openLab } from "./lab";
+import { localTokenUrl, mintLocalToken } from "./auth/local-token";
+import { openLab, type Lab } from "./lab";
 import { createLogger } from "./logger";
-import { LOCAL_USER } from "./persistence";
 import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "./socket/notebook-socket";
+
+/** A start the operator must fix first: said in one line, no stack trace. */
+class StartRefused extends Error {}
 
 async function main(): Promise<void> {
   const log = createLogger();
@@ -34,6 +35,9 @@ async function main(): Promise<void> {
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
+  // The port is known once listening (PORT=0 picks one); nothing is served before.
+  let names = labNames(config.host, config.port, config.allowedOrigins);
+  const loopback = isLoopbackHost(config.host);
   const lab = await openLab({
     dataDir: config.dataDir,
     hosts: (labId) =>
@@ -48,38 +52,45 @@ async function main(): Promise<void> {
     kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: logTo,
+    auth: {
+      origins: () => [...names.origins],
+      sessionSeconds: Math.round(config.sessionHours * 3600),
+      loginRateLimit: config.loginRateLimit,
+      joinRateLimit: config.joinRateLimit,
+      secureCookies: config.allowedOrigins.some((origin) => origin.startsWith("https:")),
+    },
   });
   log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns, resumedRuns: lab.resumedRuns }, "database ready");
+  await ensureAdmin(lab, config, loopback, log);
   await app.prepare();
-  const handle = app.getRequestHandler();
 
-  // The port is known once listening (PORT=0 picks one); nothing is served before.
-  let names = labNames(config.host, config.port, config.allowedOrigins);
-  const httpServer = createServer((req, res) => {
-    applySecurityHeaders(req, res, { dev: config.dev });
-    const verdict = checkHttpRequest(req.method, req.headers, names);
-    if (!verdict.ok) {
-      log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason: verdict.reason }, "request refused");
-      refuse(res, verdict);
-      return;
-    }
-    const onError = (err: unknown) => log.error({ err }, `${req.method ?? ""} ${req.url ?? ""} failed`);
-    const chartOf = (executionId: string) => executionChartSvg(lab.db.prisma, executionId);
-    if (handleNotebookFiles(req, res, { notebooks: lab.catalog.repos.notebooks, predictions: lab.catalog.repos.predictions, ownerId: LOCAL_USER.id, onError, chartOf, templates: lab.scenarios, hostIds: lab.hosts?.ids() })) return;
-    if (handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError })) return;
-    void handle(req, res);
-  });
+  const httpServer = createServer(
+    createLabEdge({
+      lab,
+      names: () => names,
+      dev: config.dev,
+      loopback,
+      pages: app.getRequestHandler(),
+      hostIds: lab.hosts?.ids(),
+      onError: (err, what) => log.error({ err }, `${what} failed`),
+      onRefused: (req, reason) => log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }, "request refused"),
+    }),
+  );
   io = new Server<ClientToServerEvents, ServerToClientEvents>(
     httpServer,
     socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
   );
-  attachNotebookSocket(io, lab.hub, log, lab.scenarios, lab.hosts);
+  attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   names = labNames(config.host, port, config.allowedOrigins);
-  log.info({ url: `http://${config.host}:${port}` }, "listening");
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  // Jupyter's convention on loopback: a URL with a one-time token signs this browser in as the local admin.
+  const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.db.prisma)) : undefined;
+  log.info({ url, signInUrl }, "listening");
+  if (signInUrl) process.stderr.write(`\n  Open the lab (this link signs you in once):\n    ${signInUrl}\n\n`);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -96,9 +107,31 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
+/**
+ * The first admin from MGPULAB_ADMIN_EMAIL/_PASSWORD when none exists; and a
+ * lab others can reach refuses to start without one (there would be no way
+ * in but an open door).
+ */
+async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, log: ReturnType<typeof createLogger>): Promise<void> {
+  const accounts = lab.access.accounts;
+  if (config.firstAdmin && !(await accounts.hasAdminWithPassword())) {
+    const admin = await accounts.create({ ...config.firstAdmin, role: "admin" }).catch((error: unknown) => {
+      throw new StartRefused(`MGPULAB_ADMIN_EMAIL/MGPULAB_ADMIN_PASSWORD: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    log.info({ email: admin.email }, "first admin created");
+  }
+  if (!loopback && !(await accounts.hasAdminWithPassword())) {
+    throw new StartRefused(
+      `this lab would listen on ${config.host}, where anyone who reaches it could use it, and it has no admin yet. ` +
+        "Create one first: `npm run lab -- create-admin --email you@example.com` (asks for the password), " +
+        "or start once with MGPULAB_ADMIN_EMAIL and MGPULAB_ADMIN_PASSWORD set.",
+    );
+  }
+}
+
 main().catch((error: unknown) => {
-  // A bad hosts file is the operator's to fix: its fields, not a stack trace.
-  const said = error instanceof HostsConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  // A bad hosts file or a refused start is the operator's to fix: its words, not a stack trace.
+  const said = error instanceof HostsConfigError || error instanceof StartRefused ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`multi-gpu-lab failed to start: ${said}\n`);
   process.exit(1);
 });

@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   "limit",
   /** A part of the lab it needs is not running or not answering (the scenario catalog, the server): try again later. */
   "unavailable",
+  /** No session, or one that expired, was signed out or revoked: sign in (again). */
+  "unauthorized",
   /** Whoever or wherever it came from may not drive this lab. */
   "forbidden",
   /** The lab failed: not the request's fault (the server's log says more). */

@@ -18,6 +18,8 @@ const TEMPLATE_ID = /^[A-Za-z0-9_/-]{1,200}$/;
 export interface ExecutionRoutesOptions {
   prisma: PrismaClient;
   onError: (error: unknown) => void;
+  /** Of these notebooks, the ones the asker may read (the access gate): the list shows only their executions. */
+  readable: (notebookIds: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
 /** Returns false when the request is not for these routes. */
@@ -26,7 +28,7 @@ export function handleExecutionRoutes(req: IncomingMessage, res: ServerResponse,
   const metricsMatch = METRICS_PATH.exec(url.pathname);
   if (url.pathname !== EXECUTIONS_PATH && !metricsMatch) return false;
   if (req.method !== "GET") return sendError(res, "invalid", "use GET", 405);
-  const reply = metricsMatch ? executionMetrics(options.prisma, metricsMatch[1]!) : executionList(options.prisma, url.searchParams.get("templateId"));
+  const reply = metricsMatch ? executionMetrics(options.prisma, metricsMatch[1]!) : executionList(options.prisma, url.searchParams.get("templateId"), options.readable);
   void reply.then(
     (body) => (body === null ? sendError(res, "not-found", `no execution ${metricsMatch?.[1] ?? ""}`) : sendJson(res, 200, body)),
     (error: unknown) => replyError(res, error, options.onError, "read metrics"),
@@ -46,10 +48,12 @@ export async function executionMetrics(prisma: PrismaClient, executionId: string
   return { execution, series: await new MetricRepository(prisma).executionSeries(executionId) };
 }
 
-async function executionList(prisma: PrismaClient, templateId: string | null): Promise<ExecutionSummary[]> {
+async function executionList(prisma: PrismaClient, templateId: string | null, readable: ExecutionRoutesOptions["readable"]): Promise<ExecutionSummary[]> {
   if (templateId !== null && !TEMPLATE_ID.test(templateId)) return [];
   const ids = await new MetricRepository(prisma).executionsWithMetrics({ templateId: templateId ?? undefined });
-  return executionSummaries(prisma, ids);
+  const summaries = await executionSummaries(prisma, ids);
+  const allowed = await readable([...new Set(summaries.map((summary) => summary.notebookId))]);
+  return summaries.filter((summary) => allowed.has(summary.notebookId));
 }
 
 /** Summaries in the order of `ids`, skipping unknown ids and executions of deleted notebooks. */

@@ -1,6 +1,6 @@
 /** The notebook catalog on the lab's database (repositories over one Prisma client). */
 import type { NotebookListItem } from "../core/protocol/notebook-model";
-import { LOCAL_USER, MetricRepository, NotFoundError, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
+import { MetricRepository, NotFoundError, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
 import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
@@ -13,7 +13,6 @@ export class DatabaseCatalog implements NotebookCatalog {
   constructor(
     prisma: PrismaClient,
     private readonly report: (message: string) => void,
-    private readonly userId: string = LOCAL_USER.id,
     private readonly defaultHost = "local",
   ) {
     this.repos = {
@@ -24,25 +23,29 @@ export class DatabaseCatalog implements NotebookCatalog {
     };
   }
 
+  /** The notebook as its owner keeps it: their predictions; its runs are started in their name (whoever clicked Run). */
   async load(notebookId: string) {
     const stored = await this.repos.notebooks.load(notebookId, { includeDeleted: true });
-    const predictions = await this.repos.predictions.list(notebookId, this.userId);
-    const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, this.userId, this.report);
+    const predictions = await this.repos.predictions.list(notebookId, stored.ownerId);
+    const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, stored.ownerId, this.report);
     return { doc: toNotebookDocument(stored, predictions, this.defaultHost), persistence };
   }
 
-  async list(state: "active" | "deleted"): Promise<NotebookListItem[]> {
-    return (await this.repos.notebooks.list({ state })).map(toListItem);
+  /** The notebooks in `readable` (id → what the asker may do), newest edit first. */
+  async list(state: "active" | "deleted", readable: ReadonlyMap<string, NotebookListItem["access"]>): Promise<NotebookListItem[]> {
+    const summaries = await this.repos.notebooks.list({ state, ids: [...readable.keys()] });
+    return summaries.map((summary) => toListItem(summary, readable.get(summary.id) ?? "read"));
   }
 
-  async create(title: string): Promise<NotebookListItem> {
-    const stored = await this.repos.notebooks.create({ ownerId: this.userId, title, cells: [{ id: "cell-1", kind: "code", source: "" }] });
+  async create(ownerId: string, title: string): Promise<NotebookListItem> {
+    const stored = await this.repos.notebooks.create({ ownerId, title, cells: [{ id: "cell-1", kind: "code", source: "" }] });
     return this.summary(stored.id);
   }
 
-  async createWithCells(title: string, cells: Parameters<NotebookCatalog["createWithCells"]>[1]): Promise<NotebookListItem> {
+  async createWithCells(ownerId: string, title: string, cells: Parameters<NotebookCatalog["createWithCells"]>[2], workshopId: string | null = null): Promise<NotebookListItem> {
     const stored = await this.repos.notebooks.create({
-      ownerId: this.userId,
+      ownerId,
+      workshopId,
       title,
       cells: cells.map((cell, index) => ({
         id: `cell-${index + 1}`,
@@ -54,8 +57,8 @@ export class DatabaseCatalog implements NotebookCatalog {
     return this.summary(stored.id);
   }
 
-  async duplicate(notebookId: string): Promise<NotebookListItem> {
-    const copy = await this.repos.notebooks.duplicate(notebookId, { ownerId: this.userId });
+  async duplicate(ownerId: string, notebookId: string): Promise<NotebookListItem> {
+    const copy = await this.repos.notebooks.duplicate(notebookId, { ownerId });
     return this.summary(copy.id);
   }
 
@@ -68,28 +71,31 @@ export class DatabaseCatalog implements NotebookCatalog {
     else await this.repos.notebooks.restore(notebookId);
   }
 
-  async latestScenarioCopy(scenarioId: string): Promise<NotebookListItem | null> {
-    const found = await this.repos.notebooks.latestWithScenario(this.userId, scenarioId);
-    return found ? toListItem(found) : null;
+  async latestScenarioCopy(ownerId: string, scenarioId: string): Promise<NotebookListItem | null> {
+    const found = await this.repos.notebooks.latestWithScenario(ownerId, scenarioId);
+    return found ? toListItem(found, "edit") : null;
   }
 
-  async freshTitle(base: string): Promise<string> {
+  async freshTitle(ownerId: string, base: string): Promise<string> {
     // Deleted notebooks count: restored, they would otherwise share the name.
-    const all = await this.repos.notebooks.list({ ownerId: this.userId, state: "all" });
+    const all = await this.repos.notebooks.list({ ownerId, state: "all" });
     return freshCopyTitle(base, all.map((summary) => summary.title));
   }
 
-  async summary(notebookId: string): Promise<NotebookListItem> {
-    const found = (await this.repos.notebooks.list({ state: "all" })).find((summary) => summary.id === notebookId);
+  /** One notebook's list entry; `access` is the asker's (the owner's by default: renames and deletes are theirs). */
+  async summary(notebookId: string, access: NotebookListItem["access"] = "edit"): Promise<NotebookListItem> {
+    const [found] = await this.repos.notebooks.list({ state: "all", ids: [notebookId] });
     if (!found) throw new NotFoundError("notebook", notebookId);
-    return toListItem(found);
+    return toListItem(found, access);
   }
 }
 
-function toListItem(summary: NotebookSummary): NotebookListItem {
+function toListItem(summary: NotebookSummary, access: NotebookListItem["access"]): NotebookListItem {
   return {
     id: summary.id,
     title: summary.title,
+    owner: { id: summary.ownerId, name: summary.ownerName },
+    access,
     cellCount: summary.cellCount,
     updatedAt: summary.updatedAt.toISOString(),
     deletedAt: summary.deletedAt ? summary.deletedAt.toISOString() : null,

@@ -14,19 +14,25 @@ import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime
 /** Where notebooks come from and where their changes go. */
 export interface NotebookCatalog {
   load(notebookId: string): Promise<{ doc: NotebookDocument; persistence: NotebookPersistence }>;
-  list(state: "active" | "deleted"): Promise<NotebookListItem[]>;
-  create(title: string): Promise<NotebookListItem>;
-  /** A notebook with these cells (e.g. a scenario's), created whole or not at all. */
-  createWithCells(title: string, cells: Array<{ kind: "code" | "markdown"; source: string; template: CellTemplate | null }>): Promise<NotebookListItem>;
-  duplicate(notebookId: string): Promise<NotebookListItem>;
+  /** The notebooks in `readable` (id → the asker's access): who may read what is the access gate's to say. */
+  list(state: "active" | "deleted", readable: ReadonlyMap<string, NotebookListItem["access"]>): Promise<NotebookListItem[]>;
+  create(ownerId: string, title: string): Promise<NotebookListItem>;
+  /** A notebook with these cells (e.g. a scenario's), created whole or not at all; a participant's copy names its workshop. */
+  createWithCells(
+    ownerId: string,
+    title: string,
+    cells: Array<{ kind: "code" | "markdown"; source: string; template: CellTemplate | null }>,
+    workshopId?: string | null,
+  ): Promise<NotebookListItem>;
+  duplicate(ownerId: string, notebookId: string): Promise<NotebookListItem>;
   /** Renames a notebook that is not open (an open one renames through its runtime). */
   rename(notebookId: string, title: string): Promise<void>;
   setDeleted(notebookId: string, deleted: boolean): Promise<void>;
-  summary(notebookId: string): Promise<NotebookListItem>;
-  /** The most recently edited notebook (not deleted) made from this scenario, or null. */
-  latestScenarioCopy(scenarioId: string): Promise<NotebookListItem | null>;
-  /** `base`, or `base (n)` when a notebook (deleted ones included) already has that title. */
-  freshTitle(base: string): Promise<string>;
+  summary(notebookId: string, access?: NotebookListItem["access"]): Promise<NotebookListItem>;
+  /** The owner's most recently edited notebook (not deleted) made from this scenario, or null. */
+  latestScenarioCopy(ownerId: string, scenarioId: string): Promise<NotebookListItem | null>;
+  /** `base`, or `base (n)` when one of the owner's notebooks (deleted ones included) already has that title. */
+  freshTitle(ownerId: string, base: string): Promise<string>;
 }
 
 export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {

@@ -37,6 +37,7 @@ const summarySelect = {
   id: true,
   title: true,
   ownerId: true,
+  owner: { select: { name: true } },
   version: true,
   createdAt: true,
   updatedAt: true,
@@ -62,12 +63,16 @@ const CHUNK = 200;
 
 export interface ListOptions {
   ownerId?: string;
+  /** Only these notebooks (the ones the asker may read). */
+  ids?: readonly string[];
   /** "active" (default), "deleted" (the trash) or "all". */
   state?: "active" | "deleted" | "all";
 }
 
 export interface CreateNotebookInput {
   ownerId: string;
+  /** A participant's copy: the workshop it belongs to (its facilitator sees it). */
+  workshopId?: string | null;
   title: string;
   cells?: CellInput[];
   /** The owner's committed predictions, with their original times (an import): stored in the same transaction. */
@@ -88,12 +93,13 @@ export class NotebookRepository {
     const rows = await this.prisma.notebook.findMany({
       where: {
         ownerId: options.ownerId,
+        id: options.ids ? { in: [...options.ids] } : undefined,
         deletedAt: state === "active" ? null : state === "deleted" ? { not: null } : undefined,
       },
       orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
       select: summarySelect,
     });
-    return rows.map(({ _count, ...row }) => ({ ...row, cellCount: _count.cells }));
+    return rows.map(toSummary);
   }
 
   /**
@@ -108,9 +114,7 @@ export class NotebookRepository {
       orderBy: [{ updatedAt: "desc" }, { id: "asc" }],
       select: summarySelect,
     });
-    if (!row) return null;
-    const { _count, ...summary } = row;
-    return { ...summary, cellCount: _count.cells };
+    return row ? toSummary(row) : null;
   }
 
   /** Creates a notebook with its cells in one transaction (an import either lands whole or not at all). */
@@ -126,7 +130,7 @@ export class NotebookRepository {
         const owner = await tx.user.findUnique({ where: { id: input.ownerId }, select: { id: true } });
         if (!owner) throw new NotFoundError("user", input.ownerId);
         const notebook = await tx.notebook.create({
-          data: { title, ownerId: input.ownerId, kernelHostId: kernelSpec.hostId, kernelGpus: kernelSpec.gpus },
+          data: { title, ownerId: input.ownerId, workshopId: input.workshopId ?? null, kernelHostId: kernelSpec.hostId, kernelGpus: kernelSpec.gpus },
           select: { id: true },
         });
         await insertCells(tx, notebook.id, cells, keysBetween(null, null, cells.length));
@@ -408,4 +412,9 @@ async function renumber(tx: Tx, notebookId: string): Promise<void> {
       await tx.cell.update({ where: { notebookId_id: { notebookId, id: row.id } }, data: { position: keys[index]! }, select: { id: true } });
     }
   }
+}
+
+function toSummary(row: Prisma.NotebookGetPayload<{ select: typeof summarySelect }>): NotebookSummary {
+  const { _count, owner, ...summary } = row;
+  return { ...summary, ownerName: owner.name, cellCount: _count.cells };
 }

@@ -40,6 +40,7 @@ export interface NotebookSummary {
   id: string;
   title: string;
   ownerId: string;
+  ownerName: string;
   version: number;
   cellCount: number;
   createdAt: Date;
@@ -53,7 +54,7 @@ export interface StoredKernelSpec {
   gpus: number;
 }
 
-export interface StoredNotebook extends Omit<NotebookSummary, "cellCount"> {
+export interface StoredNotebook extends Omit<NotebookSummary, "cellCount" | "ownerName"> {
   /** The last output/metric sequence number included in this snapshot: replay from here. */
   lastSeq: number;
   kernelSpec: StoredKernelSpec;

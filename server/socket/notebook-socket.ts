@@ -22,6 +22,15 @@ import type { LabHosts } from "../hosts/lab-hosts";
 import type { Logger } from "../logger";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { CommandError, describeInvalid, toClientError } from "../errors";
+import type { LabAccess, Actor } from "../auth";
+import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
+import { newAccountSchema, type NewAccount } from "../auth/accounts";
+import type { Me, ShareView } from "../core/protocol/accounts-model";
+import type { GpuHolder } from "../core/protocol/hosts-model";
+import type { RunningKernels } from "../core/protocol/kernels-model";
+import type { PrismaClient } from "../persistence";
+import type { Workshops } from "../workshops/workshops";
+import { attachSocketSessions } from "./socket-sessions";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
@@ -49,40 +58,65 @@ export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;
 }
 
-/** `hosts`: the lab's configured hosts (the hosts page); null where kernels run on one launcher without agents (tests of the kernel path). */
-export function attachNotebookSocket(io: LabServer, hub: NotebookHub, log: Logger, scenarios: ScenarioCatalog, hosts: LabHosts | null = null): void {
+export interface SocketServices {
+  hub: NotebookHub;
+  scenarios: ScenarioCatalog;
+  /** The lab's configured hosts (the hosts page); null where kernels run on one launcher without agents (tests of the kernel path). */
+  hosts: LabHosts | null;
+  access: LabAccess;
+  workshops: Workshops;
+  prisma: PrismaClient;
+  log: Logger;
+}
+
+/**
+ * Every connection is a signed-in person (socket-sessions.ts), and every
+ * event is authorised through server/auth/authorize.ts before it reaches
+ * the hub: there is no other path from a socket to the lab.
+ */
+export function attachNotebookSocket(io: LabServer, services: SocketServices): void {
+  const { hub, log } = services;
   const fail = (error: unknown, what: string) => {
     const failure = toClientError(error);
     if (!failure.expected) log.error({ err: error }, `${what} failed`);
     return failure;
   };
+  const sessions = attachSocketSessions(io, services.access, services.prisma);
   watchViewers(io, hub);
   io.on("connection", (socket: LabSocket) => {
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
-      handleCommand(socket, hub, raw).then(reply, (error: unknown) => {
-        const { error: message, code, conflict } = fail(error, "command");
-        reply(conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code });
-      });
+      sessions
+        .current(socket)
+        .then((actor) => handleCommand(socket, actor, services, raw))
+        .then(reply, (error: unknown) => {
+          const { error: message, code, conflict } = fail(error, "command");
+          reply(conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code });
+        });
     });
     socket.on("lab:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
-      handleLabCommand(hub, scenarios, hosts, raw).then(reply, (error: unknown) => {
-        const { error: message, code } = fail(error, "lab command");
-        reply({ ok: false, error: message, code });
-      });
+      sessions
+        .current(socket)
+        .then((actor) => handleLabCommand(actor, services, raw))
+        .then(reply, (error: unknown) => {
+          const { error: message, code } = fail(error, "lab command");
+          reply({ ok: false, error: message, code });
+        });
     });
   });
 }
 
-async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown): Promise<CommandAck> {
+async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<CommandAck> {
+  const { hub, access } = services;
   const parsed = notebookCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command = parsed.data;
+  const level = await authorizeNotebookCommand(access.gate, actor, command);
   if (command.op === "open") {
     const runtime = await hub.open(command.notebookId);
     await socket.join(roomOf(command.notebookId));
-    return runtime.join(command.resume);
+    return { ...(await runtime.join(command.resume)), access: level };
   }
   const runtime = await hub.get(command.notebookId);
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
@@ -93,61 +127,169 @@ async function handleCommand(socket: LabSocket, hub: NotebookHub, raw: unknown):
   return { ok: true };
 }
 
-async function handleLabCommand(hub: NotebookHub, scenarios: ScenarioCatalog, hosts: LabHosts | null, raw: unknown): Promise<LabAck> {
+async function handleLabCommand(actor: Actor, services: SocketServices, raw: unknown): Promise<LabAck> {
+  const { hub, scenarios, hosts, access, workshops } = services;
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
+  await authorizeLabCommand(access.gate, actor, command);
   switch (command.op) {
+    case "whoami":
+      return { ok: true, me: await describeMe(actor, services) };
     case "list-notebooks":
-      return { ok: true, notebooks: await hub.catalog.list(command.state ?? "active") };
+      return { ok: true, notebooks: await hub.catalog.list(command.state ?? "active", await access.gate.readableNotebooks(actor)) };
     case "create-notebook":
-      return { ok: true, notebook: await hub.catalog.create(command.title) };
+      return { ok: true, notebook: await hub.catalog.create(actor.userId, command.title) };
     case "duplicate-notebook":
-      return { ok: true, notebook: await hub.catalog.duplicate(command.notebookId) };
+      return { ok: true, notebook: await hub.catalog.duplicate(actor.userId, command.notebookId) };
     case "rename-notebook":
       return { ok: true, notebook: await hub.rename(command.notebookId, command.title) };
     case "delete-notebook":
       return { ok: true, notebook: await hub.setDeleted(command.notebookId, true) };
     case "restore-notebook":
       return { ok: true, notebook: await hub.setDeleted(command.notebookId, false) };
-    case "list-scenarios":
-      return { ok: true, scenarios: await scenarios.list() };
+    case "list-scenarios": {
+      const offered = await offeredScenarios(actor, services);
+      return { ok: true, scenarios: (await scenarios.list()).filter((scenario) => offered === null || offered.has(scenario.id)) };
+    }
     case "find-scenario-copy": {
-      const summary = await findScenario(scenarios, command.scenarioId);
-      const existing = await hub.catalog.latestScenarioCopy(command.scenarioId);
-      const freshTitle = await hub.catalog.freshTitle(summary.title);
+      const summary = await findScenario(actor, services, command.scenarioId);
+      const existing = await hub.catalog.latestScenarioCopy(actor.userId, command.scenarioId);
+      const freshTitle = await hub.catalog.freshTitle(actor.userId, summary.title);
       return existing ? { ok: true, notebook: existing, freshTitle } : { ok: true, freshTitle };
     }
     case "create-from-scenario": {
-      const summary = await findScenario(scenarios, command.scenarioId);
+      const summary = await findScenario(actor, services, command.scenarioId);
+      // A participant's copy is filed under their workshop; anybody else's needs the right to create notebooks.
+      if (actor.role !== "participant") access.gate.requireLab(actor, "create-notebook");
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
-      return { ok: true, notebook: await hub.catalog.createWithCells(await hub.catalog.freshTitle(summary.title), cells) };
+      const title = await hub.catalog.freshTitle(actor.userId, summary.title);
+      return { ok: true, notebook: await hub.catalog.createWithCells(actor.userId, title, cells, actor.workshopId) };
     }
     case "list-kernels":
-      return { ok: true, kernels: await hub.kernels.list() };
+      return { ok: true, kernels: await visibleKernels(actor, services) };
     case "shutdown-kernel":
       await hub.kernels.shutdown(command.notebookId, RUNNING_KERNELS_SHUTDOWN_REASON);
-      return { ok: true, kernels: await hub.kernels.list() };
-    case "shutdown-all-kernels":
-      await hub.kernels.shutdownAll(RUNNING_KERNELS_SHUTDOWN_REASON);
-      return { ok: true, kernels: await hub.kernels.list() };
+      return { ok: true, kernels: await visibleKernels(actor, services) };
+    case "shutdown-all-kernels": {
+      const all = await hub.kernels.list();
+      const stoppable = await access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "stop-kernel");
+      for (const notebookId of stoppable) await hub.kernels.shutdown(notebookId, RUNNING_KERNELS_SHUTDOWN_REASON);
+      return { ok: true, kernels: await visibleKernels(actor, services) };
+    }
     case "list-hosts": {
       if (!hosts) return { ok: true, hosts: [] };
-      const holders = await hub.agentKernelHolders();
+      const holders = await visibleHolders(actor, services);
       return { ok: true, hosts: await hosts.view((kernel) => holders.get(kernel) ?? null) };
     }
     case "check-host": {
       if (!hosts) throw new CommandError("not-found", `no host "${command.hostId}": this lab runs its kernels without host agents`);
-      const holders = await hub.agentKernelHolders();
+      const holders = await visibleHolders(actor, services);
       return { ok: true, host: await hosts.check(command.hostId, (kernel) => holders.get(kernel) ?? null) };
     }
+    case "list-users":
+      return { ok: true, users: await access.accounts.list() };
+    case "create-user":
+      return { ok: true, user: await access.accounts.create(parseNewAccount(command)) };
+    case "set-user-role": {
+      const user = await access.accounts.setRole(command.userId, command.role);
+      // Open tabs keep working under the new role: every event re-reads it.
+      return { ok: true, user };
+    }
+    case "remove-user":
+      await access.accounts.remove(command.userId, actor.userId);
+      access.notices.ended({ userId: command.userId }, "removed");
+      return { ok: true, users: await access.accounts.list() };
+    case "list-shares":
+      return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
+    case "share-notebook":
+      await share(services, actor, command.notebookId, command.email, command.access);
+      return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
+    case "list-workshops":
+      return { ok: true, workshops: await workshops.listFor(actor.userId) };
+    case "create-workshop":
+      return { ok: true, workshop: await workshops.create(actor.userId, command.title, command.scenarioIds) };
     default:
       return assertNever(command, "lab command");
   }
 }
 
-async function findScenario(scenarios: ScenarioCatalog, scenarioId: string): Promise<ScenarioSummary> {
-  const summary = (await scenarios.list()).find((scenario) => scenario.id === scenarioId);
+async function describeMe(actor: Actor, services: SocketServices): Promise<Me> {
+  const user = await services.prisma.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { email: true } });
+  const gate = services.access.gate;
+  return {
+    id: actor.userId,
+    name: actor.name,
+    email: user.email.endsWith(".invalid") ? null : user.email,
+    role: actor.role,
+    workshopId: actor.workshopId,
+    sessionExpiresAt: actor.expiresAt.toISOString(),
+    can: {
+      createNotebooks: gate.may(actor, "create-notebook"),
+      manageUsers: gate.may(actor, "manage-users"),
+      runWorkshops: gate.may(actor, "run-workshops"),
+      seeHosts: gate.may(actor, "list-hosts"),
+    },
+  };
+}
+
+/** The scenario ids a participant's workshop offers; null: every scenario (everyone else). */
+async function offeredScenarios(actor: Actor, services: SocketServices): Promise<Set<string> | null> {
+  if (actor.role !== "participant") return null;
+  return new Set(actor.workshopId ? await services.workshops.scenarioIdsOf(actor.workshopId) : []);
+}
+
+/** An admin sees every kernel (a held GPU is everyone's problem); anyone else those of notebooks they may read. */
+async function visibleKernels(actor: Actor, services: SocketServices): Promise<RunningKernels> {
+  const all = await services.hub.kernels.list();
+  if (services.access.gate.may(actor, "list-all-kernels")) return all;
+  const readable = await services.access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "read");
+  return { ...all, kernels: all.kernels.filter((kernel) => readable.has(kernel.notebookId)) };
+}
+
+/** Who holds each GPU: a notebook the actor may read by its title; anybody else's by its owner's name only. */
+async function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, GpuHolder>> {
+  const holders = await services.hub.agentKernelHolders();
+  const notebookIds = [...holders.values()].map((holder) => holder.notebookId);
+  const readable = await services.access.gate.filterNotebooks(actor, notebookIds, "read");
+  const owners = new Map(
+    (await services.prisma.notebook.findMany({ where: { id: { in: notebookIds } }, select: { id: true, owner: { select: { name: true } } } })).map((row) => [row.id, row.owner.name]),
+  );
+  const visible = new Map<string, GpuHolder>();
+  for (const [kernel, holder] of holders) {
+    visible.set(kernel, readable.has(holder.notebookId) ? holder : { notebookId: "", title: `a notebook of ${owners.get(holder.notebookId) ?? "another user"}` });
+  }
+  return visible;
+}
+
+function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {
+  const parsed = newAccountSchema.safeParse(command);
+  if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+  return parsed.data;
+}
+
+async function listShares(prisma: PrismaClient, notebookId: string): Promise<ShareView[]> {
+  const rows = await prisma.notebookShare.findMany({
+    where: { notebookId, user: { removedAt: null } },
+    orderBy: { createdAt: "asc" },
+    select: { userId: true, access: true, user: { select: { name: true, email: true } } },
+  });
+  return rows.map((row) => ({ userId: row.userId, name: row.user.name, email: row.user.email, access: row.access === "run" ? "run" : "read" }));
+}
+
+async function share(services: SocketServices, actor: Actor, notebookId: string, email: string, level: "read" | "run" | "none"): Promise<void> {
+  const prisma = services.prisma;
+  const user = await prisma.user.findFirst({ where: { email: email.trim().toLowerCase(), removedAt: null }, select: { id: true, role: true } });
+  // Participants are nobody's to share with: their sessions see their own copies only.
+  if (!user || user.role === "participant") throw new CommandError("not-found", `no user with the e-mail ${email.trim()}`);
+  if (user.id === actor.userId) throw new CommandError("invalid", "this notebook is yours already");
+  if (level === "none") await prisma.notebookShare.deleteMany({ where: { notebookId, userId: user.id } });
+  else await prisma.notebookShare.upsert({ where: { notebookId_userId: { notebookId, userId: user.id } }, create: { notebookId, userId: user.id, access: level }, update: { access: level } });
+}
+
+async function findScenario(actor: Actor, services: SocketServices, scenarioId: string): Promise<ScenarioSummary> {
+  const offered = await offeredScenarios(actor, services);
+  const summary = offered === null || offered.has(scenarioId) ? (await services.scenarios.list()).find((scenario) => scenario.id === scenarioId) : undefined;
   if (!summary) throw new CommandError("not-found", `no scenario ${scenarioId}`);
   return summary;
 }

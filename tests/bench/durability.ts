@@ -20,6 +20,7 @@ import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { signInLocalAdmin } from "../helpers/lab-session";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -51,9 +52,10 @@ async function setUp(durableBroadcast: boolean): Promise<Setup> {
     durableBroadcast,
     broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
   });
-  attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
+  attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const port = (http.address() as AddressInfo).port;
+  await signInLocalAdmin(lab, `http://127.0.0.1:${port}`);
   const names = labNames("127.0.0.1", port);
   const client = await connectClient(`http://127.0.0.1:${port}`);
   const created = await client.sendLab({ op: "create-notebook", title: "bench" });

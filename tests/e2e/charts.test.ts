@@ -11,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import type { ExecutionMetrics } from "../../server/core/protocol/metrics-model";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 180_000 };
 
@@ -66,7 +67,7 @@ describe("charts", () => {
 
     // The CSV of the loss chart is the stored series, point for point.
     const executionId = (await charts.getAttribute("data-execution-id"))!;
-    const stored = (await (await fetch(`${server.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;
+    const stored = (await (await labFetch(`${server.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;
     const storedLoss = stored.series.filter((s) => s.name === "loss");
     const download = page.waitForEvent("download");
     await loss.getByTestId("chart-export-csv").click();

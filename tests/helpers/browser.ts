@@ -1,9 +1,34 @@
 /** Debian's chromium driven by playwright-core (npm's browser download cannot work here). */
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { rememberedSessions } from "./lab-session";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export function launchBrowser(): Promise<Browser> {
+/**
+ * The browser; its `newPage` opens signed in to every test lab of this
+ * process as that lab's local admin (lab-session.ts), unless `signedIn` is false.
+ */
+export async function launchBrowser({ signedIn = true }: { signedIn?: boolean } = {}): Promise<Browser> {
+  const browser = await launchChromium();
+  if (signedIn) {
+    browser.newPage = async (options?: BrowserContextOptions) => {
+      const context = await browser.newContext(options);
+      await context.addCookies(rememberedSessions().map(({ url, cookie }) => cookieFor(url, cookie)));
+      const page = await context.newPage();
+      page.once("close", () => void context.close());
+      return page;
+    };
+  }
+  return browser;
+}
+
+/** A `name=value` session cookie as a browser cookie for the lab at `url`. */
+export function cookieFor(url: string, cookie: string): { name: string; value: string; url: string } {
+  const at = cookie.indexOf("=");
+  return { name: cookie.slice(0, at), value: cookie.slice(at + 1), url };
+}
+
+function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: [

@@ -7,14 +7,26 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { rememberSession, signInWithToken } from "./lab-session";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
 export class LabServer {
-  private constructor(readonly url: string, private readonly child: ChildProcess, readonly logs: string[]) {}
+  private constructor(
+    readonly url: string,
+    private readonly child: ChildProcess,
+    readonly logs: string[],
+    /** The local admin's session cookie (signed in through the printed token URL); null when the lab printed none. */
+    readonly cookie: string | null,
+    /** The one-time sign-in URL the lab printed (already used for `cookie`). */
+    readonly signInUrl: string | null,
+  ) {}
 
-  /** `env.MGPULAB_DATA_DIR` reopens a database; without it each server gets a fresh temp one (never ./data). */
-  static async start(env: Record<string, string> = {}, limitMs = 60_000): Promise<LabServer> {
+  /**
+   * `env.MGPULAB_DATA_DIR` reopens a database; without it each server gets a fresh temp one (never ./data).
+   * `signIn`: open the printed token URL as the local admin and remember the session for this lab's clients.
+   */
+  static async start(env: Record<string, string> = {}, limitMs = 60_000, { signIn = true } = {}): Promise<LabServer> {
     const dataDir = env.MGPULAB_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "mgpulab-server-"));
     const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
       cwd: ROOT,
@@ -32,14 +44,16 @@ export class LabServer {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const logs: string[] = [];
+    let signInUrl: string | null = null;
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start in ${limitMs} ms:\n${logs.join("\n")}`)), limitMs);
       createInterface({ input: child.stderr! }).on("line", (line) => logs.push(line));
       createInterface({ input: child.stdout! }).on("line", (line) => {
         logs.push(line);
         if (!line.includes('"listening"')) return;
-        const parsed = JSON.parse(line) as { url?: string };
+        const parsed = JSON.parse(line) as { url?: string; signInUrl?: string };
         if (parsed.url) {
+          signInUrl = parsed.signInUrl ?? null;
           clearTimeout(timer);
           resolve(parsed.url);
         }
@@ -49,7 +63,9 @@ export class LabServer {
         reject(new Error(`server exited with ${code}:\n${logs.join("\n")}`));
       });
     });
-    return new LabServer(url, child, logs);
+    const cookie = signIn && signInUrl !== null ? await signInWithToken(signInUrl) : null;
+    if (cookie !== null) rememberSession(url, cookie);
+    return new LabServer(url, child, logs, cookie, signIn ? null : signInUrl);
   }
 
   get pid(): number {

@@ -2,14 +2,17 @@
  * The socket edge without Next: a real HTTP server with socket.io and the
  * notebook hub over real kernels, on a free loopback port.
  */
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server } from "socket.io";
 import { io as connect, type Socket } from "socket.io-client";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { handleExecutionRoutes } from "../../server/http/execution-routes";
+import { createLabEdge } from "../../server/http/lab-edge";
+import { localTokenUrl, mintLocalToken } from "../../server/auth/local-token";
+import { LOCAL_USER } from "../../server/persistence";
+import { rememberSession, sessionCookie, signInWithToken } from "./lab-session";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import type { LabHosts } from "../../server/hosts/lab-hosts";
@@ -29,23 +32,22 @@ export class SocketHarness {
     private readonly dataDir: string,
     private readonly io: Server<ClientToServerEvents, ServerToClientEvents>,
     private readonly http: HttpServer,
+    /** The local admin's session cookie: `client()` connects with it. */
+    readonly cookie: string,
   ) {}
 
   /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
   /** `hosts`: the lab's hosts with their agents (the hosts page, kernel specs); without it, kernels run on local PTYs. */
-  static async start(options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits; hosts?: (labId: string) => LabHosts } = {}): Promise<SocketHarness> {
+  /** `auth`: sign-in settings (rate limits) for tests of them. */
+  static async start(
+    options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits; hosts?: (labId: string) => LabHosts; auth?: Parameters<typeof openLab>[0]["auth"] } = {},
+  ): Promise<SocketHarness> {
     const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
-    let routes: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
-    // The chart routes (as server/main.ts mounts them), so tests read metrics the way the browser does.
-    const http = createServer((req, res) => {
-      if (routes?.(req, res)) return;
-      if (!req.url?.startsWith("/socket.io/")) {
-        res.statusCode = 404;
-        res.end();
-      }
-    });
     // The same handshake guard as server/main.ts: only the lab's names and origins.
     let names: LabNames = labNames("127.0.0.1", 0);
+    let edge: ReturnType<typeof createLabEdge> | null = null;
+    // The lab's real HTTP edge (sessions, sign-in, the API routes), without Next: a page is a 404 here.
+    const http = createServer((req, res) => edge?.(req, res));
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, socketServerOptions(() => names, () => undefined));
     const lab = await openLab({
       dataDir,
@@ -53,22 +55,40 @@ export class SocketHarness {
       hangAfterMs: options.hangAfterMs,
       kernelLimits: options.kernelLimits,
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+      auth: { origins: () => [...names.origins], ...options.auth },
     });
-    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios, lab.hosts);
-    routes = (req, res) => handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError: () => undefined });
+    const log = createLogger("silent");
+    attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+    edge = createLabEdge({
+      lab,
+      names: () => names,
+      dev: false,
+      loopback: true,
+      pages: (_req, res) => {
+        res.statusCode = 404;
+        res.end();
+      },
+      hostIds: lab.hosts?.ids(),
+      onError: () => undefined,
+      onRefused: () => undefined,
+    });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
     names = labNames("127.0.0.1", port);
-    return new SocketHarness(`http://127.0.0.1:${port}`, lab, dataDir, io, http);
+    const url = `http://127.0.0.1:${port}`;
+    const cookie = await signInWithToken(localTokenUrl(url, await mintLocalToken(lab.db.prisma)));
+    rememberSession(url, cookie);
+    return new SocketHarness(url, lab, dataDir, io, http, cookie);
   }
 
-  /** Creates a notebook (as the notebook list does) and returns its id. */
-  async createNotebook(title = "test notebook"): Promise<string> {
-    return (await this.lab.catalog.create(title)).id;
+  /** Creates a notebook of the local admin (as the notebook list does) and returns its id. */
+  async createNotebook(title = "test notebook", ownerId: string = LOCAL_USER.id): Promise<string> {
+    return (await this.lab.catalog.create(ownerId, title)).id;
   }
 
-  client(): Promise<TestClient> {
-    return connectClient(this.url);
+  /** A client signed in as the local admin, or with `cookie` (another user's session). */
+  client(cookie?: string): Promise<TestClient> {
+    return connectClient(this.url, cookie);
   }
 
   /** Stops everything; the database directory is removed unless `keepData`. */
@@ -82,9 +102,9 @@ export class SocketHarness {
   }
 }
 
-/** A socket.io client of any lab server (this harness or a real server process). */
-export async function connectClient(url: string): Promise<TestClient> {
-  const socket: ClientSocket = connect(url, { transports: ["websocket"], forceNew: true, reconnection: false });
+/** A socket.io client of any lab server (this harness or a real server process), signed in with `cookie` or the lab's remembered session. */
+export async function connectClient(url: string, cookie: string | undefined = sessionCookie(url)): Promise<TestClient> {
+  const socket: ClientSocket = connect(url, { transports: ["websocket"], forceNew: true, reconnection: false, extraHeaders: cookie ? { cookie } : {} });
   await new Promise<void>((resolve, reject) => {
     socket.once("connect", () => resolve());
     socket.once("connect_error", reject);

@@ -24,6 +24,8 @@ import { createLogger } from "../../server/logger";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
+import { LOCAL_USER } from "../../server/persistence";
+import { sessionCookie, signInLocalAdmin } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 30_000 };
 
@@ -46,9 +48,12 @@ class EdgeServer {
       host: () => localHost(),
       broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     });
-    attachNotebookSocket(io, lab.hub, createLogger("silent"), lab.scenarios);
+    attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
     await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
-    return new EdgeServer((http.address() as AddressInfo).port, dataDir, lab, io, http);
+    const port = (http.address() as AddressInfo).port;
+    // The session is in the database: a restarted edge on the same directory accepts the same cookie.
+    if (!options.dataDir) await signInLocalAdmin(lab, `http://127.0.0.1:${port}`);
+    return new EdgeServer(port, dataDir, lab, io, http);
   }
 
   get url(): string {
@@ -57,12 +62,12 @@ class EdgeServer {
 
   /** A new notebook, as the notebook list creates it. */
   async createNotebook(title: string): Promise<string> {
-    return (await this.lab.catalog.create(title)).id;
+    return (await this.lab.catalog.create(LOCAL_USER.id, title)).id;
   }
 
   /** What a fresh viewer gets when it opens the notebook. */
   async snapshot(notebookId: string): Promise<NotebookDocument> {
-    const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true });
+    const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true, extraHeaders: { cookie: sessionCookie(this.url)! } });
     try {
       const ack = await new Promise<CommandAck>((resolve) => socket.emit("notebook:command", { op: "open", notebookId }, resolve));
       assert.ok(ack.ok && ack.notebook !== undefined, JSON.stringify(ack));
@@ -79,7 +84,7 @@ class EdgeServer {
 
   /** Edit a cell as another viewer would (no base: it overwrites). */
   async setSource(notebookId: string, cellId: string, source: string): Promise<void> {
-    const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true });
+    const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true, extraHeaders: { cookie: sessionCookie(this.url)! } });
     try {
       for (const command of [
         { op: "open", notebookId },
@@ -143,7 +148,7 @@ function controllerFor(url: string, notebookId: string, drafts: DraftStore): Not
       drafts,
       sourceDebounceMs: 30,
       createSocket: () =>
-        connect(url, { transports: ["websocket"], forceNew: true, reconnectionDelay: 50, reconnectionDelayMax: 200, randomizationFactor: 0 }),
+        connect(url, { transports: ["websocket"], forceNew: true, reconnectionDelay: 50, reconnectionDelayMax: 200, randomizationFactor: 0, extraHeaders: { cookie: sessionCookie(url)! } }),
     },
   });
 }

@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { io as connect } from "socket.io-client";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 60_000 };
 const NOTEBOOK_FILE = JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", source: "print(1)", metadata: {}, outputs: [], execution_count: null }] });
@@ -136,7 +137,7 @@ describe("only the lab's own pages drive it", () => {
       assert.ok(((await response.json()) as { error?: string }).error, what);
     }
     assert.equal(await notebookCount(), before, "no notebook was created");
-    const own = await fetch(`${server.url}/api/notebooks/import`, {
+    const own = await labFetch(`${server.url}/api/notebooks/import`, {
       method: "POST",
       headers: { Origin: server.url, "Sec-Fetch-Site": "same-origin", "Content-Type": "application/x-ipynb+json" },
       body: NOTEBOOK_FILE,
@@ -146,15 +147,15 @@ describe("only the lab's own pages drive it", () => {
   });
 
   it("sends the security headers on pages, routes, static files and refusals", LIMIT, async () => {
-    const page = await fetch(`${server.url}/`);
+    const page = await labFetch(`${server.url}/`);
     const html = await page.text();
     const chunk = /src="(\/_next\/static\/[^"]+\.js)"/.exec(html)?.[1];
     assert.ok(chunk, "the page loads a script chunk");
     const responses = [
       ["page", page],
-      ["notebook page", await fetch(`${server.url}/notebooks/nope`)],
-      ["chart route", await fetch(`${server.url}/api/executions`)],
-      ["static chunk", await fetch(`${server.url}${chunk}`)],
+      ["notebook page", await labFetch(`${server.url}/notebooks/nope`)],
+      ["chart route", await labFetch(`${server.url}/api/executions`)],
+      ["static chunk", await labFetch(`${server.url}${chunk}`)],
       ["refused import", await fetch(`${server.url}/api/notebooks/import`, { method: "POST", headers: { Origin: server.url, "Content-Type": "text/plain" }, body: "x" })],
     ] as const;
     for (const [what, response] of responses) {
@@ -172,7 +173,7 @@ describe("only the lab's own pages drive it", () => {
     // Next put this response's nonce on its scripts; the nonce changes per response.
     const nonce = /'nonce-([^']+)'/.exec(page.headers.get("content-security-policy") ?? "")![1]!;
     assert.ok(html.includes(`nonce="${nonce}"`), "the page's scripts carry the response's nonce");
-    const again = await fetch(`${server.url}/`);
+    const again = await labFetch(`${server.url}/`);
     assert.notEqual(/'nonce-([^']+)'/.exec(again.headers.get("content-security-policy") ?? "")?.[1], nonce);
   });
 });

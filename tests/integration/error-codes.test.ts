@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 90_000 };
 
@@ -71,10 +72,10 @@ describe("error codes", () => {
   });
 
   it("over HTTP the body says the code and the status follows from it", LIMIT, async () => {
-    const missing = await fetch(`${harness.url}/api/executions/nosuchexecution/metrics`);
+    const missing = await labFetch(`${harness.url}/api/executions/nosuchexecution/metrics`);
     assert.equal(missing.status, 404);
-    assert.deepEqual(await missing.json(), { error: "no execution nosuchexecution", code: "not-found" });
-    const wrongMethod = await fetch(`${harness.url}/api/executions`, { method: "DELETE" });
+    assert.deepEqual(await missing.json(), { error: "execution nosuchexecution not found", code: "not-found" });
+    const wrongMethod = await labFetch(`${harness.url}/api/executions`, { method: "DELETE", headers: { "Content-Type": "application/json" } });
     assert.equal(wrongMethod.status, 405);
     assert.deepEqual(await wrongMethod.json(), { error: "use GET", code: "invalid" });
   });

@@ -12,6 +12,7 @@ import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/prot
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { TestNotebook } from "../helpers/test-notebook";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 180_000 };
 const LINES = 40_000;
@@ -41,7 +42,7 @@ describe("imported outputs under the live output budget", () => {
   });
 
   async function importFile(text: string): Promise<{ id: string; notes: string[] }> {
-    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
+    const response = await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
     const reply = (await response.json()) as { id: string; notes: string[]; error?: string };
     assert.equal(response.status, 201, reply.error);
     return reply;
@@ -75,7 +76,7 @@ describe("imported outputs under the live output budget", () => {
     ]);
 
     // Its export imports back unchanged, with nothing more to elide.
-    const exported = await (await fetch(`${server.url}${notebookExportPath(id)}`)).text();
+    const exported = await (await labFetch(`${server.url}${notebookExportPath(id)}`)).text();
     const again = await importFile(exported);
     assert.deepEqual(await outputsOf(again.id), live);
     assert.deepEqual(again.notes, []);

@@ -15,6 +15,7 @@ import { LOCAL_USER } from "../../server/persistence";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 120_000 };
 
@@ -51,13 +52,13 @@ describe("predictions through .ipynb export and import", () => {
   }
 
   async function exportFile(notebookId: string): Promise<string> {
-    const response = await fetch(`${url}${notebookExportPath(notebookId)}`);
+    const response = await labFetch(`${url}${notebookExportPath(notebookId)}`);
     assert.equal(response.status, 200);
     return response.text();
   }
 
   async function importFile(text: string): Promise<{ doc: NotebookDocument; notes: string[] }> {
-    const response = await fetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
+    const response = await labFetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
     const reply = (await response.json()) as { id: string; notes: string[]; error?: string };
     assert.equal(response.status, 201, reply.error);
     return { doc: await open(reply.id), notes: reply.notes };

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/protocol/socket-api";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 120_000 };
 
@@ -30,7 +31,7 @@ describe("lone surrogates in an imported .ipynb", () => {
   });
 
   async function post(text: string): Promise<{ status: number; body: { id?: string; error?: string; path?: string } }> {
-    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
+    const response = await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
     return { status: response.status, body: (await response.json()) as { id?: string; error?: string; path?: string } };
   }
 
@@ -63,7 +64,7 @@ describe("lone surrogates in an imported .ipynb", () => {
     assert.equal(opened.notebook.cells[1]!.source, source);
     assert.deepEqual(opened.notebook.cells[1]!.outputs, [{ kind: "stream", name: "stdout", text: "🚀\n" }]);
 
-    const exported = JSON.parse(await (await fetch(`${server.url}${notebookExportPath(created.body.id!)}`)).text()) as { cells: Array<{ source: string[] }> };
+    const exported = JSON.parse(await (await labFetch(`${server.url}${notebookExportPath(created.body.id!)}`)).text()) as { cells: Array<{ source: string[] }> };
     assert.equal(exported.cells[1]!.source.join(""), source);
   });
 });

@@ -14,6 +14,7 @@ import { LOCAL_USER } from "../../server/persistence";
 import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 120_000 };
 const EVIL = 'import os\nos.system("echo pwned > /tmp/pwned")';
@@ -47,7 +48,7 @@ describe("imported template claims", () => {
   });
 
   async function importFile(text: string): Promise<{ doc: NotebookDocument; notes: string[] }> {
-    const response = await fetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
+    const response = await labFetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body: text, headers: { "Content-Type": "application/x-ipynb+json" } });
     const reply = (await response.json()) as { id: string; notes: string[]; error?: string };
     assert.equal(response.status, 201, reply.error);
     return { doc: await open(reply.id), notes: reply.notes };
@@ -114,7 +115,7 @@ describe("imported template claims", () => {
     const templated = original.cells.filter((cell) => cell.template !== null);
     assert.ok(templated.length >= 3);
 
-    const exported = await (await fetch(`${url}${notebookExportPath(original.id)}`)).text();
+    const exported = await (await labFetch(`${url}${notebookExportPath(original.id)}`)).text();
     const roundTrip = await importFile(exported);
     assert.deepEqual(roundTrip.notes, []);
     assert.deepEqual(

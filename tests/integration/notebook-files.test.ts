@@ -8,6 +8,7 @@ import { NOTEBOOK_IMPORT_PATH, notebookExportPath } from "../../server/core/prot
 import { validateWithNbformat } from "../helpers/nbformat";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 120_000 };
 /** What the lab's own import button sends (a cross-site form cannot send this type). */
@@ -52,7 +53,7 @@ describe(".ipynb files over HTTP", () => {
   }
 
   it("imports a notebook, opens it, and exports a file nbformat accepts, the lab's cell data kept", LIMIT, async () => {
-    const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=basics`, { method: "POST", headers: IPYNB_HEADERS, body: JSON.stringify(NOTEBOOK) });
+    const response = await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=basics`, { method: "POST", headers: IPYNB_HEADERS, body: JSON.stringify(NOTEBOOK) });
     assert.equal(response.status, 201);
     const { id } = (await response.json()) as { id: string };
     const opened = await client.send({ op: "open", notebookId: id });
@@ -60,7 +61,7 @@ describe(".ipynb files over HTTP", () => {
     assert.deepEqual(opened.notebook.cells.map((cell) => cell.kind), ["markdown", "code"]);
     assert.deepEqual(opened.notebook.cells[1]!.outputs, [{ kind: "stream", name: "stdout", text: "16\n" }]);
 
-    const exported = await fetch(`${server.url}${notebookExportPath(id)}`);
+    const exported = await labFetch(`${server.url}${notebookExportPath(id)}`);
     assert.equal(exported.status, 200);
     assert.match(exported.headers.get("content-disposition") ?? "", /attachment; filename="basics\.ipynb"/);
     const text = await exported.text();
@@ -80,7 +81,7 @@ describe(".ipynb files over HTTP", () => {
   for (const [name, body, message] of badFiles) {
     it(`refuses ${name} with a clear 400 and writes nothing`, LIMIT, async () => {
       const before = await notebookCount();
-      const response = await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", headers: IPYNB_HEADERS, body });
+      const response = await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", headers: IPYNB_HEADERS, body });
       assert.equal(response.status, 400);
       const reply = (await response.json()) as { error: string };
       assert.match(reply.error, message);
@@ -89,7 +90,7 @@ describe(".ipynb files over HTTP", () => {
   }
 
   it("answers 404 for an unknown notebook and 405 for a wrong method", LIMIT, async () => {
-    assert.equal((await fetch(`${server.url}${notebookExportPath("nosuchnotebook")}`)).status, 404);
-    assert.equal((await fetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`)).status, 405);
+    assert.equal((await labFetch(`${server.url}${notebookExportPath("nosuchnotebook")}`)).status, 404);
+    assert.equal((await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}`)).status, 405);
   });
 });

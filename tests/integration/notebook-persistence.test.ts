@@ -235,7 +235,7 @@ describe("notebooks from scenarios", () => {
   });
 
   it("refuses out-of-range and hostile parameter values before creating anything", LIMIT, async () => {
-    const before = (await harness.lab.catalog.list("active")).length;
+    const before = (await harness.lab.catalog.repos.notebooks.list({ state: "active" })).length;
     const tooMany = await client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics", params: { devices: 999 } });
     assert.equal(tooMany.ok, false);
     assert.match(tooMany.ok ? "" : tooMany.error, /devices/);
@@ -244,6 +244,6 @@ describe("notebooks from scenarios", () => {
     assert.match(hostile.ok ? "" : hostile.error, /fault/);
     const unknown = await client.sendLab({ op: "create-from-scenario", scenarioId: "no-such-scenario" });
     assert.equal(unknown.ok, false);
-    assert.equal((await harness.lab.catalog.list("active")).length, before);
+    assert.equal((await harness.lab.catalog.repos.notebooks.list({ state: "active" })).length, before);
   });
 });

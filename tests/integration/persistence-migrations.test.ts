@@ -76,7 +76,7 @@ describe("the database connection", () => {
   it("keeps statements outside a transaction out of an open one: no dirty reads, no lost writes on rollback", async () => {
     const db = await openDatabase({ dataDir: tempDir() });
     try {
-      const user = await db.prisma.user.create({ data: { name: "before" } });
+      const user = await db.prisma.user.create({ data: { name: "before", email: "before@users.invalid" } });
       let insideStarted!: () => void;
       const started = new Promise<void>((resolve) => (insideStarted = resolve));
       const failing = db.prisma.$transaction(async (tx) => {
@@ -88,7 +88,7 @@ describe("the database connection", () => {
       await started;
       const [read] = await Promise.all([
         db.prisma.user.findUnique({ where: { id: user.id }, select: { name: true } }),
-        db.prisma.user.create({ data: { id: "outside", name: "written outside" } }),
+        db.prisma.user.create({ data: { id: "outside", name: "written outside", email: "outside@users.invalid" } }),
         assert.rejects(failing, /rolled back/),
       ]);
       assert.equal(read!.name, "before");

@@ -13,6 +13,7 @@ import { executionChartSvg } from "../../server/http/execution-routes";
 import { exportNotebook } from "../../server/ipynb/export";
 import { validateWithNbformat } from "../helpers/nbformat";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 120_000 };
 
@@ -175,16 +176,16 @@ describe("metrics of a cell execution", () => {
     assert.deepEqual([...new Set(points.map((p) => p.tag))].sort(), ["1 device", "DDP x2"]);
 
     await (await harness.lab.hub.get(id))!.dispose(); // drains the batched metric writes
-    const metrics = (await (await fetch(`${harness.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;
+    const metrics = (await (await labFetch(`${harness.url}/api/executions/${executionId}/metrics`)).json()) as ExecutionMetrics;
     assert.equal(metrics.execution.cellId, cellId);
     assert.match(metrics.execution.deviceMode, /cpu|CUDA/);
     const loss = metrics.series.filter((s) => s.name === "loss");
     assert.deepEqual(loss.map((s) => `${s.tag}/${s.rank}:${s.steps.length}`).sort(), ["1 device/0:30", "DDP x2/0:30", "DDP x2/1:30"]);
     const ddpRank1 = metrics.series.find((s) => s.tag === "DDP x2" && s.name === "loss" && s.rank === 1)!;
     assert.equal(ddpRank1.values[9], 0.5 / 10, "values as logged");
-    const list = (await (await fetch(`${harness.url}/api/executions`)).json()) as ExecutionSummary[];
+    const list = (await (await labFetch(`${harness.url}/api/executions`)).json()) as ExecutionSummary[];
     assert.ok(list.some((run) => run.executionId === executionId && run.pointCount === 90 * 2), "listed for comparison with its point count");
-    const missing = await fetch(`${harness.url}/api/executions/nope/metrics`);
+    const missing = await labFetch(`${harness.url}/api/executions/nope/metrics`);
     assert.equal(missing.status, 404);
     const reopened = await client.send({ op: "open", notebookId: id });
     assert.ok(reopened.ok && reopened.notebook);
@@ -231,7 +232,7 @@ describe("metrics of a cell execution", () => {
     assert.equal(printed.trim(), live.plan.label, "the label charts show is the plan the model ran");
 
     await (await harness.lab.hub.get(id))!.dispose();
-    const metrics = (await (await fetch(`${harness.url}/api/executions/${live.executionId}/metrics`)).json()) as ExecutionMetrics;
+    const metrics = (await (await labFetch(`${harness.url}/api/executions/${live.executionId}/metrics`)).json()) as ExecutionMetrics;
     assert.deepEqual(metrics.execution.devicePlans, { "DataParallel x2": live.plan });
   });
 });

@@ -67,7 +67,7 @@ describe("socket API", () => {
     ["a wrong kind", (nb) => ({ op: "set-kind", notebookId: nb, cellId: "c2", kind: "sql" }), /kind/],
     ["a cell that does not exist", (nb) => ({ op: "delete-cell", notebookId: nb, cellId: "nope" }), /no cell nope/],
     ["a duplicate cell id", (nb) => ({ op: "insert-cell", notebookId: nb, index: 0, cell: { id: "c2", kind: "code", source: "" } }), /already exists/],
-    ["a notebook not opened", () => ({ op: "execute", notebookId: "other", cellIds: ["c1"] }), /open notebook other before/],
+    ["a notebook that does not exist", () => ({ op: "execute", notebookId: "other", cellIds: ["c1"] }), /notebook other not found/],
   ];
   for (const [name, command, message] of badCommands) {
     it(`rejects ${name} with a clear error and changes nothing`, LIMIT, async () => {

@@ -14,6 +14,7 @@ import { VERDICTS_MIME } from "../../server/core/protocol/metrics-model";
 import { verdictReportSchema, type VerdictReport } from "../../server/core/protocol/verdict-model";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 import { recompute } from "../helpers/verdict-recompute";
+import { labFetch } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 300_000 };
 const SCENARIO = "params-not-updated";
@@ -125,7 +126,7 @@ describe("running a scenario's verdicts cell", () => {
         assert.equal(claim.run.executionId, cell.executionId, `${claim.id}: the execution its cell shows`);
         const sourced = claim.numbers.filter((n) => n.source !== undefined && typeof n.value === "number");
         if (sourced.length === 0) continue;
-        const response = await fetch(`${harness.url}/api/executions/${claim.run.executionId}/metrics`);
+        const response = await labFetch(`${harness.url}/api/executions/${claim.run.executionId}/metrics`);
         assert.equal(response.status, 200);
         const metrics = (await response.json()) as ExecutionMetrics;
         for (const number of sourced) {

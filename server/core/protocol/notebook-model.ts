@@ -175,6 +175,10 @@ export interface ScenarioSummary {
 export interface NotebookListItem {
   id: string;
   title: string;
+  /** Who owns it: the list shows others' notebooks shared with this user apart from their own. */
+  owner: { id: string; name: string };
+  /** What this user may do with it. */
+  access: "read" | "run" | "edit";
   cellCount: number;
   /** ISO 8601 */
   updatedAt: string;

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ErrorCode } from "../errors";
 import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
+import { ACCOUNT_ROLES, type Me, type NotebookAccessLevel, type SessionEndReason, type ShareView, type UserView, type WorkshopView } from "./accounts-model";
 import type { DevicePlan } from "./kernel-messages";
 import type { HostView } from "./hosts-model";
 import type { RunningKernels } from "./kernels-model";
@@ -144,6 +145,8 @@ export type CommandAck =
       missed?: SequencedEvent[];
       /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
       journal?: JournalPosition;
+      /** On open: what this viewer may do with the notebook ("read": a read-only view). */
+      access?: NotebookAccessLevel;
     }
   /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
   | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
@@ -183,11 +186,42 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("list-hosts") }),
   /** Connects to one host now (starting its agent) and asks its health; answered with its view, unreachable or not. */
   z.object({ op: z.literal("check-host"), hostId }),
+  /** Who this session is, and what their role lets the pages offer. */
+  z.object({ op: z.literal("whoami") }),
+  /** Admin: the lab's users. */
+  z.object({ op: z.literal("list-users") }),
+  z.object({ op: z.literal("create-user"), name: z.string().max(200), email: z.string().max(320), password: z.string().max(200), role: z.enum(ACCOUNT_ROLES) }),
+  z.object({ op: z.literal("set-user-role"), userId: id, role: z.enum(ACCOUNT_ROLES) }),
+  /** Ends the user's sessions at once (their open tabs are disconnected); their notebooks stay. */
+  z.object({ op: z.literal("remove-user"), userId: id }),
+  /** The owner: who this notebook is shared with. */
+  z.object({ op: z.literal("list-shares"), notebookId: id }),
+  /** The owner shares with a user by e-mail for "read" or "run", or stops sharing ("none"); answered with the shares. */
+  z.object({ op: z.literal("share-notebook"), notebookId: id, email: z.string().max(320), access: z.enum(["read", "run", "none"]) }),
+  /** Facilitator: their workshops with participants and their copies. */
+  z.object({ op: z.literal("list-workshops") }),
+  /** Facilitator: a workshop from scenarios; answered with its join code. */
+  z.object({ op: z.literal("create-workshop"), title, scenarioIds: z.array(id).min(1).max(20) }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
 export type LabAck =
-  | { ok: true; notebooks?: NotebookListItem[]; notebook?: NotebookListItem; scenarios?: ScenarioSummary[]; kernels?: RunningKernels; freshTitle?: string; hosts?: HostView[]; host?: HostView }
+  | {
+      ok: true;
+      notebooks?: NotebookListItem[];
+      notebook?: NotebookListItem;
+      scenarios?: ScenarioSummary[];
+      kernels?: RunningKernels;
+      freshTitle?: string;
+      hosts?: HostView[];
+      host?: HostView;
+      me?: Me;
+      users?: UserView[];
+      user?: UserView;
+      shares?: ShareView[];
+      workshops?: WorkshopView[];
+      workshop?: WorkshopView;
+    }
   | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
@@ -233,6 +267,8 @@ export type NotebookEvent =
   | { type: "notebook-restored" };
 
 export interface ServerToClientEvents {
+  /** This connection's session ended (signed out, expired, user removed): the server disconnects right after. */
+  "session:ended": (reason: SessionEndReason) => void;
   /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
   "notebook:event": (notebookId: string, event: NotebookEvent, seq: number) => void;
 }

@@ -1,0 +1,65 @@
+/**
+ * The lab's command line, for what is done before or beside a running lab:
+ *
+ *   npm run lab -- create-admin --email you@example.com [--name "Ada"]
+ *       the first (or another) admin; the password is read from
+ *       MGPULAB_ADMIN_PASSWORD, else from standard input (one line)
+ *   npm run lab -- login-url [--url http://127.0.0.1:3000]
+ *       a fresh one-time sign-in URL for a loopback lab (as `npm start` prints)
+ *
+ * Both open the lab's database (MGPULAB_DATA_DIR or ./data) directly.
+ */
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { Accounts } from "../server/auth/accounts";
+import { localTokenUrl, mintLocalToken } from "../server/auth/local-token";
+import { openDatabase, UserRepository } from "../server/persistence";
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({ args: rest, options: { email: { type: "string" }, name: { type: "string" }, url: { type: "string" } } });
+  const db = await openDatabase({ dataDir: process.env.MGPULAB_DATA_DIR || undefined });
+  try {
+    if (command === "create-admin") {
+      if (!values.email) return usage("create-admin needs --email");
+      const password = process.env.MGPULAB_ADMIN_PASSWORD || (await readLine("password (at least 10 characters): "));
+      const admin = await new Accounts(db.prisma).create({ email: values.email, name: values.name ?? "Admin", password, role: "admin" });
+      process.stdout.write(`admin ${admin.email} created; sign in at /login\n`);
+      return 0;
+    }
+    if (command === "login-url") {
+      await new UserRepository(db.prisma).ensure();
+      const base = values.url ?? `http://${process.env.HOST || "127.0.0.1"}:${process.env.PORT || "3000"}`;
+      process.stdout.write(`${localTokenUrl(base.replace(/\/$/, ""), await mintLocalToken(db.prisma))}\n`);
+      return 0;
+    }
+    return usage(`unknown command ${JSON.stringify(command ?? "")}`);
+  } finally {
+    await db.close();
+  }
+}
+
+function usage(problem: string): number {
+  process.stderr.write(`${problem}\nusage: npm run lab -- create-admin --email EMAIL [--name NAME] | login-url [--url URL]\n`);
+  return 2;
+}
+
+function readLine(prompt: string): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write(prompt);
+  const lines = createInterface({ input: process.stdin });
+  return new Promise((resolve) => {
+    lines.once("line", (line) => {
+      lines.close();
+      resolve(line);
+    });
+    lines.once("close", () => resolve(""));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`lab: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

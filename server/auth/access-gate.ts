@@ -1,0 +1,124 @@
+/**
+ * The one place where the lab decides whether an actor may touch something:
+ * it loads the facts the policy needs (access-policy.ts) and turns a "no"
+ * into the error the caller answers with. A hidden notebook, run or
+ * execution is "not found", word for word the same as a missing one.
+ */
+import { CommandError } from "../errors";
+import { NotFoundError, type PrismaClient } from "../persistence";
+import { mayDo, mayDoWithNotebook, mayStopKernel, notebookAccess, type LabAction, type NotebookAccess, type NotebookAction, type NotebookFacts } from "./access-policy";
+import type { Actor } from "./roles";
+
+export class AccessGate {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Throws "forbidden" unless the actor's role allows `action` (no id involved, so nothing to hide). */
+  requireLab(actor: Actor, action: LabAction): void {
+    if (!mayDo(actor, action)) throw new CommandError("forbidden", `a ${actor.role} may not ${LAB_ACTION_WORDS[action]}`);
+  }
+
+  may(actor: Actor, action: LabAction): boolean {
+    return mayDo(actor, action);
+  }
+
+  /** The actor's access to this notebook; "not-found" when they have none or it does not exist. */
+  async requireNotebook(actor: Actor, notebookId: string, action: NotebookAction): Promise<NotebookAccess> {
+    const facts = await this.notebookFacts(actor, notebookId);
+    if (!facts || !mayDoWithNotebook(actor, action, facts)) throw notFound("notebook", notebookId);
+    return notebookAccess(actor, facts);
+  }
+
+  async requireKernelStop(actor: Actor, notebookId: string): Promise<void> {
+    const facts = await this.notebookFacts(actor, notebookId);
+    if (!facts || !mayStopKernel(actor, facts)) throw notFound("notebook", notebookId);
+  }
+
+  /** The notebook an execution belongs to, when the actor may read it; else "not-found". */
+  async requireExecution(actor: Actor, executionId: string): Promise<string> {
+    const found = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { run: { select: { notebookId: true } } } });
+    if (!found) throw notFound("execution", executionId);
+    const facts = await this.notebookFacts(actor, found.run.notebookId);
+    if (!facts || !mayDoWithNotebook(actor, "read", facts)) throw notFound("execution", executionId);
+    return found.run.notebookId;
+  }
+
+  /** Of these notebooks, the ones the actor may do `action` with (lists: kernels, executions, holders). */
+  async filterNotebooks(actor: Actor, notebookIds: readonly string[], action: NotebookAction | "stop-kernel"): Promise<Set<string>> {
+    const facts = await this.manyFacts(actor, notebookIds);
+    const allowed = new Set<string>();
+    for (const [id, fact] of facts) {
+      if (action === "stop-kernel" ? mayStopKernel(actor, fact) : mayDoWithNotebook(actor, action, fact)) allowed.add(id);
+    }
+    return allowed;
+  }
+
+  /** Every notebook the actor may read, with their access (the notebook list). */
+  async readableNotebooks(actor: Actor): Promise<Map<string, Exclude<NotebookAccess, "none">>> {
+    const candidates = await this.prisma.notebook.findMany({
+      where: {
+        OR: [
+          { ownerId: actor.userId },
+          ...(actor.role === "participant" ? [] : [{ shares: { some: { userId: actor.userId } } }]),
+          ...(actor.role === "facilitator" ? [{ workshop: { facilitatorId: actor.userId } }] : []),
+        ],
+      },
+      select: { id: true },
+    });
+    const facts = await this.manyFacts(actor, candidates.map((row) => row.id));
+    const readable = new Map<string, Exclude<NotebookAccess, "none">>();
+    for (const [id, fact] of facts) {
+      const access = notebookAccess(actor, fact);
+      if (access !== "none") readable.set(id, access);
+    }
+    return readable;
+  }
+
+  async notebookFacts(actor: Actor, notebookId: string): Promise<NotebookFacts | null> {
+    return (await this.manyFacts(actor, [notebookId])).get(notebookId) ?? null;
+  }
+
+  private async manyFacts(actor: Actor, notebookIds: readonly string[]): Promise<Map<string, NotebookFacts>> {
+    if (notebookIds.length === 0) return new Map();
+    const rows = await this.prisma.notebook.findMany({
+      where: { id: { in: [...notebookIds] } },
+      select: {
+        id: true,
+        ownerId: true,
+        workshopId: true,
+        workshop: { select: { facilitatorId: true } },
+        shares: { where: { userId: actor.userId }, select: { access: true } },
+      },
+    });
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          ownerId: row.ownerId,
+          workshopId: row.workshopId,
+          workshopFacilitatorId: row.workshop?.facilitatorId ?? null,
+          sharedWithActor: shareAccess(row.shares[0]?.access),
+        },
+      ]),
+    );
+  }
+}
+
+function shareAccess(value: string | undefined): "read" | "run" | null {
+  return value === "read" || value === "run" ? value : null;
+}
+
+/** Word for word what the database says of a missing one (persistence NotFoundError). */
+function notFound(what: "notebook" | "execution", id: string): NotFoundError {
+  return new NotFoundError(what, id);
+}
+
+const LAB_ACTION_WORDS: Record<LabAction, string> = {
+  "list-own": "list notebooks",
+  "create-notebook": "create notebooks",
+  "list-scenarios": "list scenarios",
+  "list-hosts": "see the lab's hosts",
+  "check-host": "check a host",
+  "list-all-kernels": "manage every kernel",
+  "manage-users": "manage users",
+  "run-workshops": "run workshops",
+};

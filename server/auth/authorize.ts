@@ -1,0 +1,144 @@
+/**
+ * Every socket event and every HTTP route of the lab, with what it needs:
+ * the tables below are the lab's whole authorization surface. The socket
+ * edge and the HTTP edge call these and nothing else decides. A new
+ * command or route that is not in a table does not compile (sockets) or
+ * answers 404 (HTTP).
+ */
+import type { LabCommand, NotebookCommand } from "../core/protocol/socket-api";
+import type { NotebookAccessLevel } from "../core/protocol/accounts-model";
+import type { AccessGate } from "./access-gate";
+import type { LabAction, NotebookAction } from "./access-policy";
+import type { Actor } from "./roles";
+
+/** What each notebook command needs of its notebook. */
+export const NOTEBOOK_COMMAND_NEEDS: Record<NotebookCommand["op"], NotebookAction> = {
+  open: "read",
+  presence: "read",
+  execute: "run",
+  interrupt: "run",
+  restart: "run",
+  shutdown: "run",
+  "insert-cell": "edit",
+  "delete-cell": "edit",
+  "move-cell": "edit",
+  "set-source": "edit",
+  "set-kind": "edit",
+  "clear-outputs": "edit",
+  "set-parameters": "edit",
+  "detach-template": "edit",
+  "reattach-template": "edit",
+  "undo-reattach": "edit",
+  "commit-prediction": "edit",
+  "set-kernel-spec": "edit",
+};
+
+/** The actor's access to the command's notebook, or the gate's refusal ("not-found"). */
+export async function authorizeNotebookCommand(gate: AccessGate, actor: Actor, command: NotebookCommand): Promise<NotebookAccessLevel> {
+  const access = await gate.requireNotebook(actor, command.notebookId, NOTEBOOK_COMMAND_NEEDS[command.op]);
+  if (access === "none") throw new Error(`the gate let ${command.op} through without access`);
+  return access;
+}
+
+type LabRule =
+  /** Anyone signed in. */
+  | { kind: "signed-in" }
+  /** A role permission (no id: a refusal may say so). */
+  | { kind: "lab"; action: LabAction }
+  /** Something done with the command's notebook. */
+  | { kind: "notebook"; action: NotebookAction; also?: LabAction }
+  /** Stopping the command's notebook's kernel. */
+  | { kind: "stop-kernel" };
+
+/**
+ * What each lab command needs. Lists answer only with what the actor may
+ * see (the handlers ask the gate for that); a participant's scenario
+ * commands are checked against their workshop by the handler.
+ */
+export const LAB_COMMAND_RULES: Record<LabCommand["op"], LabRule> = {
+  whoami: { kind: "signed-in" },
+  "list-notebooks": { kind: "lab", action: "list-own" },
+  "create-notebook": { kind: "lab", action: "create-notebook" },
+  "rename-notebook": { kind: "notebook", action: "manage" },
+  "duplicate-notebook": { kind: "notebook", action: "read", also: "create-notebook" },
+  "delete-notebook": { kind: "notebook", action: "manage" },
+  "restore-notebook": { kind: "notebook", action: "manage" },
+  "list-scenarios": { kind: "lab", action: "list-scenarios" },
+  "find-scenario-copy": { kind: "lab", action: "list-scenarios" },
+  "create-from-scenario": { kind: "lab", action: "list-scenarios" },
+  "list-kernels": { kind: "lab", action: "list-own" },
+  "shutdown-kernel": { kind: "stop-kernel" },
+  "shutdown-all-kernels": { kind: "lab", action: "list-own" },
+  "list-hosts": { kind: "lab", action: "list-hosts" },
+  "check-host": { kind: "lab", action: "check-host" },
+  "list-users": { kind: "lab", action: "manage-users" },
+  "create-user": { kind: "lab", action: "manage-users" },
+  "set-user-role": { kind: "lab", action: "manage-users" },
+  "remove-user": { kind: "lab", action: "manage-users" },
+  "list-shares": { kind: "notebook", action: "manage" },
+  "share-notebook": { kind: "notebook", action: "manage" },
+  "list-workshops": { kind: "lab", action: "run-workshops" },
+  "create-workshop": { kind: "lab", action: "run-workshops" },
+};
+
+export async function authorizeLabCommand(gate: AccessGate, actor: Actor, command: LabCommand): Promise<void> {
+  const rule = LAB_COMMAND_RULES[command.op];
+  switch (rule.kind) {
+    case "signed-in":
+      return;
+    case "lab":
+      gate.requireLab(actor, rule.action);
+      return;
+    case "notebook":
+      await gate.requireNotebook(actor, notebookIdOf(command), rule.action);
+      if (rule.also) gate.requireLab(actor, rule.also);
+      return;
+    case "stop-kernel":
+      await gate.requireKernelStop(actor, notebookIdOf(command));
+      return;
+  }
+}
+
+function notebookIdOf(command: LabCommand): string {
+  if (!("notebookId" in command)) throw new Error(`lab command ${command.op} has a notebook rule but no notebookId`);
+  return command.notebookId;
+}
+
+/** The lab's own HTTP API (besides Better Auth's sign-in routes, allow-listed in the HTTP edge). */
+export type ApiRoute =
+  | { name: "import-notebook" }
+  | { name: "export-notebook"; notebookId: string }
+  | { name: "list-executions" }
+  | { name: "execution-metrics"; executionId: string };
+
+const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
+const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
+
+/** Which API route a path is; null: no such route (404). */
+export function apiRouteOf(pathname: string): ApiRoute | null {
+  if (pathname === "/api/notebooks/import") return { name: "import-notebook" };
+  if (pathname === "/api/executions") return { name: "list-executions" };
+  const exported = EXPORT_PATH.exec(pathname);
+  if (exported) return { name: "export-notebook", notebookId: exported[1]! };
+  const metrics = METRICS_PATH.exec(pathname);
+  if (metrics) return { name: "execution-metrics", executionId: metrics[1]! };
+  return null;
+}
+
+/** Throws the gate's refusal; lists (executions) are filtered by their handler through the gate. */
+export async function authorizeApiRoute(gate: AccessGate, actor: Actor, route: ApiRoute): Promise<void> {
+  switch (route.name) {
+    case "import-notebook":
+      gate.requireLab(actor, "create-notebook");
+      return;
+    case "export-notebook":
+      await gate.requireNotebook(actor, route.notebookId, "read");
+      return;
+    case "list-executions":
+      gate.requireLab(actor, "list-own");
+      return;
+    case "execution-metrics":
+      await gate.requireExecution(actor, route.executionId);
+      return;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * The lab's accounts and access, put together once per lab: Better Auth
+ * (sessions, sign-in), the accounts an admin manages, the access gate every
+ * route and socket event goes through, and the notices that end sockets.
+ */
+import type { PrismaClient } from "../persistence";
+import { AccessGate } from "./access-gate";
+import { Accounts } from "./accounts";
+import { createLabAuth, type AuthSettings, type LabAuth } from "./lab-auth";
+import { SessionNotices } from "./session-notices";
+
+export interface LabAccess {
+  auth: LabAuth;
+  accounts: Accounts;
+  gate: AccessGate;
+  notices: SessionNotices;
+}
+
+export function openAccess(prisma: PrismaClient, settings: AuthSettings): LabAccess {
+  return { auth: createLabAuth(prisma, settings), accounts: new Accounts(prisma), gate: new AccessGate(prisma), notices: new SessionNotices() };
+}
+
+export type { Actor } from "./roles";
+export type { AuthSettings } from "./lab-auth";
+export { actorOf, recheckActor, AUTH_BASE_PATH, CLIENT_IP_HEADER } from "./lab-auth";

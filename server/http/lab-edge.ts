@@ -1,0 +1,136 @@
+/**
+ * The lab's HTTP edge: every request passes here, in this order.
+ *
+ * 1. Security headers, and the request guard (only the lab's own pages may
+ *    drive it: request-guard.ts).
+ * 2. The connection's address becomes the rate limits' key (a client's own
+ *    forwarding headers are not trusted).
+ * 3. Better Auth's routes, allow-listed: sign-in, sign-out, the session,
+ *    the loopback token URL and the workshop join. Nothing else of the
+ *    library (no open sign-up, no admin endpoints) is reachable.
+ * 4. The session. Without one: the public pages (sign-in, join) and their
+ *    assets; API routes answer 401; other pages redirect to sign-in — or,
+ *    on a loopback lab without accounts, a page saying where the sign-in
+ *    URL is, and nothing else.
+ * 5. The lab's API routes, each authorised through server/auth/authorize.ts;
+ *    an unknown API path is 404. Pages go to Next, and get their data over
+ *    the socket, which is authorised the same way.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toNodeHandler } from "better-auth/node";
+import { actorOf, AUTH_BASE_PATH, CLIENT_IP_HEADER, type Actor } from "../auth";
+import { apiRouteOf, authorizeApiRoute, type ApiRoute } from "../auth/authorize";
+import { LOCAL_TOKEN_PATH } from "../auth/local-token";
+import type { Lab } from "../lab";
+import { handleExecutionRoutes } from "./execution-routes";
+import { handleNotebookFiles } from "./notebook-files";
+import { refuse, replyError, sendError } from "./json-reply";
+import { checkHttpRequest, type LabNames } from "./request-guard";
+import { applySecurityHeaders } from "./security-headers";
+import { signInHelpPage } from "./sign-in-help";
+import { executionChartSvg } from "./execution-routes";
+
+/** Better Auth routes a browser may reach (relative to AUTH_BASE_PATH). */
+const AUTH_ROUTES = new Set(["/sign-in/email", "/sign-out", "/get-session", "/workshop/join", LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]);
+/** Pages and files served without a session when the lab has accounts. */
+const PUBLIC_PAGES = [/^\/login\/?$/, /^\/join\/[A-Za-z0-9]{1,64}\/?$/];
+const PUBLIC_FILES = [/^\/_next\/static\//, /^\/monaco\//, /^\/icon\.svg$/, /^\/favicon\.ico$/];
+
+export interface EdgeOptions {
+  lab: Lab;
+  /** The lab's names (known once listening). */
+  names: () => LabNames;
+  dev: boolean;
+  /** Bound to loopback: the token URL works, and without accounts it is the only way in. */
+  loopback: boolean;
+  /** Next.js for pages and their assets. */
+  pages: (req: IncomingMessage, res: ServerResponse) => void;
+  hostIds?: readonly string[];
+  onError: (error: unknown, what: string) => void;
+  onRefused: (req: IncomingMessage, reason: string) => void;
+}
+
+export function createLabEdge(options: EdgeOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { lab } = options;
+  const authHandler = toNodeHandler(lab.access.auth);
+  return (req, res) => {
+    applySecurityHeaders(req, res, { dev: options.dev });
+    const verdict = checkHttpRequest(req.method, req.headers, options.names());
+    if (!verdict.ok) {
+      options.onRefused(req, verdict.reason);
+      refuse(res, verdict);
+      return;
+    }
+    req.headers[CLIENT_IP_HEADER] = req.socket.remoteAddress ?? "unknown";
+    const url = new URL(req.url ?? "/", "http://lab.invalid");
+    void route(req, res, url, options, authHandler).catch((error: unknown) => replyError(res, error, (err) => options.onError(err, `${req.method ?? ""} ${url.pathname}`), "answer"));
+  };
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, url: URL, options: EdgeOptions, authHandler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<void> {
+  const { lab } = options;
+  const path = url.pathname;
+  if (path.startsWith(`${AUTH_BASE_PATH}/`)) {
+    const sub = path.slice(AUTH_BASE_PATH.length);
+    if (!AUTH_ROUTES.has(sub) || (path === LOCAL_TOKEN_PATH && !options.loopback)) return void sendError(res, "not-found", `no route ${path}`);
+    if (sub === "/sign-out") await endSocketsAfterSignOut(req, res, options);
+    return authHandler(req, res);
+  }
+  const actor = await actorOf(lab.access.auth, req.headers);
+  if (!actor) return anonymous(req, res, url, options);
+  if (path.startsWith("/api/")) {
+    const api = apiRouteOf(path);
+    if (!api) return void sendError(res, "not-found", `no route ${path}`);
+    await authorizeApiRoute(lab.access.gate, actor, api);
+    return serveApi(req, res, api, actor, options);
+  }
+  if (PUBLIC_PAGES[0]!.test(path)) return redirect(res, "/");
+  options.pages(req, res);
+}
+
+/** Without a session: public pages and assets, 401 for the API, and sign-in for everything else. */
+async function anonymous(req: IncomingMessage, res: ServerResponse, url: URL, options: EdgeOptions): Promise<void> {
+  const path = url.pathname;
+  const tokenOnly = options.loopback && (await options.lab.access.accounts.passwordCount()) === 0;
+  if (tokenOnly) {
+    // A local lab without accounts: nothing but where to find the URL.
+    if (path.startsWith("/api/")) return void sendError(res, "unauthorized", "open the sign-in URL the lab printed when it started");
+    return void signInHelpPage(res, { spent: url.searchParams.get("link") === "spent" });
+  }
+  if (PUBLIC_PAGES.some((page) => page.test(path)) || PUBLIC_FILES.some((file) => file.test(path))) return options.pages(req, res);
+  if (path.startsWith("/api/")) return void sendError(res, "unauthorized", "sign in first");
+  redirect(res, `/login?next=${encodeURIComponent(`${path}${url.search}`)}`);
+}
+
+function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, actor: Actor, options: EdgeOptions): void {
+  const { lab } = options;
+  const onError = (error: unknown) => options.onError(error, `${req.method ?? ""} ${req.url ?? ""}`);
+  const readable = async (notebookIds: readonly string[]) => lab.access.gate.filterNotebooks(actor, notebookIds, "read");
+  if (api.name === "import-notebook" || api.name === "export-notebook") {
+    handleNotebookFiles(req, res, {
+      notebooks: lab.catalog.repos.notebooks,
+      predictions: lab.catalog.repos.predictions,
+      ownerId: actor.userId,
+      onError,
+      chartOf: (executionId) => executionChartSvg(lab.db.prisma, executionId),
+      templates: lab.scenarios,
+      hostIds: options.hostIds,
+    });
+    return;
+  }
+  handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError, readable });
+}
+
+/** A signed-out session's open tabs are disconnected once Better Auth has deleted it. */
+async function endSocketsAfterSignOut(req: IncomingMessage, res: ServerResponse, options: EdgeOptions): Promise<void> {
+  const actor = await actorOf(options.lab.access.auth, req.headers);
+  if (!actor) return;
+  res.once("finish", () => {
+    if (res.statusCode < 300) options.lab.access.notices.ended({ sessionId: actor.sessionId }, "signed-out");
+  });
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.writeHead(302, { Location: location, "Cache-Control": "no-store" });
+  res.end();
+}

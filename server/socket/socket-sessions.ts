@@ -1,0 +1,93 @@
+/**
+ * Sessions on the socket: a connection opens only with a valid session
+ * cookie (checked at the handshake, the same cookie the pages use), every
+ * event re-reads that session from the database, and a session that ends
+ * (sign-out, removal, expiry) ends its connections at once, each told why.
+ *
+ * Rooms per user and per session make "end these connections" one call
+ * that also reaches sockets on other servers once an adapter joins them.
+ */
+import type { Server, Socket } from "socket.io";
+import { actorOf, recheckActor, type Actor, type LabAccess } from "../auth";
+import type { SessionTarget } from "../auth/session-notices";
+import type { SessionEndReason } from "../core/protocol/accounts-model";
+import type { ClientToServerEvents, ServerToClientEvents } from "../core/protocol/socket-api";
+import { CommandError } from "../errors";
+import type { PrismaClient } from "../persistence";
+
+type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
+
+/** The message a refused handshake carries (the pages branch on its first word). */
+export const UNAUTHORIZED_HANDSHAKE = "unauthorized: sign in to use this lab";
+/** setTimeout's ceiling; a later expiry is checked again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface SocketSessions {
+  /** The connection's actor as the database has it now; ends the connection and throws "unauthorized" when the session is gone. */
+  current(socket: LabSocket): Promise<Actor>;
+}
+
+export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToClientEvents>, access: LabAccess, prisma: PrismaClient): SocketSessions {
+  io.use((socket, next) => {
+    actorOf(access.auth, socket.request.headers).then(
+      (actor) => {
+        if (!actor) return next(new Error(UNAUTHORIZED_HANDSHAKE));
+        socket.data.actor = actor;
+        void socket.join([userRoom(actor.userId), sessionRoom(actor.sessionId)]);
+        next();
+      },
+      () => next(new Error(UNAUTHORIZED_HANDSHAKE)),
+    );
+  });
+  io.on("connection", (socket: LabSocket) => watchExpiry(socket, prisma));
+  access.notices.onEnded((target, reason) => endSockets(io, target, reason));
+  return {
+    async current(socket) {
+      const known = socket.data.actor as Actor | undefined;
+      const actor = known ? await recheckActor(prisma, known) : null;
+      if (!actor) {
+        endSocket(socket, known && known.expiresAt <= new Date() ? "expired" : "revoked");
+        throw new CommandError("unauthorized", "your session has ended; sign in again");
+      }
+      socket.data.actor = actor;
+      return actor;
+    },
+  };
+}
+
+/** At the session's end, re-read it (a page load may have renewed it) and end the connection if it is over. */
+function watchExpiry(socket: LabSocket, prisma: PrismaClient): void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (expiresAt: Date) => {
+    timer = setTimeout(() => void check(), Math.min(MAX_TIMER_MS, Math.max(0, expiresAt.getTime() - Date.now())));
+    timer.unref();
+  };
+  const check = async () => {
+    const known = socket.data.actor as Actor;
+    const actor = await recheckActor(prisma, known).catch(() => known);
+    if (!actor) return endSocket(socket, "expired");
+    socket.data.actor = actor;
+    arm(actor.expiresAt);
+  };
+  arm((socket.data.actor as Actor).expiresAt);
+  socket.on("disconnect", () => clearTimeout(timer));
+}
+
+function endSockets(io: Server<ClientToServerEvents, ServerToClientEvents>, target: SessionTarget, reason: SessionEndReason): void {
+  const room = "userId" in target ? userRoom(target.userId) : sessionRoom(target.sessionId);
+  io.to(room).emit("session:ended", reason);
+  io.in(room).disconnectSockets(true);
+}
+
+function endSocket(socket: LabSocket, reason: SessionEndReason): void {
+  socket.emit("session:ended", reason);
+  socket.disconnect(true);
+}
+
+function userRoom(userId: string): string {
+  return `user:${userId}`;
+}
+
+function sessionRoom(sessionId: string): string {
+  return `session:${sessionId}`;
+}
