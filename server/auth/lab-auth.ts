@@ -164,12 +164,16 @@ export async function actorOf(auth: LabAuth, headers: IncomingHttpHeaders): Prom
   };
 }
 
-/** The actor again, from the database: null once the session is gone, expired or its user removed (a privileged event re-checks). */
-export async function recheckActor(prisma: PrismaClient, actor: Actor, now = new Date()): Promise<Actor | null> {
+/**
+ * The actor again, from the database (every socket event re-checks): as it
+ * is now (a changed role counts at once), or why its session is over.
+ */
+export async function recheckActor(prisma: PrismaClient, actor: Actor, now = new Date()): Promise<Actor | "expired" | "revoked"> {
   const session = await prisma.session.findUnique({
     where: { id: actor.sessionId },
     select: { expiresAt: true, user: { select: { name: true, role: true, workshopId: true, removedAt: true } } },
   });
-  if (!session || session.expiresAt <= now || session.user.removedAt !== null || !isRole(session.user.role)) return null;
+  if (!session || session.user.removedAt !== null || !isRole(session.user.role)) return "revoked";
+  if (session.expiresAt <= now) return "expired";
   return { ...actor, name: session.user.name, role: session.user.role, workshopId: session.user.workshopId, expiresAt: session.expiresAt };
 }

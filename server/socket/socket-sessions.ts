@@ -44,9 +44,9 @@ export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToCl
   return {
     async current(socket) {
       const known = socket.data.actor as Actor | undefined;
-      const actor = known ? await recheckActor(prisma, known) : null;
-      if (!actor) {
-        endSocket(socket, known && known.expiresAt <= new Date() ? "expired" : "revoked");
+      const actor = known ? await recheckActor(prisma, known) : "revoked";
+      if (typeof actor === "string") {
+        endSocket(socket, actor);
         throw new CommandError("unauthorized", "your session has ended; sign in again");
       }
       socket.data.actor = actor;
@@ -64,8 +64,9 @@ function watchExpiry(socket: LabSocket, prisma: PrismaClient): void {
   };
   const check = async () => {
     const known = socket.data.actor as Actor;
-    const actor = await recheckActor(prisma, known).catch(() => known);
-    if (!actor) return endSocket(socket, "expired");
+    // A database hiccup is not an expiry: look again a little later.
+    const actor = await recheckActor(prisma, known).catch(() => ({ ...known, expiresAt: new Date(Date.now() + 30_000) }));
+    if (typeof actor === "string") return endSocket(socket, actor);
     socket.data.actor = actor;
     arm(actor.expiresAt);
   };
