@@ -6,7 +6,6 @@
  * Real Better Auth sessions over the real edge and socket.
  */
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import type { SessionEndReason } from "../../server/core/protocol/accounts-model";
 import { joinWorkshop, labFetch, signIn } from "../helpers/lab-session";
@@ -16,7 +15,7 @@ const LIMIT = { timeout: 60_000 };
 const PASSWORD = "correct horse battery staple";
 
 function ended(client: TestClient): Promise<{ reason: SessionEndReason; disconnected: Promise<unknown> }> {
-  const disconnected = once(client.socket, "disconnect");
+  const disconnected = new Promise((resolve) => client.socket.once("disconnect", resolve));
   return new Promise((resolve) => client.socket.once("session:ended", (reason) => resolve({ reason, disconnected })));
 }
 
