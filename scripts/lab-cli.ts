@@ -9,16 +9,20 @@
  *
  * Both open the lab's database (MGPULAB_DATA_DIR or ./data) directly.
  */
+import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { Accounts } from "../server/auth/accounts";
 import { localTokenUrl, mintLocalToken } from "../server/auth/local-token";
-import { openDatabase, UserRepository } from "../server/persistence";
+import { openDatabase, resolveDatabaseFile, UserRepository } from "../server/persistence";
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({ args: rest, options: { email: { type: "string" }, name: { type: "string" }, url: { type: "string" } } });
-  const db = await openDatabase({ dataDir: process.env.MGPULAB_DATA_DIR || undefined });
+  const dataDir = process.env.MGPULAB_DATA_DIR || undefined;
+  // login-url is for a lab that is running (and so has migrated its database): its locks would stall the schema engine.
+  if (command === "login-url" && !existsSync(resolveDatabaseFile({ dataDir }))) return usage("no lab database here yet: start the lab once (npm start), or set MGPULAB_DATA_DIR");
+  const db = await openDatabase({ dataDir, alreadyMigrated: command === "login-url" });
   try {
     if (command === "create-admin") {
       if (!values.email) return usage("create-admin needs --email");

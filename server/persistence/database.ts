@@ -28,6 +28,8 @@ export interface DatabaseOptions extends MigrationPaths {
   file?: string;
   /** Told about applied migrations. */
   onMigrated?: (names: string[]) => void;
+  /** Open a database a running lab has migrated, without the schema engine (which would wait on that lab's locks). */
+  alreadyMigrated?: boolean;
 }
 
 export interface Database {
@@ -59,7 +61,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   } finally {
     raw.close();
   }
-  const appliedMigrations = await applyMigrations(file, options);
+  const appliedMigrations = options.alreadyMigrated ? [] : await applyMigrations(file, options);
   if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
   const prisma = new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
   await prisma.$connect();
