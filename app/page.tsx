@@ -1,9 +1,12 @@
 import NotebookList from "@/components/NotebookList";
+import PageBar from "@/components/PageBar";
 
 export default function HomePage() {
   return (
     <main className="home">
-      <h1>Multi-GPU Lab</h1>
+      <PageBar>
+        <h1>Multi-GPU Lab</h1>
+      </PageBar>
       <p className="home-lead">
         Notebooks for guided experiments on PyTorch multi-GPU training: state a claim, predict, run, and read the measured
         verdict.

@@ -41,9 +41,13 @@ interface Props {
   revealed: boolean;
   /** What the charts call this cell's untagged run (see chart-naming). */
   chartName?: string | null;
+  /** May change the cell (source, form, prediction, template): the notebook's owner. Default: yes. */
+  canEdit?: boolean;
+  /** May run the kernel (the hang report's interrupt and restart). Default: yes. */
+  canRun?: boolean;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed, chartName = null }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed, chartName = null, canEdit = true, canRun = true }: Props) {
   const [shownAnyway, setShownAnyway] = useState(false);
   const template = cell.template;
   const attached = template !== null && !template.detached;
@@ -71,7 +75,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
         <PredictionPrompt
           question={template.question}
           prediction={prediction}
-          disabled={!online}
+          disabled={!online || !canEdit}
           ranAlready={cell.lastRun !== null || cell.runState !== "idle"}
           onCommit={(choice) => controller.commitPrediction(template.question!.id, choice)}
         />
@@ -79,7 +83,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       {template !== null && attached && isMarkdown && (
         <div className="template-follows" data-testid="template-follows" data-template-id={template.id}>
           This text follows the scenario&apos;s form values.{" "}
-          <button type="button" className="button" data-testid="template-detach-text" disabled={!online} onClick={() => controller.detachTemplate(cell.id)}>
+          <button type="button" className="button" data-testid="template-detach-text" disabled={!online || !canEdit} onClick={() => controller.detachTemplate(cell.id)}>
             Detach to edit
           </button>
         </div>
@@ -87,13 +91,13 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       {template !== null && attached && !isMarkdown && (
         <ParameterForm
           template={template}
-          disabled={!online}
+          disabled={!online || !canEdit}
           serverError={formError}
           onApply={(values) => controller.setParameters(cell.id, values)}
           onDetach={() => controller.detachTemplate(cell.id)}
         />
       )}
-      {template !== null && !attached && <TemplateBar template={template} onReattach={() => controller.reattachTemplate(cell.id)} />}
+      {template !== null && !attached && canEdit && <TemplateBar template={template} onReattach={() => controller.reattachTemplate(cell.id)} />}
       <div className="cell-input">
         <div className="prompt-box cell-prompt" data-testid="cell-prompt" title={runStateTitle(cell)}>
           {isMarkdown ? "" : promptLabel(cell)}
@@ -106,7 +110,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
               language={isMarkdown ? "markdown" : "python"}
               focused={editing}
               ariaLabel={`Cell ${index + 1} (${cell.kind})${attached ? ", rendered from its form" : ""}`}
-              readOnly={attached}
+              readOnly={attached || !canEdit}
               onChange={(source) => controller.editSource(cell.id, source)}
               onFocus={() => controller.editorFocused(cell.id)}
               onBlur={() => controller.editorBlurred(cell.id)}
@@ -131,7 +135,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
           {cell.runState === "idle" && cell.lastRun !== null && lastRunLabel(cell.lastRun)}
         </div>
       )}
-      {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={controller} running={cell.runState !== "idle"} />}
+      {!isMarkdown && <OutputArea cellId={cell.id} outputs={cell.outputs} actions={canRun ? controller : null} running={cell.runState !== "idle"} />}
       {!isMarkdown && cell.liveMetrics !== null && <LiveMetricsTable cellId={cell.id} metrics={cell.liveMetrics} />}
       {!isMarkdown && cell.executionId !== null && (
         <CellCharts executionId={cell.executionId} running={cell.runState === "running"} feed={controller.metricFeed(cell.id)} templateId={template?.id ?? null} cellName={chartName} />

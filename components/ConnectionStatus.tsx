@@ -34,6 +34,8 @@ function describe(state: ConnectionState): string {
       return `Offline: ${state.reason}`;
     case "not-found":
       return "Notebook not found";
+    case "signed-out":
+      return `Signed out: ${state.reason}`;
     default:
       return assertNever(state);
   }

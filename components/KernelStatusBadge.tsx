@@ -17,7 +17,8 @@ interface Props {
   live: boolean;
   /** The lab's hosts when listed: leased GPUs are named by them. */
   hosts?: readonly HostView[] | null;
-  onRestart(): void;
+  /** Null for a viewer who may not run this notebook: no restart button. */
+  onRestart: (() => void) | null;
 }
 
 export default function KernelStatusBadge({ status, live, hosts = null, onRestart }: Props) {
@@ -76,7 +77,7 @@ export default function KernelStatusBadge({ status, live, hosts = null, onRestar
           {status.reason}
         </span>
       )}
-      {(status.state === "dead" || status.state === "shutdown") && (
+      {(status.state === "dead" || status.state === "shutdown") && onRestart !== null && (
         <button type="button" className="button button-primary" data-testid="kernel-restart" disabled={!live} onClick={onRestart}>
           {status.state === "dead" ? "Restart kernel" : "Start kernel"}
         </button>

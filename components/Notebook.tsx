@@ -22,11 +22,14 @@ import { takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
 import KernelSpecControl from "./KernelSpecControl";
 import KernelStatusBadge from "./KernelStatusBadge";
+import { accessBadge, mayDo } from "./model/notebook-access";
 import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
+import SharePanel from "./SharePanel";
 import Toolbar from "./Toolbar";
 import UndoToast from "./UndoToast";
+import UserMenu from "./UserMenu";
 
 import "./Notebook.css";
 
@@ -135,6 +138,9 @@ export default function Notebook({ notebookId }: Props) {
   const selectedIndex = doc === null || ui.selectedId === null ? -1 : doc.cells.findIndex((c) => c.id === ui.selectedId);
   const selectedCell = doc?.cells[selectedIndex];
   const connected = state.connection.status === "connected";
+  const canEdit = mayDo(state.access, "edit");
+  const canRun = mayDo(state.access, "run");
+  const badge = accessBadge(state.access, state.owner);
 
   if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
 
@@ -149,10 +155,15 @@ export default function Notebook({ notebookId }: Props) {
             <EditableTitle
               title={doc?.title || notebookId}
               testId="notebook-title"
-              disabled={!connected || doc === null}
+              disabled={!connected || doc === null || !canEdit}
               onSave={(title) => controller.rename(title)}
             />
           </h1>
+          {badge !== null && (
+            <span className="notebook-access" data-testid={state.access === "read" ? "read-only" : "can-run"} data-access={state.access}>
+              {badge}
+            </span>
+          )}
           <SaveStatus status={state.save} />
           <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download>
             Export .ipynb
@@ -160,12 +171,13 @@ export default function Notebook({ notebookId }: Props) {
           <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
             Running kernels
           </Link>
+          {state.access === "edit" && <SharePanel notebookId={notebookId} send={(command) => controller.labCommand(command)} disabled={!connected} />}
           {doc !== null && (
             <KernelSpecControl
               spec={doc.kernelSpec}
               kernelState={doc.kernel.state}
               hosts={state.hosts}
-              disabled={!connected}
+              disabled={!connected || !canEdit}
               onOpen={() => void controller.loadHosts()}
               onApply={(hostId, gpus) => controller.setKernelSpec(hostId, gpus)}
             />
@@ -177,9 +189,10 @@ export default function Notebook({ notebookId }: Props) {
                 status={doc.kernel}
                 live={connected}
                 hosts={state.hosts}
-                onRestart={() => controller.restart()}
+                onRestart={canRun ? () => controller.restart() : null}
               />
             )}
+            <UserMenu />
           </div>
         </header>
         <Toolbar
@@ -188,8 +201,10 @@ export default function Notebook({ notebookId }: Props) {
           cellCount={doc?.cells.length ?? 0}
           kernel={doc?.kernel ?? { state: "not-started" }}
           connected={connected}
+          canEdit={canEdit}
+          canRun={canRun}
         />
-        {doc?.deleted === true && <DeletedBanner onRestore={() => controller.restore()} />}
+        {doc?.deleted === true && <DeletedBanner onRestore={canEdit ? () => controller.restore() : null} />}
         {doc?.kernelIdleShutdownAt && <IdleShutdownBanner shutdownAt={doc.kernelIdleShutdownAt} />}
         {importNotes !== null && <ImportNotes notes={importNotes} onDismiss={() => setImportNotes(null)} />}
       </div>
@@ -219,13 +234,15 @@ export default function Notebook({ notebookId }: Props) {
               prediction={cell.template?.question ? (doc.predictions[cell.template.question.id] ?? null) : null}
               formError={state.formErrors[cell.id] ?? null}
               online={state.connection.status === "connected"}
+              canEdit={canEdit}
+              canRun={canRun}
               revealed={isRevealed(cell.template?.revealAfter, shownClaims)}
               chartName={chartNames.get(cell.id) ?? null}
             />
           ))}
           </PredictionsContext>
         )}
-        {doc !== null && (
+        {doc !== null && canEdit && (
           <button
             type="button"
             className="add-cell-bottom"

@@ -9,7 +9,7 @@ import { useEffect, useState, useSyncExternalStore } from "react";
 import DeletedNotebooks from "./DeletedNotebooks";
 import ImportButton from "./ImportButton";
 import { SocketLabTransport } from "./model/lab-client";
-import { NotebookListController } from "./model/notebook-list";
+import { NotebookListController, splitShared } from "./model/notebook-list";
 import NewNotebookForm from "./NewNotebookForm";
 import NotebookRow from "./NotebookRow";
 import ScenarioPicker from "./ScenarioPicker";
@@ -36,17 +36,25 @@ export default function NotebookList() {
     return () => clearInterval(timer);
   }, []);
 
+  // Until the server says who this is, everything shows: the server refuses what the role may not do.
+  const canCreate = state.me?.can.createNotebooks !== false;
+  const seeHosts = state.me?.can.seeHosts !== false;
+  const { own, shared } = splitShared(state.active);
+  const deleted = state.deleted.filter((item) => item.access === "edit");
+
   return (
     <div className="notebook-list" data-testid="notebook-list" data-status={state.status}>
       <div className="home-actions">
-        <NewNotebookForm list={list} />
-        <ImportButton list={list} />
+        {canCreate && <NewNotebookForm list={list} />}
+        {canCreate && <ImportButton list={list} />}
         <Link href="/kernels" className="button" data-testid="running-kernels-link" title="Every running kernel, its memory, and shutting them down">
           Running kernels
         </Link>
-        <Link href="/hosts" className="button" data-testid="hosts-link" title="Where kernels run: each host, its agent, Python, torch and GPUs">
-          Hosts
-        </Link>
+        {seeHosts && (
+          <Link href="/hosts" className="button" data-testid="hosts-link" title="Where kernels run: each host, its agent, Python, torch and GPUs">
+            Hosts
+          </Link>
+        )}
       </div>
       {state.error !== null && (
         <div className="list-error" data-testid="list-error" role="alert">
@@ -57,20 +65,30 @@ export default function NotebookList() {
         </div>
       )}
       {state.status === "loading" && <p className="list-empty">Loading notebooks…</p>}
-      {state.status === "ready" && state.active.length === 0 && (
+      {state.status === "ready" && own.length === 0 && (
         <p className="list-empty" data-testid="list-empty">
-          No notebooks yet. Create one, or import a Jupyter notebook.
+          {canCreate ? "No notebooks yet. Create one, or import a Jupyter notebook." : "No notebooks yet. Open one of the scenarios below."}
         </p>
       )}
-      {state.active.length > 0 && (
+      {own.length > 0 && (
         <ul className="notebook-rows" data-testid="notebook-rows">
-          {state.active.map((item) => (
-            <NotebookRow key={item.id} item={item} now={now} list={list} />
+          {own.map((item) => (
+            <NotebookRow key={item.id} item={item} now={now} list={list} canDuplicate={canCreate} />
           ))}
         </ul>
       )}
+      {shared.length > 0 && (
+        <section className="shared-notebooks" data-testid="shared-notebooks">
+          <h2>Shared with me</h2>
+          <ul className="notebook-rows">
+            {shared.map((item) => (
+              <NotebookRow key={item.id} item={item} now={now} list={list} canDuplicate={canCreate} />
+            ))}
+          </ul>
+        </section>
+      )}
       <ScenarioPicker transport={transport} />
-      <DeletedNotebooks items={state.deleted} now={now} list={list} />
+      <DeletedNotebooks items={deleted} now={now} list={list} />
       {state.undo !== null && (
         <div className="notices">
           <UndoToast

@@ -1,23 +1,45 @@
 "use client";
-/** The notebook toolbar; every button is also reachable from the keyboard (see command-mode.ts). */
+/**
+ * The notebook toolbar; every button is also reachable from the keyboard (see
+ * command-mode.ts). A viewer sees only what they may do: the owner every
+ * group, "run" access the kernel's buttons, "read" access no toolbar.
+ */
 import type { CellKind, KernelStatus } from "../server/core/protocol/notebook-model";
 import type { NotebookController } from "./model/notebook-controller";
 import ToolbarButton from "./ToolbarButton";
 
 import "./Toolbar.css";
 
+type Selected = { id: string; kind: CellKind; index: number } | null;
+
 interface Props {
   controller: NotebookController;
-  selected: { id: string; kind: CellKind; index: number } | null;
+  selected: Selected;
   cellCount: number;
   kernel: KernelStatus;
   connected: boolean;
+  /** May change the notebook (cells, kinds, outputs): its owner. */
+  canEdit: boolean;
+  /** May run, interrupt and restart its kernel. */
+  canRun: boolean;
 }
 
-export default function Toolbar({ controller, selected, cellCount, kernel, connected }: Props) {
-  const kernelBusy = kernel.state === "busy" || kernel.state === "starting";
+export default function Toolbar({ controller, selected, cellCount, kernel, connected, canEdit, canRun }: Props) {
+  if (!canEdit && !canRun) return null;
   return (
     <div className="toolbar" role="toolbar" aria-label="Notebook actions">
+      {canEdit && <CellButtons controller={controller} selected={selected} cellCount={cellCount} />}
+      {canEdit && canRun && <span className="toolbar-separator" />}
+      {canRun && <KernelButtons controller={controller} selected={selected} kernel={kernel} connected={connected} />}
+      {canEdit && <span className="toolbar-separator" />}
+      {canEdit && <OutputButtons controller={controller} selected={selected} />}
+    </div>
+  );
+}
+
+function CellButtons({ controller, selected, cellCount }: { controller: NotebookController; selected: Selected; cellCount: number }) {
+  return (
+    <>
       <ToolbarButton testId="toolbar-add-cell" title="Insert a code cell below (B)" onClick={() => controller.insertBelowSelected()}>
         + Cell
       </ToolbarButton>
@@ -40,7 +62,14 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
       <ToolbarButton testId="toolbar-delete" title="Delete cell (D, D)" disabled={selected === null} onClick={() => controller.deleteSelected()}>
         Delete
       </ToolbarButton>
-      <span className="toolbar-separator" />
+    </>
+  );
+}
+
+function KernelButtons({ controller, selected, kernel, connected }: { controller: NotebookController; selected: Selected; kernel: KernelStatus; connected: boolean }) {
+  const kernelBusy = kernel.state === "busy" || kernel.state === "starting";
+  return (
+    <>
       <ToolbarButton
         testId="toolbar-run"
         title="Run cell and select below (Shift+Enter)"
@@ -52,18 +81,19 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
       <ToolbarButton testId="toolbar-run-all" title="Run all cells" disabled={!connected} onClick={() => controller.runAll()}>
         ▶▶ Run all
       </ToolbarButton>
-      <ToolbarButton
-        testId="toolbar-interrupt"
-        title="Interrupt the kernel (I, I)"
-        disabled={!connected || !kernelBusy}
-        onClick={() => controller.interrupt()}
-      >
+      <ToolbarButton testId="toolbar-interrupt" title="Interrupt the kernel (I, I)" disabled={!connected || !kernelBusy} onClick={() => controller.interrupt()}>
         ■ Interrupt
       </ToolbarButton>
       <ToolbarButton testId="toolbar-restart" title="Restart the kernel (0, 0)" disabled={!connected} onClick={() => controller.requestRestart()}>
         ↻ Restart
       </ToolbarButton>
-      <span className="toolbar-separator" />
+    </>
+  );
+}
+
+function OutputButtons({ controller, selected }: { controller: NotebookController; selected: Selected }) {
+  return (
+    <>
       <select
         className="toolbar-select"
         data-testid="toolbar-kind"
@@ -89,6 +119,6 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
       <ToolbarButton testId="toolbar-clear-all" title="Clear all outputs" onClick={() => controller.clearAllOutputs()}>
         Clear all
       </ToolbarButton>
-    </div>
+    </>
   );
 }

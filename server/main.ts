@@ -63,6 +63,7 @@ async function main(): Promise<void> {
   log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns, resumedRuns: lab.resumedRuns }, "database ready");
   await ensureAdmin(lab, config, loopback, log);
   await app.prepare();
+  const handlePage = app.getRequestHandler();
 
   const httpServer = createServer(
     createLabEdge({
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
       names: () => names,
       dev: config.dev,
       loopback,
-      pages: app.getRequestHandler(),
+      pages: (req, res) => void handlePage(req, res),
       hostIds: lab.hosts?.ids(),
       onError: (err, what) => log.error({ err }, `${what} failed`),
       onRefused: (req, reason) => log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }, "request refused"),

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import PageBar from "@/components/PageBar";
 import Hosts from "@/components/Hosts";
 
 export const metadata: Metadata = { title: "Hosts · Multi-GPU Lab" };
@@ -7,9 +7,7 @@ export const metadata: Metadata = { title: "Hosts · Multi-GPU Lab" };
 export default function HostsPage() {
   return (
     <main className="home home-wide">
-      <Link href="/" className="brand" data-testid="back-to-list">
-        ← Notebooks
-      </Link>
+      <PageBar />
       <h1>Hosts</h1>
       <p className="home-lead">
         Where notebook kernels run: each host&apos;s link, its agent, its Python, torch and CUDA, and its GPUs with the notebook

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import PageBar from "@/components/PageBar";
 import RunningKernels from "@/components/RunningKernels";
 
 export const metadata: Metadata = { title: "Running kernels · Multi-GPU Lab" };
@@ -7,9 +7,7 @@ export const metadata: Metadata = { title: "Running kernels · Multi-GPU Lab" };
 export default function KernelsPage() {
   return (
     <main className="home home-wide">
-      <Link href="/" className="brand" data-testid="back-to-list">
-        ← Notebooks
-      </Link>
+      <PageBar />
       <h1>Running kernels</h1>
       <p className="home-lead">
         Every notebook kernel running on this lab. Shutting one down keeps its notebook as it is; running a cell there starts a

@@ -25,6 +25,7 @@
  */
 import { io, type Socket } from "socket.io-client";
 import type { ErrorCode } from "../../server/core/errors";
+import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
 import type { NotebookDocument, CellKind } from "../../server/core/protocol/notebook-model";
 import type {
   ClientToServerEvents,
@@ -53,6 +54,7 @@ import {
   type PendingEdits,
   type StructuralCommand,
 } from "./pending-edits";
+import { sessionEndWords, watchSession, type SessionEnd } from "./session-ended";
 
 export type ConnectionState =
   | { status: "connecting" }
@@ -60,7 +62,9 @@ export type ConnectionState =
   | { status: "reconnecting"; attempt: number; lastError: string | null }
   | { status: "offline"; reason: string }
   /** The server has no such notebook: nothing to retry. */
-  | { status: "not-found"; reason: string };
+  | { status: "not-found"; reason: string }
+  /** The session ended (signed out, expired, removed): nothing to retry until the user signs in again. */
+  | { status: "signed-out"; reason: string };
 
 /** A cell whose edit the server refused: another tab changed it first. */
 export interface CellConflict {
@@ -91,6 +95,8 @@ export interface ConnectionListener {
    * the listener sends from here (re-inserting lost cells) go first.
    */
   snapshot(serverDoc: NotebookDocument): void;
+  /** What this viewer may do with the notebook, as the server said on (re)opening (before the snapshot). */
+  access(level: NotebookAccessLevel): void;
   event(event: NotebookEvent): void;
   /**
    * The server refused an edit of this cell: its text is now `theirSource`
@@ -231,6 +237,7 @@ export class NotebookConnection {
     socket.on("disconnect", (reason) => this.onDisconnect(reason));
     socket.on("connect_error", (err) => this.onConnectError(err));
     socket.io.on("reconnect_attempt", this.onReconnectAttempt);
+    watchSession(socket, (reason) => this.onSessionEnded(reason));
     socket.on("notebook:event", (notebookId, event, seq) => {
       if (notebookId !== this.notebookId) return;
       if (this.synced) this.applySequenced(seq, event);
@@ -258,7 +265,7 @@ export class NotebookConnection {
 
   /** The browser says the network is gone / back (window offline/online events). */
   setBrowserOnline(online: boolean): void {
-    if (this.current.status === "not-found") return;
+    if (this.current.status === "not-found" || this.current.status === "signed-out") return;
     if (!online) {
       this.setState({ status: "offline", reason: "this browser is offline" });
     } else if (this.current.status === "offline" && this.socket !== null) {
@@ -471,6 +478,8 @@ export class NotebookConnection {
     this.synced = true;
     this.everConnected = true;
     this.setState({ status: "connected", socketId });
+    // A server from before accounts says nothing: the only user could do everything.
+    this.listener.access(ack.access ?? "edit");
     if (!this.visible) void this.emit({ op: "presence", notebookId: this.notebookId, visible: false });
     for (const entry of this.outbox) this.sendOutboxEntry(entry);
     if (ack.notebook !== undefined) {
@@ -549,6 +558,13 @@ export class NotebookConnection {
         if (this.socket === socket && socket !== null && !socket.connected) socket.connect();
       }, 500 + Math.random() * 1000);
     }
+  }
+
+  /** The session is over: keep what was typed as a draft and stop for good (signing in again reloads the page). */
+  private onSessionEnded(reason: SessionEnd): void {
+    this.writeDraftNow();
+    this.closeSocket();
+    this.setState({ status: "signed-out", reason: sessionEndWords(reason) });
   }
 
   private connectError: string | null = null;

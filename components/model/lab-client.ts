@@ -8,6 +8,7 @@ import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../server/core/limits";
 import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
 import type { NotebookSocket } from "./connection";
+import { watchSession } from "./session-ended";
 
 /** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
 export interface LabTransport {
@@ -22,6 +23,8 @@ export class SocketLabTransport implements LabTransport {
 
   constructor(createSocket: () => NotebookSocket = () => io({ reconnectionDelay: 500, reconnectionDelayMax: 5_000 }), private readonly ackTimeoutMs = 15_000) {
     this.socket = createSocket();
+    // A session that ends (or a handshake refused for want of one) stops this socket and shows the page's banner.
+    watchSession(this.socket);
   }
 
   send(command: LabCommand): Promise<LabAck> {

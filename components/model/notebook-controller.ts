@@ -17,7 +17,8 @@
 import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
-import type { LabAck } from "../../server/core/protocol/socket-api";
+import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
@@ -30,6 +31,7 @@ import {
   type ControlCommand,
 } from "./connection";
 import { newCellId } from "./ids";
+import { mayDo, refusedText, type AccessNeed } from "./notebook-access";
 import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
@@ -62,6 +64,10 @@ export interface NotebookViewState {
   undo: ReattachUndoOffer | null;
   /** The lab's hosts as last listed (the kernel spec form, GPU names in the header); null until asked. */
   hosts: readonly HostView[] | null;
+  /** What this viewer may do with the notebook, as the server said on opening; null until it has. */
+  access: NotebookAccessLevel | null;
+  /** The owner's name, for a notebook someone else shared (null for one's own, or until known). */
+  owner: string | null;
 }
 
 /** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
@@ -121,6 +127,11 @@ export class NotebookController {
       notebookId,
       {
         state: (connection) => this.update({ connection, save: this.computeSave(connection) }),
+        access: (access) => {
+          if (access !== this.state.access) this.update({ access });
+          // Asked again on a reopen until known: the badge names who shared it.
+          if (access !== "edit" && this.state.owner === null) void this.loadOwner();
+        },
         snapshot: (doc) => {
           this.serverDoc = doc;
           this.recompute();
@@ -161,6 +172,8 @@ export class NotebookController {
       formErrors: {},
       undo: null,
       hosts: null,
+      access: null,
+      owner: null,
     };
     this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
@@ -208,6 +221,13 @@ export class NotebookController {
   handleKey(input: KeyInput): boolean {
     const cells = this.state.doc?.cells ?? [];
     const result = handleKey(this.state.ui, input, { cells, newCellId: newCellId() });
+    // A key whose action this viewer may not do changes nothing (not even the selection a new cell would take).
+    const refused = result.actions.map(actionNeed).find((need) => !mayDo(this.state.access, need));
+    if (refused !== undefined) {
+      this.allowed(refused);
+      this.update({ ui: { ...this.state.ui, chord: null } });
+      return result.handled;
+    }
     this.update({ ui: result.state });
     for (const action of result.actions) this.perform(action);
     return result.handled;
@@ -232,7 +252,7 @@ export class NotebookController {
 
   editSource(cellId: string, source: string): void {
     const doc = this.state.doc;
-    if (doc === null) return;
+    if (doc === null || !this.allowed("edit")) return;
     const index = doc.cells.findIndex((c) => c.id === cellId);
     const cell = doc.cells[index];
     if (cell === undefined || cell.source === source) return;
@@ -253,11 +273,13 @@ export class NotebookController {
   async rename(title: string): Promise<boolean> {
     const trimmed = title.trim();
     if (trimmed === "" || trimmed === this.state.doc?.title) return trimmed !== "";
+    if (!this.allowed("edit")) return false;
     return this.lab({ op: "rename-notebook", notebookId: this.notebookId, title: trimmed }, "Renaming");
   }
 
   /** Undo a deletion (from the banner shown while the notebook is deleted). */
   async restore(): Promise<boolean> {
+    if (!this.allowed("edit")) return false;
     return this.lab({ op: "restore-notebook", notebookId: this.notebookId }, "Restoring");
   }
 
@@ -268,6 +290,7 @@ export class NotebookController {
 
   /** Toolbar "+": a code cell below the selected one, selected. */
   insertBelowSelected(): void {
+    if (!this.allowed("edit")) return;
     const index = this.selectedIndex();
     const id = this.insertCell(index === -1 ? (this.state.doc?.cells.length ?? 0) : index + 1);
     this.selectCell(id);
@@ -340,6 +363,7 @@ export class NotebookController {
 
   /** A form change: the server re-renders every attached cell of the scenario, or refuses and nothing changes. */
   setParameters(cellId: string, values: Record<string, ParameterValue>): void {
+    if (!this.allowed("edit")) return;
     this.setFormError(cellId, null);
     void this.connection.sendControl({ op: "set-parameters", notebookId: this.notebookId, cellId, values }).then((ack) => {
       if (!ack.ok) this.setFormError(cellId, ack.error);
@@ -353,6 +377,7 @@ export class NotebookController {
 
   /** Replaces the cell's edits with the template's code; the server keeps the edits, and Undo is offered for a while. */
   reattachTemplate(cellId: string): void {
+    if (!this.allowed("edit")) return;
     const templateId = this.state.doc?.cells.find((c) => c.id === cellId)?.template?.id ?? "";
     void this.connection.sendControl({ op: "reattach-template", notebookId: this.notebookId, cellId }).then((ack) => {
       if (!ack.ok) {
@@ -415,6 +440,18 @@ export class NotebookController {
     this.control({ op: "restart", notebookId: this.notebookId });
   }
 
+  /** A notebook-list command over this page's socket (the Share panel's), answered by the server or refused while offline. */
+  labCommand(command: LabCommand): Promise<LabAck> {
+    return this.connection.sendLab(command);
+  }
+
+  /** The owner's name of a notebook shared with this viewer, from the notebook list (the open answer carries only the access). */
+  private async loadOwner(): Promise<void> {
+    const ack = await this.connection.sendLab({ op: "list-notebooks" });
+    const item = ack.ok ? ack.notebooks?.find((n) => n.id === this.notebookId) : undefined;
+    if (item !== undefined && item.access !== "edit") this.update({ owner: item.owner.name });
+  }
+
   /** Lists the lab's hosts (for the kernel spec form and the GPU names in the header); a failure keeps the last list. */
   async loadHosts(): Promise<void> {
     const ack = await this.connection.sendLab({ op: "list-hosts" });
@@ -423,12 +460,14 @@ export class NotebookController {
 
   /** Where the next kernel starts; resolves with the server's refusal in words, or null when it took it. */
   async setKernelSpec(hostId: string, gpus: number): Promise<string | null> {
+    if (!mayDo(this.state.access, "edit")) return refusedText(this.state.access, "edit");
     const ack = await this.connection.sendControl({ op: "set-kernel-spec", notebookId: this.notebookId, hostId, gpus });
     return ack.ok ? null : ack.error;
   }
 
   /** Restart from the toolbar or 0, 0: a live kernel's state is lost, so ask first (as Jupyter does). */
   requestRestart(): void {
+    if (!this.allowed("run")) return;
     if (restartLosesState(this.state.doc?.kernel.state) && !this.confirm(RESTART_QUESTION)) return;
     this.restart();
   }
@@ -458,6 +497,13 @@ export class NotebookController {
     }
   }
 
+  /** Whether this viewer may do what an intent needs; a dropped intent says why (a key pressed on a shared notebook). */
+  private allowed(need: AccessNeed): boolean {
+    if (mayDo(this.state.access, need)) return true;
+    if (this.state.doc !== null) this.notify(refusedText(this.state.access, need));
+    return false;
+  }
+
   private handleKeySequence(keys: string[]): void {
     const ui = this.state.ui;
     this.update({ ui: { ...ui, mode: "command", chord: null } });
@@ -465,7 +511,7 @@ export class NotebookController {
   }
 
   private structural(command: StructuralCommand): void {
-    if (this.serverDoc === null) return;
+    if (this.serverDoc === null || !this.allowed("edit")) return;
     this.connection.sendStructural(command);
     this.recompute();
   }
@@ -508,6 +554,7 @@ export class NotebookController {
   }
 
   private control(command: ControlCommand): void {
+    if (!this.allowed(needOf(command))) return;
     void this.connection.sendControl(command).then((ack) => {
       if (!ack.ok) this.notify(`${describe(command)} failed: ${ack.error}`);
     });
@@ -571,6 +618,37 @@ function keepSelection(ui: CommandModeState, before: readonly Cell[], after: rea
   const oldIndex = ui.selectedId === null ? 0 : Math.max(0, before.findIndex((c) => c.id === ui.selectedId));
   const next = after[Math.min(oldIndex, after.length - 1)] as Cell;
   return { ...ui, selectedId: next.id, mode: "command" };
+}
+
+function actionNeed(action: CommandAction): AccessNeed {
+  switch (action.type) {
+    case "run":
+    case "interrupt":
+    case "restart":
+      return "run";
+    case "insert-cell":
+    case "delete-cell":
+    case "set-kind":
+      return "edit";
+  }
+}
+
+/** Running the kernel needs "run"; every other control command changes the notebook. */
+function needOf(command: ControlCommand): AccessNeed {
+  switch (command.op) {
+    case "execute":
+    case "interrupt":
+    case "restart":
+    case "shutdown":
+      return "run";
+    case "set-parameters":
+    case "detach-template":
+    case "reattach-template":
+    case "undo-reattach":
+    case "commit-prediction":
+    case "set-kernel-spec":
+      return "edit";
+  }
 }
 
 function describe(command: ControlCommand): string {

@@ -5,6 +5,7 @@
  * through `subscribe`/`getState`; every server answer goes through here, and
  * a refusal becomes one message the page shows.
  */
+import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
@@ -24,6 +25,8 @@ export interface NotebookListState {
   error: string | null;
   /** Just deleted: the toast offering to undo it. */
   undo: UndoOffer | null;
+  /** Who is signed in (what the page offers them); null until the server said. */
+  me: Me | null;
 }
 
 export interface NotebookListOptions {
@@ -33,7 +36,7 @@ export interface NotebookListOptions {
 }
 
 export class NotebookListController {
-  private state: NotebookListState = { status: "loading", active: [], deleted: [], error: null, undo: null };
+  private state: NotebookListState = { status: "loading", active: [], deleted: [], error: null, undo: null, me: null };
   private readonly listeners = new Set<() => void>();
   private undoTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly undoMs: number;
@@ -57,8 +60,18 @@ export class NotebookListController {
   readonly getState = (): NotebookListState => this.state;
 
   start(): void {
-    this.transport.onConnect(() => void this.refresh());
+    this.transport.onConnect(() => {
+      void this.refresh();
+      void this.loadMe();
+    });
     void this.refresh();
+    void this.loadMe();
+  }
+
+  /** Who is signed in: a participant is offered no "New notebook" or import. A failure keeps what was known. */
+  async loadMe(): Promise<void> {
+    const ack = await this.transport.send({ op: "whoami" });
+    if (ack.ok && ack.me !== undefined) this.update({ me: ack.me });
   }
 
   stop(): void {
@@ -188,6 +201,11 @@ export class NotebookListController {
     this.state = { ...this.state, ...patch };
     for (const listener of this.listeners) listener();
   }
+}
+
+/** The user's own notebooks, and those others shared with them (listed apart, with the owner's name). */
+export function splitShared(items: readonly NotebookListItem[]): { own: NotebookListItem[]; shared: NotebookListItem[] } {
+  return { own: items.filter((n) => n.access === "edit"), shared: items.filter((n) => n.access !== "edit") };
 }
 
 function replaceItem(items: readonly NotebookListItem[], item: NotebookListItem): NotebookListItem[] {

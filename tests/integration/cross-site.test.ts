@@ -10,14 +10,15 @@ import { after, before, describe, it } from "node:test";
 import { io as connect } from "socket.io-client";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
-import { labFetch } from "../helpers/lab-session";
+import { labFetch, sessionCookie } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 60_000 };
 const NOTEBOOK_FILE = JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", source: "print(1)", metadata: {}, outputs: [], execution_count: null }] });
 
 /** Tries a socket.io handshake with these headers; resolves "connected" or the refusal. */
+/** A handshake carrying the lab's session (a signed-in user's browser): only the origin decides. */
 function tryHandshake(url: string, transport: "websocket" | "polling", headers: Record<string, string>): Promise<string> {
-  const socket = connect(url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: headers, timeout: 10_000 });
+  const socket = connect(url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: { cookie: sessionCookie(url) ?? "", ...headers }, timeout: 10_000 });
   return new Promise((resolve) => {
     socket.once("connect", () => {
       socket.disconnect();
@@ -96,7 +97,7 @@ describe("only the lab's own pages drive it", () => {
     const notebookId = created.notebook.id;
     for (const transport of ["websocket", "polling"] as const) {
       // A page elsewhere opening a socket to the lab and sending the commands it would need.
-      const forged = connect(server.url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: { Origin: "http://evil.example" }, timeout: 10_000 });
+      const forged = connect(server.url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: { Origin: "http://evil.example", cookie: sessionCookie(server.url) ?? "" }, timeout: 10_000 });
       forged.emit("notebook:command", { op: "open", notebookId });
       forged.emit("notebook:command", { op: "set-kernel-spec", notebookId, hostId: "local", gpus: 1 });
       const outcome = await new Promise<string>((resolve) => {

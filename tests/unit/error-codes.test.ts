@@ -52,6 +52,7 @@ describe("httpStatus", () => {
     const statuses = Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatus(code)]));
     assert.deepEqual(statuses, {
       invalid: 400,
+      unauthorized: 401,
       "not-found": 404,
       conflict: 409,
       busy: 409,

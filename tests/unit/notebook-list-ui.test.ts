@@ -6,10 +6,24 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { importNotebook, importNotesKey, takeImportNotes } from "../../components/model/lab-client";
-import { NotebookListController } from "../../components/model/notebook-list";
+import { NotebookListController, splitShared } from "../../components/model/notebook-list";
+import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { labCommandSchema } from "../../server/core/protocol/socket-api";
+
+function member(name: string, role: Me["role"] = "member"): Me {
+  const participant = role === "participant";
+  return {
+    id: `u-${name.toLowerCase()}`,
+    name,
+    email: participant ? null : `${name.toLowerCase()}@lab.test`,
+    role,
+    workshopId: participant ? "ws-1" : null,
+    sessionExpiresAt: "2025-06-08T12:00:00Z",
+    can: { createNotebooks: !participant, manageUsers: role === "admin", runWorkshops: role === "facilitator", seeHosts: !participant },
+  };
+}
 
 class MemoryLab implements LabTransport {
   readonly notebooks = new Map<string, NotebookListItem>();
@@ -17,6 +31,7 @@ class MemoryLab implements LabTransport {
   private next = 1;
   private connectListener: (() => void) | null = null;
   refuse: string | null = null;
+  me: Me = member("Ada");
 
   send(command: LabCommand): Promise<LabAck> {
     labCommandSchema.parse(command);
@@ -67,17 +82,21 @@ class MemoryLab implements LabTransport {
         return { ok: true, notebook: this.add(command.scenarioId, 10, now) };
       case "find-scenario-copy":
         return { ok: true, freshTitle: command.scenarioId };
+      case "whoami":
+        return { ok: true, me: this.me };
       case "list-kernels":
       case "shutdown-kernel":
       case "shutdown-all-kernels":
       case "list-hosts":
       case "check-host":
         return { ok: false, error: "this memory lab runs no kernels", code: "unavailable" };
+      default:
+        return { ok: false, error: `the memory lab does not answer ${command.op}`, code: "unavailable" };
     }
   }
 
   private add(title: string, cellCount: number, now: string): NotebookListItem {
-    const item = { id: `nb-${this.next++}`, title, cellCount, updatedAt: now, deletedAt: null };
+    const item: NotebookListItem = { id: `nb-${this.next++}`, title, owner: { id: this.me.id, name: this.me.name }, access: "edit", cellCount, updatedAt: now, deletedAt: null };
     this.notebooks.set(item.id, item);
     return item;
   }
@@ -171,7 +190,7 @@ describe("notebook list", () => {
     list.dismissError();
     assert.equal(list.getState().error, null);
     lab.refuse = null;
-    lab.notebooks.set("nb-x", { id: "nb-x", title: "From elsewhere", cellCount: 3, updatedAt: new Date().toISOString(), deletedAt: null });
+    lab.notebooks.set("nb-x", { id: "nb-x", title: "From elsewhere", owner: { id: "u-ada", name: "Ada" }, access: "edit", cellCount: 3, updatedAt: new Date().toISOString(), deletedAt: null });
     const reloaded = new Promise<void>((resolve) => {
       const unsubscribe = list.subscribe(() => {
         if (list.getState().active.length === 1) {
@@ -183,6 +202,34 @@ describe("notebook list", () => {
     lab.reconnect();
     await reloaded;
     list.stop();
+  });
+});
+
+describe("notebook list: accounts", () => {
+  it("knows who is signed in, so a participant is offered no new notebook", async () => {
+    const lab = new MemoryLab();
+    lab.me = member("Pia", "participant");
+    const list = await loaded(lab);
+    await list.loadMe();
+    assert.equal(list.getState().me?.name, "Pia");
+    assert.equal(list.getState().me?.can.createNotebooks, false);
+    list.stop();
+  });
+
+  it("lists notebooks others shared apart from the user's own, with their owner", () => {
+    const at = "2025-06-01T12:00:00Z";
+    const item = (id: string, access: NotebookListItem["access"], owner: string): NotebookListItem => ({
+      id,
+      title: id,
+      owner: { id: `u-${owner}`, name: owner },
+      access,
+      cellCount: 1,
+      updatedAt: at,
+      deletedAt: null,
+    });
+    const { own, shared } = splitShared([item("mine", "edit", "Ada"), item("theirs", "read", "Bob"), item("runnable", "run", "Cy")]);
+    assert.deepEqual(own.map((n) => n.id), ["mine"]);
+    assert.deepEqual(shared.map((n) => [n.id, n.owner.name, n.access]), [["theirs", "Bob", "read"], ["runnable", "Cy", "run"]]);
   });
 });
 

@@ -1,0 +1,72 @@
+/**
+ * The browser's end of sign-in, sign-out and joining a workshop: JSON POSTs
+ * to Better Auth under /api/auth (the lab's request guard refuses any other
+ * body type). Each answer becomes one result with the server's own words on
+ * refusal; its body is parsed with a schema, never trusted.
+ */
+import { z } from "zod";
+
+export const AUTH_BASE_PATH = "/api/auth";
+export const SIGN_IN_PATH = `${AUTH_BASE_PATH}/sign-in/email`;
+export const SIGN_OUT_PATH = `${AUTH_BASE_PATH}/sign-out`;
+export const JOIN_PATH = `${AUTH_BASE_PATH}/workshop/join`;
+
+export type AuthResult = { ok: true } | { ok: false; error: string };
+
+const refusal = z.object({ message: z.string().min(1) });
+
+/**
+ * Where to go after signing in: `next` when it is a path on this site
+ * ("/notebooks/x?y"), else "/". "//host" and "/\host" are other sites to a
+ * browser, and anything with a scheme is refused too.
+ */
+export function safeNext(next: string | readonly string[] | null | undefined): string {
+  const value = typeof next === "string" ? next : null;
+  if (value === null || !value.startsWith("/")) return "/";
+  if (value.startsWith("//") || value.startsWith("/\\")) return "/";
+  // Control characters (a tab or newline inside "/\t/host") are dropped by URL parsers: refuse them all.
+  for (const ch of value) if (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) return "/";
+  return value;
+}
+
+/** "Too many attempts; try again in N s", from the X-Retry-After header (seconds). */
+export function tooManyAttempts(retryAfter: string | null): string {
+  const seconds = retryAfter === null ? Number.NaN : Number.parseInt(retryAfter, 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? `Too many attempts; try again in ${seconds} s` : "Too many attempts; try again later";
+}
+
+export function signIn(email: string, password: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
+  return post(SIGN_IN_PATH, { email: email.trim(), password }, fetchImpl);
+}
+
+export function joinWorkshop(code: string, name: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
+  return post(JOIN_PATH, { code: code.trim(), name: name.trim() }, fetchImpl);
+}
+
+export function signOut(fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
+  return post(SIGN_OUT_PATH, {}, fetchImpl);
+}
+
+async function post(path: string, body: object, fetchImpl: typeof fetch): Promise<AuthResult> {
+  let response: Response;
+  try {
+    response = await fetchImpl(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
+  } catch (err) {
+    if (err instanceof TypeError) return { ok: false, error: `could not reach the server (${err.message})` };
+    throw err;
+  }
+  if (response.ok) return { ok: true };
+  if (response.status === 429) return { ok: false, error: tooManyAttempts(response.headers.get("X-Retry-After")) };
+  const refused = refusal.safeParse(await readJson(response));
+  return { ok: false, error: refused.success ? refused.data.message : `the server answered ${response.status} ${response.statusText}`.trim() };
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The owner's "Share" panel on the notebook page: who the notebook is shared
+ * with, sharing it by e-mail for reading or running, and stopping. The
+ * commands go over the notebook page's own socket (`send`).
+ */
+import type { ShareAccess, ShareView } from "../../server/core/protocol/accounts-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+
+export type LabSend = (command: LabCommand) => Promise<LabAck>;
+
+export interface SharesState {
+  open: boolean;
+  status: "loading" | "ready" | "error";
+  /** By name. */
+  shares: readonly ShareView[];
+  error: string | null;
+  busy: boolean;
+}
+
+export function shareAccessLabel(access: ShareAccess): string {
+  return access === "read" ? "can read" : "can read and run";
+}
+
+export function sortShares(shares: readonly ShareView[]): ShareView[] {
+  return [...shares].sort((a, b) => a.name.localeCompare(b.name) || a.email.localeCompare(b.email));
+}
+
+export class SharesController {
+  private state: SharesState = { open: false, status: "loading", shares: [], error: null, busy: false };
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly notebookId: string,
+    private readonly send: LabSend,
+  ) {}
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): SharesState => this.state;
+
+  /** Opens the panel and lists the shares as they are now (another tab may have changed them). */
+  async open(): Promise<void> {
+    this.update({ open: true, error: null });
+    const ack = await this.send({ op: "list-shares", notebookId: this.notebookId });
+    if (!ack.ok || ack.shares === undefined) {
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Listing the shares failed: ${ack.ok ? "the server sent no shares" : ack.error}` });
+      return;
+    }
+    this.update({ status: "ready", shares: sortShares(ack.shares) });
+  }
+
+  close(): void {
+    this.update({ open: false, error: null });
+  }
+
+  /** Shares with the user of this e-mail (or changes what they may do); true when the server took it. */
+  share(email: string, access: ShareAccess): Promise<boolean> {
+    const trimmed = email.trim();
+    if (trimmed === "") {
+      this.update({ error: "Sharing failed: type the e-mail of the person to share with" });
+      return Promise.resolve(false);
+    }
+    return this.command(trimmed, access, "Sharing");
+  }
+
+  /** Stops sharing with them. */
+  unshare(email: string): Promise<boolean> {
+    return this.command(email, "none", "Stopping the share");
+  }
+
+  dismissError(): void {
+    if (this.state.error !== null) this.update({ error: null });
+  }
+
+  private async command(email: string, access: ShareAccess | "none", what: string): Promise<boolean> {
+    this.update({ busy: true, error: null });
+    const ack = await this.send({ op: "share-notebook", notebookId: this.notebookId, email, access });
+    this.update({ busy: false });
+    if (!ack.ok) {
+      this.update({ error: `${what} failed: ${ack.error}` });
+      return false;
+    }
+    if (ack.shares !== undefined) this.update({ status: "ready", shares: sortShares(ack.shares) });
+    return true;
+  }
+
+  private update(patch: Partial<SharesState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The admin's users page: the lab's accounts, making one, changing a role,
+ * and removing one (asked twice: it ends their sessions at once). Every
+ * answer goes through here; a refusal becomes the one message the page shows,
+ * in the server's words (a non-admin reads why they may not).
+ */
+import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../../server/core/protocol/accounts-model";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabTransport } from "./lab-client";
+
+export interface UsersState {
+  status: "loading" | "ready" | "error";
+  /** By name. */
+  users: readonly UserView[];
+  error: string | null;
+  /** The user whose "Remove" waits for its confirmation. */
+  confirmingRemove: string | null;
+  /** A command is out: its buttons wait. */
+  busy: boolean;
+}
+
+export interface NewUser {
+  name: string;
+  email: string;
+  password: string;
+  role: AccountRole;
+}
+
+/** The roles an admin can pick for this user; null when it cannot change here (a participant comes from a join code). */
+export function roleChoices(user: Pick<UserView, "role">): readonly AccountRole[] | null {
+  return isAccountRole(user.role) ? ACCOUNT_ROLES : null;
+}
+
+export function isAccountRole(role: Role | string): role is AccountRole {
+  return (ACCOUNT_ROLES as readonly string[]).includes(role);
+}
+
+/** "2 sessions", "no session". */
+export function sessionsLabel(count: number): string {
+  return count === 0 ? "no session" : count === 1 ? "1 session" : `${count} sessions`;
+}
+
+export function sortUsers(users: readonly UserView[]): UserView[] {
+  return [...users].sort((a, b) => a.name.localeCompare(b.name) || a.email.localeCompare(b.email));
+}
+
+export class UsersController {
+  private state: UsersState = { status: "loading", users: [], error: null, confirmingRemove: null, busy: false };
+  private readonly listeners = new Set<() => void>();
+  private seq = 0;
+
+  constructor(private readonly transport: LabTransport) {}
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly getState = (): UsersState => this.state;
+
+  start(): void {
+    this.transport.onConnect(() => void this.refresh());
+    void this.refresh();
+  }
+
+  stop(): void {
+    this.transport.close();
+  }
+
+  async refresh(): Promise<void> {
+    const seq = ++this.seq;
+    const ack = await this.transport.send({ op: "list-users" });
+    if (seq !== this.seq) return;
+    if (!ack.ok || ack.users === undefined) {
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: refusal("Loading the users", ack, "users") });
+      return;
+    }
+    this.update({ status: "ready", users: sortUsers(ack.users), error: this.state.status === "error" ? null : this.state.error });
+  }
+
+  /** Makes the account; true when made (the form clears), else the server's reason is shown. */
+  async create(input: NewUser): Promise<boolean> {
+    const ack = await this.command({ op: "create-user", name: input.name.trim(), email: input.email.trim(), password: input.password, role: input.role }, "Creating the user");
+    if (ack === null) return false;
+    if (ack.user !== undefined) this.upsert(ack.user);
+    else await this.refresh();
+    return true;
+  }
+
+  async setRole(userId: string, role: AccountRole): Promise<boolean> {
+    const ack = await this.command({ op: "set-user-role", userId, role }, "Changing the role");
+    if (ack === null) return false;
+    if (ack.user !== undefined) this.upsert(ack.user);
+    return true;
+  }
+
+  /** The first click on "Remove": the row asks to confirm. */
+  askRemove(userId: string): void {
+    this.update({ confirmingRemove: userId });
+  }
+
+  cancelRemove(): void {
+    if (this.state.confirmingRemove !== null) this.update({ confirmingRemove: null });
+  }
+
+  /** The confirmation: removes the user the row asked about (their sessions end at once). */
+  async confirmRemove(): Promise<boolean> {
+    const userId = this.state.confirmingRemove;
+    if (userId === null) return false;
+    this.update({ confirmingRemove: null });
+    const ack = await this.command({ op: "remove-user", userId }, "Removing the user");
+    if (ack === null) return false;
+    if (ack.users !== undefined) this.update({ users: sortUsers(ack.users) });
+    else await this.refresh();
+    return true;
+  }
+
+  dismissError(): void {
+    if (this.state.error !== null) this.update({ error: null });
+  }
+
+  private upsert(user: UserView): void {
+    const others = this.state.users.filter((u) => u.id !== user.id);
+    this.update({ users: sortUsers([...others, user]) });
+  }
+
+  private async command(command: LabCommand, what: string): Promise<Extract<LabAck, { ok: true }> | null> {
+    this.update({ busy: true, error: null });
+    const ack = await this.transport.send(command);
+    ++this.seq; // a list asked before this answer is older than it
+    this.update({ busy: false });
+    if (!ack.ok) {
+      this.update({ error: refusal(what, ack, null) });
+      return null;
+    }
+    return ack;
+  }
+
+  private update(patch: Partial<UsersState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/** "<what> failed: <the server's words>"; an answer without the expected field says so. */
+function refusal(what: string, ack: LabAck, expected: string | null): string {
+  return `${what} failed: ${ack.ok ? `the server sent no ${expected ?? "answer"}` : ack.error}`;
+}

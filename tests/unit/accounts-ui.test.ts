@@ -1,0 +1,288 @@
+/**
+ * The account pages' models (user menu, users, workshops, sharing) against an
+ * in-memory lab that answers `lab:command` as the protocol says and refuses
+ * what the signed-in role may not do (the server is faked, the models are
+ * real).
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { LabTransport } from "../../components/model/lab-client";
+import { MeController, menuLinks, roleLabel } from "../../components/model/me";
+import { SessionWatch } from "../../components/model/session-ended";
+import { SharesController } from "../../components/model/shares";
+import { roleChoices, sessionsLabel, UsersController } from "../../components/model/users";
+import { joinUrl, newWorkshopProblem, workshopCard, WorkshopsController } from "../../components/model/workshops";
+import type { Me, Role, ShareView, UserView, WorkshopView } from "../../server/core/protocol/accounts-model";
+import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+
+function me(role: Role, name = "Ada"): Me {
+  return {
+    id: `u-${name.toLowerCase()}`,
+    name,
+    email: role === "participant" ? null : `${name.toLowerCase()}@lab.test`,
+    role,
+    workshopId: role === "participant" ? "ws-1" : null,
+    sessionExpiresAt: "2025-06-08T12:00:00Z",
+    can: { createNotebooks: role !== "participant", manageUsers: role === "admin", runWorkshops: role === "facilitator", seeHosts: role !== "participant" },
+  };
+}
+
+function user(name: string, role: Role): UserView {
+  return { id: `u-${name.toLowerCase()}`, name, email: `${name.toLowerCase()}@lab.test`, role, createdAt: "2025-06-01T12:00:00Z", hasPassword: role !== "participant", activeSessions: 1 };
+}
+
+class AccountsLab implements LabTransport {
+  readonly users = new Map<string, UserView>();
+  readonly shares = new Map<string, ShareView>();
+  readonly workshops: WorkshopView[] = [];
+  readonly sent: LabCommand["op"][] = [];
+  private next = 1;
+
+  constructor(public me: Me) {
+    this.users.set(me.id, user(me.name, me.role));
+  }
+
+  send(command: LabCommand): Promise<LabAck> {
+    labCommandSchema.parse(command);
+    this.sent.push(command.op);
+    return Promise.resolve(this.answer(command));
+  }
+
+  onConnect(): void {}
+  close(): void {}
+
+  private answer(command: LabCommand): LabAck {
+    const refused = (what: string): LabAck => ({ ok: false, error: `a ${this.me.role} may not ${what}`, code: "forbidden" });
+    switch (command.op) {
+      case "whoami":
+        return { ok: true, me: this.me };
+      case "list-users":
+      case "create-user":
+      case "set-user-role":
+      case "remove-user": {
+        if (!this.me.can.manageUsers) return refused("manage users");
+        if (command.op === "create-user") {
+          if ([...this.users.values()].some((u) => u.email === command.email)) return { ok: false, error: `${command.email} already has an account`, code: "conflict" };
+          const made = { ...user(command.name, command.role), email: command.email, id: `u-${this.next++}`, activeSessions: 0 };
+          this.users.set(made.id, made);
+          return { ok: true, user: made };
+        }
+        if (command.op === "set-user-role") {
+          const found = this.users.get(command.userId);
+          if (!found) return { ok: false, error: "no such user", code: "not-found" };
+          const changed = { ...found, role: command.role };
+          this.users.set(found.id, changed);
+          return { ok: true, user: changed };
+        }
+        if (command.op === "remove-user") this.users.delete(command.userId);
+        return { ok: true, users: [...this.users.values()] };
+      }
+      case "list-shares":
+        return { ok: true, shares: [...this.shares.values()] };
+      case "share-notebook": {
+        const known = [...this.users.values()].find((u) => u.email === command.email);
+        if (!known) return { ok: false, error: `nobody has the e-mail ${command.email}`, code: "not-found" };
+        if (command.access === "none") this.shares.delete(known.id);
+        else this.shares.set(known.id, { userId: known.id, name: known.name, email: known.email, access: command.access });
+        return { ok: true, shares: [...this.shares.values()] };
+      }
+      case "list-scenarios":
+        return { ok: true, scenarios: [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", summary: "" }, { id: "zero", title: "ZeRO", source: "b.md", summary: "" }] };
+      case "list-workshops":
+      case "create-workshop": {
+        if (!this.me.can.runWorkshops) return refused("run workshops");
+        if (command.op === "list-workshops") return { ok: true, workshops: [...this.workshops] };
+        const made: WorkshopView = {
+          id: `ws-${this.next++}`,
+          title: command.title,
+          joinCode: `CODE${this.next}`,
+          scenarioIds: command.scenarioIds,
+          closedAt: null,
+          createdAt: new Date(Date.parse("2025-06-01T12:00:00Z") + this.next * 60_000).toISOString(),
+          participants: [],
+        };
+        this.workshops.push(made);
+        return { ok: true, workshop: made };
+      }
+      default:
+        return { ok: false, error: `the accounts lab does not answer ${command.op}`, code: "unavailable" };
+    }
+  }
+}
+
+describe("user menu", () => {
+  it("offers Users to admins and Workshops to facilitators, nothing more to others", () => {
+    assert.deepEqual(menuLinks(me("admin")).map((l) => [l.href, l.testId]), [["/admin/users", "user-menu-users"]]);
+    assert.deepEqual(menuLinks(me("facilitator")).map((l) => l.href), ["/workshops"]);
+    assert.deepEqual(menuLinks(me("member")), []);
+    assert.deepEqual(menuLinks(me("participant")), []);
+    assert.equal(roleLabel("participant"), "workshop participant");
+  });
+
+  it("asks who is signed in", async () => {
+    const menu = new MeController(new AccountsLab(me("facilitator", "Fay")), { session: new SessionWatch() });
+    await menu.load();
+    assert.equal(menu.getState().status, "ready");
+    assert.equal(menu.getState().me?.name, "Fay");
+  });
+
+  it("signs out, then leaves for the sign-in page without a banner", async () => {
+    const session = new SessionWatch();
+    const went: string[] = [];
+    const menu = new MeController(new AccountsLab(me("member")), { session, signOut: () => Promise.resolve({ ok: true }), leave: (path) => went.push(path) });
+    assert.equal(await menu.signOut(), true);
+    assert.deepEqual(went, ["/login"]);
+    session.end("signed-out");
+    assert.equal(session.getState(), null, "this tab asked for it");
+  });
+
+  it("stays, with the reason, when signing out fails", async () => {
+    const session = new SessionWatch();
+    const went: string[] = [];
+    const menu = new MeController(new AccountsLab(me("member")), { session, signOut: () => Promise.resolve({ ok: false, error: "could not reach the server (offline)" }), leave: (path) => went.push(path) });
+    assert.equal(await menu.signOut(), false);
+    assert.deepEqual(went, []);
+    assert.equal(menu.getState().error, "Signing out failed: could not reach the server (offline)");
+    assert.equal(menu.getState().signingOut, false);
+    session.end("expired");
+    assert.equal(session.getState(), "expired");
+  });
+});
+
+describe("users page", () => {
+  async function page(role: Role = "admin"): Promise<{ lab: AccountsLab; users: UsersController }> {
+    const lab = new AccountsLab(me(role));
+    lab.users.set("u-pia", user("Pia", "participant"));
+    const users = new UsersController(lab);
+    users.start();
+    await users.refresh();
+    return { lab, users };
+  }
+
+  it("lists the users by name", async () => {
+    const { users } = await page();
+    assert.equal(users.getState().status, "ready");
+    assert.deepEqual(users.getState().users.map((u) => u.name), ["Ada", "Pia"]);
+  });
+
+  it("shows a non-admin the server's refusal", async () => {
+    const { users } = await page("member");
+    assert.equal(users.getState().status, "error");
+    assert.equal(users.getState().error, "Loading the users failed: a member may not manage users");
+  });
+
+  it("creates a user, and shows a refusal in the server's words", async () => {
+    const { users } = await page();
+    assert.equal(await users.create({ name: " Bob ", email: "bob@lab.test", password: "long enough pw", role: "facilitator" }), true);
+    assert.deepEqual(users.getState().users.map((u) => [u.name, u.role]), [["Ada", "admin"], ["Bob", "facilitator"], ["Pia", "participant"]]);
+    assert.equal(await users.create({ name: "Bob again", email: "bob@lab.test", password: "long enough pw", role: "member" }), false);
+    assert.equal(users.getState().error, "Creating the user failed: bob@lab.test already has an account");
+    users.dismissError();
+    assert.equal(users.getState().error, null);
+  });
+
+  it("changes a role", async () => {
+    const { lab, users } = await page();
+    await users.create({ name: "Bob", email: "bob@lab.test", password: "long enough pw", role: "member" });
+    const bob = users.getState().users.find((u) => u.name === "Bob")!;
+    assert.equal(await users.setRole(bob.id, "admin"), true);
+    assert.equal(users.getState().users.find((u) => u.id === bob.id)?.role, "admin");
+    assert.equal(lab.users.get(bob.id)?.role, "admin");
+  });
+
+  it("removes a user only after the confirmation, and can be cancelled", async () => {
+    const { lab, users } = await page();
+    assert.equal(await users.confirmRemove(), false, "nothing asked yet");
+    users.askRemove("u-pia");
+    assert.equal(users.getState().confirmingRemove, "u-pia");
+    users.cancelRemove();
+    assert.equal(users.getState().confirmingRemove, null);
+    assert.equal(lab.sent.includes("remove-user"), false);
+    users.askRemove("u-pia");
+    assert.equal(await users.confirmRemove(), true);
+    assert.deepEqual(users.getState().users.map((u) => u.name), ["Ada"]);
+    assert.equal(users.getState().confirmingRemove, null);
+  });
+
+  it("offers account roles only to accounts (a participant comes from a join code)", () => {
+    assert.deepEqual(roleChoices({ role: "member" }), ["admin", "member", "facilitator"]);
+    assert.equal(roleChoices({ role: "participant" }), null);
+    assert.deepEqual([0, 1, 3].map(sessionsLabel), ["no session", "1 session", "3 sessions"]);
+  });
+});
+
+describe("workshops page", () => {
+  it("lists the scenarios, makes a workshop and shows it first", async () => {
+    const lab = new AccountsLab(me("facilitator", "Fay"));
+    const workshops = new WorkshopsController(lab, 60_000);
+    workshops.start();
+    await workshops.refresh();
+    await workshops.loadScenarios();
+    assert.deepEqual(workshops.getState().scenarios?.map((s) => s.id), ["ddp", "zero"]);
+    const first = await workshops.create("Monday", ["ddp"]);
+    const second = await workshops.create("  Tuesday ", ["ddp", "zero"]);
+    assert.equal(second?.title, "Tuesday");
+    assert.deepEqual(workshops.getState().workshops.map((w) => w.id), [second?.id, first?.id]);
+    workshops.stop();
+  });
+
+  it("checks the form before asking, and shows the server's refusal", async () => {
+    assert.equal(newWorkshopProblem(" ", ["ddp"]), "a title is needed");
+    assert.equal(newWorkshopProblem("Monday", []), "pick at least one scenario");
+    assert.equal(newWorkshopProblem("Monday", ["ddp"]), null);
+    const lab = new AccountsLab(me("member"));
+    const workshops = new WorkshopsController(lab, 60_000);
+    assert.equal(await workshops.create("Monday", []), null);
+    assert.equal(workshops.getState().error, "Creating the workshop failed: pick at least one scenario");
+    assert.equal(lab.sent.includes("create-workshop"), false);
+    await workshops.refresh();
+    assert.equal(workshops.getState().status, "error");
+    assert.equal(workshops.getState().error, "Loading the workshops failed: a member may not run workshops");
+  });
+
+  it("shows the join link as a full address and links each participant's notebooks", () => {
+    assert.equal(joinUrl("http://lab.test:3000/", "AB C"), "http://lab.test:3000/join/AB%20C");
+    const card = workshopCard(
+      {
+        id: "ws-1",
+        title: "Monday",
+        joinCode: "K7Q2",
+        scenarioIds: ["ddp", "gone"],
+        closedAt: null,
+        createdAt: "2025-06-01T12:00:00Z",
+        participants: [{ id: "u-pia", name: "Pia", notebooks: [{ id: "nb-1", title: "DDP vs DataParallel" }] }],
+      },
+      "http://lab.test",
+      [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", summary: "" }],
+    );
+    assert.equal(card.joinUrl, "http://lab.test/join/K7Q2");
+    assert.equal(card.open, true);
+    assert.equal(card.scenarios, "DDP vs DataParallel · gone");
+    assert.deepEqual(card.participants[0]?.notebooks, [{ id: "nb-1", title: "DDP vs DataParallel", href: "/notebooks/nb-1" }]);
+  });
+});
+
+describe("share panel", () => {
+  it("lists, shares, changes and stops sharing; a refusal is shown in the server's words", async () => {
+    const lab = new AccountsLab(me("member"));
+    lab.users.set("u-bob", user("Bob", "member"));
+    lab.users.set("u-cy", user("Cy", "member"));
+    const shares = new SharesController("nb-1", (command) => lab.send(command));
+    await shares.open();
+    assert.equal(shares.getState().open, true);
+    assert.deepEqual(shares.getState().shares, []);
+    assert.equal(await shares.share(" cy@lab.test ", "run"), true);
+    assert.equal(await shares.share("bob@lab.test", "read"), true);
+    assert.deepEqual(shares.getState().shares.map((s) => [s.email, s.access]), [["bob@lab.test", "read"], ["cy@lab.test", "run"]]);
+    assert.equal(await shares.share("bob@lab.test", "run"), true);
+    assert.equal(shares.getState().shares[0]?.access, "run");
+    assert.equal(await shares.unshare("bob@lab.test"), true);
+    assert.deepEqual(shares.getState().shares.map((s) => s.email), ["cy@lab.test"]);
+    assert.equal(await shares.share("nobody@lab.test", "read"), false);
+    assert.equal(shares.getState().error, "Sharing failed: nobody has the e-mail nobody@lab.test");
+    assert.equal(await shares.share("  ", "read"), false);
+    shares.close();
+    assert.equal(shares.getState().open, false);
+    assert.equal(shares.getState().error, null);
+  });
+});
