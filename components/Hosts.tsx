@@ -5,6 +5,7 @@
  * GPUs and which notebook holds each, and "Check now". Behaviour is in
  * HostsController; each card's words come from hostCard().
  */
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";

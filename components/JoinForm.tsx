@@ -1,5 +1,6 @@
 "use client";
 /** Join a workshop by its code with the name the class will see; on success the browser goes to the notebook list. */
+import "./browser-setup";
 import { useState, type FormEvent } from "react";
 import { joinWorkshop } from "./model/auth-client";
 

@@ -1,5 +1,6 @@
 "use client";
 /** Sign in with e-mail and password; on success the browser goes on to `next` (already checked to be a path of this site). */
+import "./browser-setup";
 import { useState, type FormEvent } from "react";
 import { signIn } from "./model/auth-client";
 

@@ -29,7 +29,6 @@ import SaveStatus from "./SaveStatus";
 import SharePanel from "./SharePanel";
 import Toolbar from "./Toolbar";
 import UndoToast from "./UndoToast";
-import UserMenu from "./UserMenu";
 
 import "./Notebook.css";
 
@@ -165,8 +164,8 @@ export default function Notebook({ notebookId }: Props) {
             </span>
           )}
           <SaveStatus status={state.save} />
-          <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download>
-            Export .ipynb
+          <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download title="Download as a Jupyter notebook (.ipynb)">
+            Export
           </a>
           <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
             Running kernels
@@ -192,7 +191,6 @@ export default function Notebook({ notebookId }: Props) {
                 onRestart={canRun ? () => controller.restart() : null}
               />
             )}
-            <UserMenu />
           </div>
         </header>
         <Toolbar

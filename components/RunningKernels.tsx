@@ -4,6 +4,7 @@
  * its notebook, state, age, last activity, viewers and memory, and a way to
  * shut one or all down. Behaviour is in RunningKernelsController.
  */
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";

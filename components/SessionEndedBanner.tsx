@@ -4,6 +4,7 @@
  * sockets learns that the session ended (session-ended.ts). It stays: the
  * page can do nothing more until the user signs in again.
  */
+import "./browser-setup";
 import { useSyncExternalStore } from "react";
 import { pageSession, sessionEndWords } from "./model/session-ended";
 

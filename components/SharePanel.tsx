@@ -4,6 +4,7 @@
  * may read or run this notebook, a form to share it by e-mail, and "Remove"
  * per person. Behaviour is in SharesController.
  */
+import "./browser-setup";
 import { useState, useSyncExternalStore, type FormEvent } from "react";
 import type { ShareAccess } from "../server/core/protocol/accounts-model";
 import { shareAccessLabel, SharesController, type LabSend } from "./model/shares";

@@ -4,6 +4,7 @@
  * the pages the role opens (Users, Workshops) and "Sign out". Behaviour is in
  * MeController.
  */
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";

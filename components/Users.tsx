@@ -4,6 +4,7 @@
  * form to make one, a role per user, and "Remove" asked twice. Behaviour is in
  * UsersController.
  */
+import "./browser-setup";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import type { UserView } from "../server/core/protocol/accounts-model";
 import { SocketLabTransport } from "./model/lab-client";

@@ -5,6 +5,7 @@
  * form to make one. Behaviour is in WorkshopsController; each workshop's words
  * come from workshopCard().
  */
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";

@@ -5,17 +5,24 @@ import { rememberedSessions } from "./lab-session";
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /**
- * The browser; its `newPage` opens signed in to every test lab of this
- * process as that lab's local admin (lab-session.ts), unless `signedIn` is false.
+ * The browser; its new pages and contexts open signed in to every test lab
+ * of this process as that lab's local admin (lab-session.ts), unless
+ * `signedIn` is false.
  */
 export async function launchBrowser({ signedIn = true }: { signedIn?: boolean } = {}): Promise<Browser> {
   const browser = await launchChromium();
   if (signedIn) {
+    const newContext = browser.newContext.bind(browser);
+    browser.newContext = async (options?: BrowserContextOptions) => {
+      const context = await newContext(options);
+      await context.addCookies(rememberedSessions().map(({ url, cookie }) => cookieFor(url, cookie)));
+      return context;
+    };
     browser.newPage = async (options?: BrowserContextOptions) => {
       const context = await browser.newContext(options);
-      await context.addCookies(rememberedSessions().map(({ url, cookie }) => cookieFor(url, cookie)));
       const page = await context.newPage();
-      page.once("close", () => void context.close());
+      // The context goes with its page (as playwright's own newPage does); after the browser closed, there is nothing left to close.
+      page.once("close", () => void context.close().catch(() => undefined));
       return page;
     };
   }
