@@ -61,6 +61,21 @@ export class Accounts {
     return this.view(userId);
   }
 
+  /** A new password set by an admin: the user's sessions end with the old one (the caller disconnects their sockets). */
+  async setPassword(userId: string, password: string): Promise<UserView> {
+    await this.activeUser(userId);
+    const parsed = newAccountSchema.shape.password.safeParse(password);
+    if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+    const credential = await this.prisma.account.findFirst({ where: { userId, providerId: "credential" }, select: { id: true } });
+    if (!credential) throw new CommandError("invalid", "this user signs in without a password (a participant or the token-mode local user)");
+    const passwordHash = await hashPassword(parsed.data);
+    await this.prisma.$transaction([
+      this.prisma.account.update({ where: { id: credential.id }, data: { password: passwordHash } }),
+      this.prisma.session.deleteMany({ where: { userId } }),
+    ]);
+    return this.view(userId);
+  }
+
   /**
    * Removes a user: their sessions and password go at once (the caller
    * disconnects their sockets); their notebooks stay, owned by nobody who can

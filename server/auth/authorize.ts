@@ -75,6 +75,7 @@ export const LAB_COMMAND_RULES: Record<LabCommand["op"], LabRule> = {
   "create-user": { kind: "lab", action: "manage-users" },
   "set-user-role": { kind: "lab", action: "manage-users" },
   "remove-user": { kind: "lab", action: "manage-users" },
+  "set-user-password": { kind: "lab", action: "manage-users" },
   "list-shares": { kind: "notebook", action: "manage" },
   "share-notebook": { kind: "notebook", action: "manage" },
   "list-workshops": { kind: "lab", action: "run-workshops" },

@@ -92,6 +92,8 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
       customRules: {
         "/sign-in/email": { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
         [LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]: { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
+        // Guessing the current password here is guessing a password too.
+        "/change-password": { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
         [JOIN_PATH]: { window: settings.joinRateLimit.windowSeconds, max: settings.joinRateLimit.max },
       },
     },

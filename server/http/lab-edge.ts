@@ -31,7 +31,7 @@ import { signInHelpPage } from "./sign-in-help";
 import { executionChartSvg } from "./execution-routes";
 
 /** Better Auth routes a browser may reach (relative to AUTH_BASE_PATH). */
-const AUTH_ROUTES = new Set(["/sign-in/email", "/sign-out", "/get-session", "/workshop/join", LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]);
+const AUTH_ROUTES = new Set(["/sign-in/email", "/sign-out", "/get-session", "/change-password", "/workshop/join", LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]);
 /** Pages and files served without a session when the lab has accounts. */
 const PUBLIC_PAGES = [/^\/login\/?$/, /^\/join\/[A-Za-z0-9]{1,64}\/?$/];
 const PUBLIC_FILES = [/^\/_next\/static\//, /^\/monaco\//, /^\/icon\.svg$/, /^\/favicon\.ico$/];
@@ -73,7 +73,7 @@ async function route(req: IncomingMessage, res: ServerResponse, url: URL, option
   if (path.startsWith(`${AUTH_BASE_PATH}/`)) {
     const sub = path.slice(AUTH_BASE_PATH.length);
     if (!AUTH_ROUTES.has(sub) || (path === LOCAL_TOKEN_PATH && !options.loopback)) return void sendError(res, "not-found", `no route ${path}`);
-    if (sub === "/sign-out") await endSocketsAfterSignOut(req, res, options);
+    if (sub === "/sign-out" || sub === "/change-password") await endSocketsAfter(sub, req, res, options);
     return authHandler(req, res);
   }
   const actor = await actorOf(lab.access.auth, req.headers);
@@ -121,12 +121,19 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
   handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError, readable });
 }
 
-/** A signed-out session's open tabs are disconnected once Better Auth has deleted it. */
-async function endSocketsAfterSignOut(req: IncomingMessage, res: ServerResponse, options: EdgeOptions): Promise<void> {
+/**
+ * Once Better Auth has answered: a signed-out session's open tabs are
+ * disconnected; after a password change (which replaces every session of
+ * the user with one new one for this browser), all the user's old ones are.
+ */
+async function endSocketsAfter(route: "/sign-out" | "/change-password", req: IncomingMessage, res: ServerResponse, options: EdgeOptions): Promise<void> {
   const actor = await actorOf(options.lab.access.auth, req.headers);
   if (!actor) return;
   res.once("finish", () => {
-    if (res.statusCode < 300) options.lab.access.notices.ended({ sessionId: actor.sessionId }, "signed-out");
+    if (res.statusCode >= 300) return;
+    const notices = options.lab.access.notices;
+    if (route === "/sign-out") notices.ended({ sessionId: actor.sessionId }, "signed-out");
+    else notices.ended({ userId: actor.userId }, "revoked");
   });
 }
 

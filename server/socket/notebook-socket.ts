@@ -200,6 +200,11 @@ async function handleLabCommand(actor: Actor, services: SocketServices, raw: unk
       await access.accounts.remove(command.userId, actor.userId);
       access.notices.ended({ userId: command.userId }, "removed");
       return { ok: true, users: await access.accounts.list() };
+    case "set-user-password": {
+      const user = await access.accounts.setPassword(command.userId, command.password);
+      access.notices.ended({ userId: command.userId }, "revoked");
+      return { ok: true, user };
+    }
     case "list-shares":
       return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
     case "share-notebook":

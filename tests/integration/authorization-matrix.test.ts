@@ -74,6 +74,7 @@ const LAB_ACTIONS: Array<{ name: string; allowed: ActorName[] }> = [
   { name: "POST import", allowed: ["admin", "memberA", "memberB", "facilitatorF", "facilitatorG"] },
   { name: "list-users", allowed: ["admin"] },
   { name: "set-user-role", allowed: ["admin"] },
+  { name: "set-user-password", allowed: ["admin"] },
   { name: "list-hosts", allowed: ["admin", "memberA", "memberB", "facilitatorF", "facilitatorG"] },
   { name: "list-workshops", allowed: ["facilitatorF", "facilitatorG"] },
   { name: "create-workshop", allowed: ["facilitatorF", "facilitatorG"] },
@@ -97,7 +98,7 @@ describe("authorization matrix", () => {
   let harness: SocketHarness;
   const cookies = new Map<ActorName, string>();
   const clients = new Map<ActorName, TestClient>();
-  const userIds = new Map<ActorName, string>();
+  const userIds = new Map<ActorName | "bystander", string>();
   const notebooks = new Map<NotebookName, string>();
   const executions = new Map<NotebookName, string>();
   const cellOf = new Map<NotebookName, string>();
@@ -112,6 +113,7 @@ describe("authorization matrix", () => {
       userIds.set(name, user.id);
       cookies.set(name, await signIn(harness.url, user.email, PASSWORD));
     }
+    userIds.set("bystander", (await accounts.create({ name: "bystander", email: "bystander@example.com", password: PASSWORD, role: "member" })).id);
     const w1 = await harness.lab.workshops.create(userIds.get("facilitatorF")!, "W1", ["dp-basics"]);
     const w2 = await harness.lab.workshops.create(userIds.get("facilitatorG")!, "W2", ["dp-basics"]);
     cookies.set("participantP", await joinWorkshop(harness.url, w1.joinCode, "P"));
@@ -267,6 +269,9 @@ describe("authorization matrix", () => {
         const body = (await response.json()) as { error: string; code: string };
         return { ok: false, code: body.code, error: body.error };
       }
+      case "set-user-password":
+        // A user nobody signs in as here: their sessions end with it.
+        return fromAck(await client.sendLab({ op: "set-user-password", userId: userIds.get("bystander")!, password: PASSWORD }));
       case "set-user-role":
         return fromAck(await client.sendLab({ op: "set-user-role", userId: userIds.get("memberB")!, role: "member" }));
       case "create-notebook":

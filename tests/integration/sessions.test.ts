@@ -13,6 +13,8 @@ import { SocketHarness, connectClient, type TestClient } from "../helpers/socket
 
 const LIMIT = { timeout: 60_000 };
 const PASSWORD = "correct horse battery staple";
+/** These tests sign in often; the limits themselves are rate-limits.test.ts's. */
+const GENEROUS = { max: 1000, windowSeconds: 60 };
 
 function ended(client: TestClient): Promise<{ reason: SessionEndReason; disconnected: Promise<unknown> }> {
   const disconnected = new Promise((resolve) => client.socket.once("disconnect", resolve));
@@ -23,7 +25,7 @@ describe("sessions", () => {
   let harness: SocketHarness;
 
   before(async () => {
-    harness = await SocketHarness.start();
+    harness = await SocketHarness.start({ auth: { loginRateLimit: GENEROUS } });
   });
   after(async () => harness?.close());
 
@@ -65,6 +67,51 @@ describe("sessions", () => {
     desktopTab.close();
   });
 
+  it("changing one's password ends every other session of theirs; the old password no longer signs in", LIMIT, async () => {
+    const user = await harness.lab.access.accounts.create({ name: "Ed", email: "ed@example.com", password: PASSWORD, role: "member" });
+    const laptop = await signIn(harness.url, user.email, PASSWORD);
+    const phone = await signIn(harness.url, user.email, PASSWORD);
+    const phoneTab = await harness.client(phone);
+    const ending = ended(phoneTab);
+    const changed = await labFetch(
+      `${harness.url}/api/auth/change-password`,
+      { method: "POST", headers: { "Content-Type": "application/json", Origin: harness.url }, body: JSON.stringify({ currentPassword: PASSWORD, newPassword: "a new horse battery", revokeOtherSessions: true }) },
+      laptop,
+    );
+    assert.equal(changed.status, 200, await changed.clone().text());
+    const { reason, disconnected } = await ending;
+    assert.equal(reason, "revoked");
+    await disconnected;
+    // This browser got a new session with the answer; the old password is over.
+    const fresh = changed.headers.getSetCookie().find((line) => line.startsWith("mgpulab.session_token="))!.split(";")[0]!;
+    assert.ok((await (await harness.client(fresh)).sendLab({ op: "whoami" })).ok);
+    await assert.rejects(signIn(harness.url, user.email, PASSWORD), /answered 401/);
+    await signIn(harness.url, user.email, "a new horse battery");
+    // A wrong current password changes nothing.
+    const wrong = await labFetch(
+      `${harness.url}/api/auth/change-password`,
+      { method: "POST", headers: { "Content-Type": "application/json", Origin: harness.url }, body: JSON.stringify({ currentPassword: "not it at all", newPassword: "yet another horse", revokeOtherSessions: true }) },
+      fresh,
+    );
+    assert.equal(wrong.status, 400);
+    await signIn(harness.url, user.email, "a new horse battery");
+  });
+
+  it("an admin setting a user's password ends that user's sessions at once", LIMIT, async () => {
+    const user = await harness.lab.access.accounts.create({ name: "Fi", email: "fi@example.com", password: PASSWORD, role: "member" });
+    const tab = await harness.client(await signIn(harness.url, user.email, PASSWORD));
+    const ending = ended(tab);
+    const admin = await harness.client();
+    const reply = await admin.sendLab({ op: "set-user-password", userId: user.id, password: "reset by the admin" });
+    assert.ok(reply.ok, reply.ok ? "" : reply.error);
+    assert.equal((await ending).reason, "revoked");
+    await assert.rejects(signIn(harness.url, user.email, PASSWORD), /answered 401/);
+    await signIn(harness.url, user.email, "reset by the admin");
+    const short = await admin.sendLab({ op: "set-user-password", userId: user.id, password: "short" });
+    assert.equal(short.ok, false);
+    admin.close();
+  });
+
   it("a forged or tampered cookie is refused: 401 over HTTP, no socket", LIMIT, async () => {
     const forged = [`mgpulab.session_token=${"a".repeat(32)}.${"b".repeat(43)}`, harness.cookie.slice(0, -3) + "xyz", "mgpulab.session_token=", "mgpulab.session_token=%ZZ"];
     for (const cookie of forged) {
@@ -90,7 +137,7 @@ describe("sessions", () => {
 describe("session expiry", () => {
   let harness: SocketHarness;
   before(async () => {
-    harness = await SocketHarness.start({ auth: { sessionSeconds: 2 } });
+    harness = await SocketHarness.start({ auth: { sessionSeconds: 2, loginRateLimit: GENEROUS } });
   });
   after(async () => harness?.close());
 

@@ -194,6 +194,8 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("set-user-role"), userId: id, role: z.enum(ACCOUNT_ROLES) }),
   /** Ends the user's sessions at once (their open tabs are disconnected); their notebooks stay. */
   z.object({ op: z.literal("remove-user"), userId: id }),
+  /** Admin: a new password for a user who has one; their sessions end (they sign in with the new one). */
+  z.object({ op: z.literal("set-user-password"), userId: id, password: z.string().max(200) }),
   /** The owner: who this notebook is shared with. */
   z.object({ op: z.literal("list-shares"), notebookId: id }),
   /** The owner shares with a user by e-mail for "read" or "run", or stops sharing ("none"); answered with the shares. */
