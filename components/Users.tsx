@@ -1,15 +1,15 @@
 "use client";
 /**
  * The admin's users page: every account with its role and open sessions, a
- * form to make one, a role per user, and "Remove" asked twice. Behaviour is in
- * UsersController.
+ * form to make one, a role per user, a new password for those who sign in
+ * with one, and "Remove" asked twice. Behaviour is in UsersController.
  */
 import "./browser-setup";
 import { useEffect, useState, useSyncExternalStore } from "react";
-import type { UserView } from "../server/core/protocol/accounts-model";
 import { SocketLabTransport } from "./model/lab-client";
-import { isAccountRole, roleChoices, sessionsLabel, UsersController } from "./model/users";
+import { isAccountRole, UsersController } from "./model/users";
 import NewUserForm from "./NewUserForm";
+import UserRow from "./UserRow";
 
 import "./Users.css";
 
@@ -52,12 +52,17 @@ export default function Users() {
                   user={user}
                   busy={state.busy}
                   confirming={state.confirmingRemove === user.id}
+                  settingPassword={state.settingPassword === user.id}
+                  passwordSet={state.passwordSet === user.id}
                   onRole={(role) => {
                     if (isAccountRole(role)) void controller.setRole(user.id, role);
                   }}
                   onRemove={() => controller.askRemove(user.id)}
                   onConfirm={() => void controller.confirmRemove()}
                   onCancel={() => controller.cancelRemove()}
+                  onSetPassword={() => controller.askSetPassword(user.id)}
+                  onPassword={(password) => controller.setPassword(password)}
+                  onCancelPassword={() => controller.cancelSetPassword()}
                 />
               ))}
             </tbody>
@@ -66,56 +71,5 @@ export default function Users() {
         </>
       )}
     </section>
-  );
-}
-
-interface RowProps {
-  user: UserView;
-  busy: boolean;
-  confirming: boolean;
-  onRole(role: string): void;
-  onRemove(): void;
-  onConfirm(): void;
-  onCancel(): void;
-}
-
-function UserRow({ user, busy, confirming, onRole, onRemove, onConfirm, onCancel }: RowProps) {
-  const choices = roleChoices(user);
-  return (
-    <tr className="users-row" data-testid="user-row" data-email={user.email} data-user-id={user.id} data-role={user.role}>
-      <td>{user.name}</td>
-      <td>{user.hasPassword ? user.email : <span className="users-muted">no password (joined a workshop)</span>}</td>
-      <td>
-        {choices === null ? (
-          <span data-testid="user-role-fixed">{user.role}</span>
-        ) : (
-          <select data-testid="user-role" aria-label={`Role of ${user.name}`} value={user.role} disabled={busy} onChange={(e) => onRole(e.target.value)}>
-            {choices.map((role) => (
-              <option key={role} value={role}>
-                {role}
-              </option>
-            ))}
-          </select>
-        )}
-      </td>
-      <td data-testid="user-sessions">{sessionsLabel(user.activeSessions)}</td>
-      <td className="users-actions">
-        {confirming ? (
-          <>
-            <span className="users-confirm-text">Remove {user.name}? Their sessions end now.</span>
-            <button type="button" className="button button-small button-danger" data-testid="user-remove-confirm" disabled={busy} onClick={onConfirm}>
-              Remove
-            </button>
-            <button type="button" className="button button-small" data-testid="user-remove-cancel" onClick={onCancel}>
-              Cancel
-            </button>
-          </>
-        ) : (
-          <button type="button" className="button button-small button-danger" data-testid="user-remove" disabled={busy} onClick={onRemove}>
-            Remove
-          </button>
-        )}
-      </td>
-    </tr>
   );
 }

@@ -1,5 +1,6 @@
 /**
- * The browser's end of sign-in, sign-out and joining a workshop: JSON POSTs
+ * The browser's end of sign-in, sign-out, joining a workshop and changing
+ * one's password: JSON POSTs
  * to Better Auth under /api/auth (the lab's request guard refuses any other
  * body type). Each answer becomes one result with the server's own words on
  * refusal; its body is parsed with a schema, never trusted.
@@ -10,6 +11,10 @@ export const AUTH_BASE_PATH = "/api/auth";
 export const SIGN_IN_PATH = `${AUTH_BASE_PATH}/sign-in/email`;
 export const SIGN_OUT_PATH = `${AUTH_BASE_PATH}/sign-out`;
 export const JOIN_PATH = `${AUTH_BASE_PATH}/workshop/join`;
+export const CHANGE_PASSWORD_PATH = `${AUTH_BASE_PATH}/change-password`;
+
+/** The shortest password the server takes (it checks too: server/auth/accounts.ts). */
+export const MIN_PASSWORD_CHARS = 10;
 
 export type AuthResult = { ok: true } | { ok: false; error: string };
 
@@ -35,6 +40,11 @@ export function tooManyAttempts(retryAfter: string | null): string {
   return Number.isFinite(seconds) && seconds >= 0 ? `Too many attempts; try again in ${seconds} s` : "Too many attempts; try again later";
 }
 
+/** Why the server would refuse `password` as a new password, in its words; null when it would not. */
+export function passwordProblem(password: string): string | null {
+  return password.length < MIN_PASSWORD_CHARS ? `a password has at least ${MIN_PASSWORD_CHARS} characters` : null;
+}
+
 export function signIn(email: string, password: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
   return post(SIGN_IN_PATH, { email: email.trim(), password }, fetchImpl);
 }
@@ -45,6 +55,18 @@ export function joinWorkshop(code: string, name: string, fetchImpl: typeof fetch
 
 export function signOut(fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
   return post(SIGN_OUT_PATH, {}, fetchImpl);
+}
+
+/**
+ * Changes the signed-in user's password and signs out their other sessions.
+ * The server replaces this tab's session too: a 200 carries the new cookie.
+ * A new password the server would refuse for its length is refused here,
+ * without asking.
+ */
+export function changePassword(current: string, next: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
+  const problem = passwordProblem(next);
+  if (problem !== null) return Promise.resolve({ ok: false, error: problem });
+  return post(CHANGE_PASSWORD_PATH, { currentPassword: current, newPassword: next, revokeOtherSessions: true }, fetchImpl);
 }
 
 async function post(path: string, body: object, fetchImpl: typeof fetch): Promise<AuthResult> {

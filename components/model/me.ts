@@ -37,11 +37,12 @@ export function roleLabel(role: Role): string {
   }
 }
 
-/** The pages this user's role opens, beyond the notebooks. */
+/** The pages this user's role opens, beyond the notebooks, then everyone's own account page. */
 export function menuLinks(me: Me): MenuLink[] {
   const links: MenuLink[] = [];
   if (me.can.manageUsers) links.push({ href: "/admin/users", label: "Users", testId: "user-menu-users" });
   if (me.can.runWorkshops) links.push({ href: "/workshops", label: "Workshops", testId: "user-menu-workshops" });
+  links.push({ href: "/account", label: "Account", testId: "user-menu-account" });
   return links;
 }
 

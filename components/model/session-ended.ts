@@ -8,6 +8,10 @@
  *
  * Both sockets of a page (the notebook's, connection.ts, and the lab
  * commands', lab-client.ts) go through `watchSession`.
+ *
+ * Two ends are this tab's own doing and get no banner: signing out (the
+ * page leaves for /login) and changing its password, which replaces this
+ * tab's session with a new one (the page reloads into it).
  */
 import type { SessionEndReason } from "../../server/core/protocol/accounts-model";
 import { assertNever } from "../../server/core/assert-never";
@@ -49,11 +53,25 @@ export function sessionEndWords(reason: SessionEnd): string {
   }
 }
 
+/**
+ * Where this tab stands with a password change it asked for (which replaces
+ * every session of the user, this tab's too: the answer carries the new
+ * cookie). "asked": the request is out, and an end that arrives now waits for
+ * its answer (reloading before the browser holds the new cookie would sign
+ * the tab out); "changed": the browser holds the new cookie, and the end of
+ * the old session means reload.
+ */
+type Renewal = { phase: "none" } | { phase: "asked"; ended: SessionEnd | null } | { phase: "changed" } | { phase: "reloading" };
+
 /** The page's one record of how its session ended, read by the banner (useSyncExternalStore). */
 export class SessionWatch {
   private ended: SessionEnd | null = null;
   private leaving = false;
+  private renewal: Renewal = { phase: "none" };
   private readonly listeners = new Set<() => void>();
+
+  /** `reload`: what a tab whose session this tab itself replaced does when the old one ends. */
+  constructor(private readonly reload: () => void = () => window.location.reload()) {}
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener);
@@ -62,9 +80,23 @@ export class SessionWatch {
 
   readonly getState = (): SessionEnd | null => this.ended;
 
-  /** The first end counts; one the page asked for itself (signing out) is no news. */
+  /** The first end counts; one the page asked for itself (signing out, changing the password) is no news. */
   end(reason: SessionEnd): void {
     if (this.ended !== null || this.leaving) return;
+    switch (this.renewal.phase) {
+      case "none":
+        break;
+      case "asked":
+        this.renewal.ended ??= reason;
+        return;
+      case "changed":
+        this.reloadOnce();
+        return;
+      case "reloading":
+        return;
+      default:
+        return assertNever(this.renewal);
+    }
     this.ended = reason;
     for (const listener of this.listeners) listener();
   }
@@ -79,8 +111,35 @@ export class SessionWatch {
     this.leaving = false;
   }
 
+  /** This tab asks to change its password (other sessions revoked): the end of its own session is expected. */
+  expectRenewal(): void {
+    if (this.renewal.phase === "none") this.renewal = { phase: "asked", ended: null };
+  }
+
+  /** The password changed and the browser holds the new cookie: the old session's end (already come, or still to come) reloads the page. */
+  renewed(): void {
+    if (this.renewal.phase !== "asked") return;
+    const endedMeanwhile = this.renewal.ended !== null;
+    this.renewal = { phase: "changed" };
+    if (endedMeanwhile) this.reloadOnce();
+  }
+
+  /** The change was refused: this session goes on, and an end that came meanwhile was news after all. */
+  renewalFailed(): void {
+    if (this.renewal.phase !== "asked") return;
+    const endedMeanwhile = this.renewal.ended;
+    this.renewal = { phase: "none" };
+    if (endedMeanwhile !== null) this.end(endedMeanwhile);
+  }
+
+  /** Nothing more to do on this page: it ended, is signing out, or reloads into its new session. */
   get over(): boolean {
-    return this.ended !== null || this.leaving;
+    return this.ended !== null || this.leaving || this.renewal.phase === "reloading";
+  }
+
+  private reloadOnce(): void {
+    this.renewal = { phase: "reloading" };
+    this.reload();
   }
 }
 

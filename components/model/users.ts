@@ -1,11 +1,13 @@
 /**
  * The admin's users page: the lab's accounts, making one, changing a role,
- * and removing one (asked twice: it ends their sessions at once). Every
+ * setting a new password for one that signs in with a password, and
+ * removing one (asked twice: it ends their sessions at once). Every
  * answer goes through here; a refusal becomes the one message the page shows,
  * in the server's words (a non-admin reads why they may not).
  */
 import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../../server/core/protocol/accounts-model";
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import { passwordProblem } from "./auth-client";
 import type { LabTransport } from "./lab-client";
 
 export interface UsersState {
@@ -15,6 +17,10 @@ export interface UsersState {
   error: string | null;
   /** The user whose "Remove" waits for its confirmation. */
   confirmingRemove: string | null;
+  /** The user whose row shows the new-password field. */
+  settingPassword: string | null;
+  /** The user whose password was just set (the row says so until the next action). */
+  passwordSet: string | null;
   /** A command is out: its buttons wait. */
   busy: boolean;
 }
@@ -45,7 +51,7 @@ export function sortUsers(users: readonly UserView[]): UserView[] {
 }
 
 export class UsersController {
-  private state: UsersState = { status: "loading", users: [], error: null, confirmingRemove: null, busy: false };
+  private state: UsersState = { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false };
   private readonly listeners = new Set<() => void>();
   private seq = 0;
 
@@ -96,7 +102,32 @@ export class UsersController {
 
   /** The first click on "Remove": the row asks to confirm. */
   askRemove(userId: string): void {
-    this.update({ confirmingRemove: userId });
+    this.update({ confirmingRemove: userId, settingPassword: null, passwordSet: null });
+  }
+
+  /** "Set password": the row asks for the new one. Only for users who sign in with a password. */
+  askSetPassword(userId: string): void {
+    this.update({ settingPassword: userId, confirmingRemove: null, passwordSet: null });
+  }
+
+  cancelSetPassword(): void {
+    if (this.state.settingPassword !== null) this.update({ settingPassword: null });
+  }
+
+  /** Sets the password of the user whose row asked; one too short is refused here without asking. */
+  async setPassword(password: string): Promise<boolean> {
+    const userId = this.state.settingPassword;
+    if (userId === null) return false;
+    const problem = passwordProblem(password);
+    if (problem !== null) {
+      this.update({ error: `Setting the password failed: ${problem}` });
+      return false;
+    }
+    const ack = await this.command({ op: "set-user-password", userId, password }, "Setting the password");
+    if (ack === null) return false;
+    if (ack.user !== undefined) this.upsert(ack.user);
+    this.update({ settingPassword: null, passwordSet: userId });
+    return true;
   }
 
   cancelRemove(): void {

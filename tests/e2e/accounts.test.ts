@@ -120,4 +120,23 @@ describe("accounts in the browser", () => {
     await bo.goto(`${server.url}/`);
     await bo.waitForURL(/\/login/);
   });
+
+  it("changing one's password at /account signs out one's other browser, and keeps this one in", LIMIT, async () => {
+    const here = await signedIn("ada@example.com");
+    const elsewhere = await signedIn("ada@example.com");
+    await elsewhere.getByTestId("notebook-row").first().waitFor();
+    await here.getByTestId("user-menu-account").click();
+    await here.waitForURL(/\/account$/);
+    await here.getByTestId("password-current").fill(PASSWORD);
+    await here.getByTestId("password-new").fill("a brand new horse battery");
+    await here.getByTestId("password-submit").click();
+    await elsewhere.getByTestId("session-ended").waitFor();
+    assert.equal(await elsewhere.getByTestId("session-ended").getAttribute("data-reason"), "revoked");
+    // This browser holds the new session: the list still opens without signing in.
+    await here.goto(`${server.url}/`);
+    await here.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
+    assert.equal(new URL(here.url()).pathname, "/");
+    await elsewhere.goto(`${server.url}/`);
+    await elsewhere.waitForURL(/\/login/);
+  });
 });

@@ -1,11 +1,13 @@
 /**
- * The account pages' models (user menu, users, workshops, sharing) against an
+ * The account pages' models (user menu, account, users, workshops, sharing) against an
  * in-memory lab that answers `lab:command` as the protocol says and refuses
  * what the signed-in role may not do (the server is faked, the models are
  * real).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { hasOwnPassword, PasswordChangeController } from "../../components/model/account";
+import type { AuthResult } from "../../components/model/auth-client";
 import type { LabTransport } from "../../components/model/lab-client";
 import { MeController, menuLinks, roleLabel } from "../../components/model/me";
 import { SessionWatch } from "../../components/model/session-ended";
@@ -36,6 +38,7 @@ class AccountsLab implements LabTransport {
   readonly shares = new Map<string, ShareView>();
   readonly workshops: WorkshopView[] = [];
   readonly sent: LabCommand["op"][] = [];
+  readonly passwords = new Map<string, string>();
   private next = 1;
 
   constructor(public me: Me) {
@@ -59,7 +62,8 @@ class AccountsLab implements LabTransport {
       case "list-users":
       case "create-user":
       case "set-user-role":
-      case "remove-user": {
+      case "remove-user":
+      case "set-user-password": {
         if (!this.me.can.manageUsers) return refused("manage users");
         if (command.op === "create-user") {
           if ([...this.users.values()].some((u) => u.email === command.email)) return { ok: false, error: `${command.email} already has an account`, code: "conflict" };
@@ -73,6 +77,12 @@ class AccountsLab implements LabTransport {
           const changed = { ...found, role: command.role };
           this.users.set(found.id, changed);
           return { ok: true, user: changed };
+        }
+        if (command.op === "set-user-password") {
+          const found = this.users.get(command.userId);
+          if (!found?.hasPassword) return { ok: false, error: "this user signs in without a password (a participant or the token-mode local user)", code: "invalid" };
+          this.passwords.set(found.id, command.password);
+          return { ok: true, user: found };
         }
         if (command.op === "remove-user") this.users.delete(command.userId);
         return { ok: true, users: [...this.users.values()] };
@@ -112,10 +122,13 @@ class AccountsLab implements LabTransport {
 
 describe("user menu", () => {
   it("offers Users to admins and Workshops to facilitators, nothing more to others", () => {
-    assert.deepEqual(menuLinks(me("admin")).map((l) => [l.href, l.testId]), [["/admin/users", "user-menu-users"]]);
-    assert.deepEqual(menuLinks(me("facilitator")).map((l) => l.href), ["/workshops"]);
-    assert.deepEqual(menuLinks(me("member")), []);
-    assert.deepEqual(menuLinks(me("participant")), []);
+    assert.deepEqual(menuLinks(me("admin")).map((l) => [l.href, l.testId]), [
+      ["/admin/users", "user-menu-users"],
+      ["/account", "user-menu-account"],
+    ]);
+    assert.deepEqual(menuLinks(me("facilitator")).map((l) => l.href), ["/workshops", "/account"]);
+    assert.deepEqual(menuLinks(me("member")).map((l) => l.label), ["Account"]);
+    assert.deepEqual(menuLinks(me("participant")).map((l) => l.href), ["/account"]);
     assert.equal(roleLabel("participant"), "workshop participant");
   });
 
@@ -146,6 +159,52 @@ describe("user menu", () => {
     assert.equal(menu.getState().signingOut, false);
     session.end("expired");
     assert.equal(session.getState(), "expired");
+  });
+});
+
+describe("account page", () => {
+  function changer(answers: AuthResult[]): { page: PasswordChangeController; session: SessionWatch; asked: Array<[string, string]>; reloads: number[] } {
+    const reloads: number[] = [];
+    const session = new SessionWatch(() => reloads.push(1));
+    const asked: Array<[string, string]> = [];
+    const change = (current: string, next: string): Promise<AuthResult> => {
+      asked.push([current, next]);
+      return Promise.resolve(answers.shift() ?? { ok: true });
+    };
+    return { page: new PasswordChangeController({ change, session }), session, asked, reloads };
+  }
+
+  it("offers the form to everyone but participants", () => {
+    assert.deepEqual((["admin", "member", "facilitator", "participant"] as const).map((role) => hasOwnPassword(me(role))), [true, true, true, false]);
+  });
+
+  it("changes the password, then reloads into the new session when the old one ends, with no banner", async () => {
+    const { page, session, asked, reloads } = changer([{ ok: true }]);
+    assert.equal(await page.submit("old password", "a new long one"), true);
+    assert.deepEqual(asked, [["old password", "a new long one"]]);
+    assert.deepEqual(page.getState(), { phase: "changed", error: null });
+    assert.equal(reloads.length, 0, "not before the server ends this tab's old session");
+    session.end("revoked");
+    assert.equal(reloads.length, 1);
+    assert.equal(session.getState(), null);
+  });
+
+  it("keeps the form with the server's words on a refusal, and a later end is news", async () => {
+    const { page, session, reloads } = changer([{ ok: false, error: "Invalid password" }]);
+    assert.equal(await page.submit("not it", "a new long one"), false);
+    assert.deepEqual(page.getState(), { phase: "form", error: "Invalid password" });
+    session.end("removed");
+    assert.equal(session.getState(), "removed");
+    assert.equal(reloads.length, 0);
+  });
+
+  it("asks once at a time", async () => {
+    const { page, asked } = changer([]);
+    const first = page.submit("old password", "a new long one");
+    assert.equal(page.getState().phase, "changing");
+    assert.equal(await page.submit("old password", "another long one"), false);
+    assert.equal(await first, true);
+    assert.equal(asked.length, 1);
   });
 });
 
@@ -202,6 +261,33 @@ describe("users page", () => {
     assert.equal(await users.confirmRemove(), true);
     assert.deepEqual(users.getState().users.map((u) => u.name), ["Ada"]);
     assert.equal(users.getState().confirmingRemove, null);
+  });
+
+  it("sets a password for a user who signs in with one, refusing a short one without asking", async () => {
+    const { lab, users } = await page();
+    assert.equal(await users.setPassword("whatever long"), false, "no row asked");
+    users.askRemove("u-ada");
+    users.askSetPassword("u-ada");
+    assert.equal(users.getState().settingPassword, "u-ada");
+    assert.equal(users.getState().confirmingRemove, null, "one question per row at a time");
+    assert.equal(await users.setPassword("short"), false);
+    assert.equal(users.getState().error, "Setting the password failed: a password has at least 10 characters");
+    assert.equal(lab.sent.includes("set-user-password"), false);
+    assert.equal(await users.setPassword("a new long one"), true);
+    assert.equal(lab.passwords.get("u-ada"), "a new long one");
+    assert.equal(users.getState().settingPassword, null);
+    assert.equal(users.getState().passwordSet, "u-ada");
+    assert.equal(users.getState().error, null);
+  });
+
+  it("shows the server's refusal to set a password", async () => {
+    const { users } = await page();
+    users.askSetPassword("u-pia");
+    assert.equal(await users.setPassword("a new long one"), false);
+    assert.equal(users.getState().error, "Setting the password failed: this user signs in without a password (a participant or the token-mode local user)");
+    assert.equal(users.getState().settingPassword, "u-pia", "the field stays open");
+    users.cancelSetPassword();
+    assert.equal(users.getState().settingPassword, null);
   });
 
   it("offers account roles only to accounts (a participant comes from a join code)", () => {

@@ -1,11 +1,11 @@
 /**
- * Sign-in, joining a workshop and sign-out as the browser sends them (JSON
+ * Sign-in, joining a workshop, sign-out and changing the password as the browser sends them (JSON
  * POSTs) and reads their answers, against fake fetches that answer as Better
  * Auth does; and where the sign-in page may send the browser next.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { joinWorkshop, safeNext, signIn, signOut, tooManyAttempts } from "../../components/model/auth-client";
+import { changePassword, joinWorkshop, passwordProblem, safeNext, signIn, signOut, tooManyAttempts } from "../../components/model/auth-client";
 
 interface Sent {
   url: string;
@@ -97,5 +97,39 @@ describe("joinWorkshop and signOut", () => {
     const { fetch, sent } = server(200, '{"success":true}');
     assert.deepEqual(await signOut(fetch), { ok: true });
     assert.deepEqual(sent, [{ url: "/api/auth/sign-out", method: "POST", contentType: "application/json", body: {} }]);
+  });
+});
+
+describe("changePassword", () => {
+  it("POSTs both passwords as JSON, signing out the other sessions, and succeeds on 200", async () => {
+    const { fetch, sent } = server(200, '{"token":"new","user":{}}');
+    assert.deepEqual(await changePassword("old password", "a new long one", fetch), { ok: true });
+    assert.deepEqual(sent, [
+      {
+        url: "/api/auth/change-password",
+        method: "POST",
+        contentType: "application/json",
+        body: { currentPassword: "old password", newPassword: "a new long one", revokeOtherSessions: true },
+      },
+    ]);
+  });
+
+  it("shows the server's message on 400 and 401", async () => {
+    const wrong = server(401, '{"message":"Invalid password","code":"INVALID_PASSWORD"}');
+    assert.deepEqual(await changePassword("not it", "a new long one", wrong.fetch), { ok: false, error: "Invalid password" });
+    const refused = server(400, '{"message":"Password too long","code":"PASSWORD_TOO_LONG"}');
+    assert.deepEqual(await changePassword("old password", "x".repeat(200), refused.fetch), { ok: false, error: "Password too long" });
+  });
+
+  it("says how long to wait when rate-limited, as sign-in does", async () => {
+    const { fetch } = server(429, "", { "X-Retry-After": "7" });
+    assert.deepEqual(await changePassword("old password", "a new long one", fetch), { ok: false, error: "Too many attempts; try again in 7 s" });
+  });
+
+  it("refuses a new password under 10 characters without asking", async () => {
+    const { fetch, sent } = server(200, "{}");
+    assert.deepEqual(await changePassword("old password", "123456789", fetch), { ok: false, error: "a password has at least 10 characters" });
+    assert.deepEqual(sent, []);
+    assert.equal(passwordProblem("1234567890"), null);
   });
 });

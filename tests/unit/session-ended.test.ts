@@ -93,4 +93,47 @@ describe("session ended", () => {
     other.serverEnds("revoked");
     assert.equal(watch.getState(), "revoked");
   });
+
+  it("reloads instead of the banner when this tab's own password change ends its session", () => {
+    const reloads: number[] = [];
+    const watch = new SessionWatch(() => reloads.push(1));
+    const socket = new FakeSocket();
+    const other = new FakeSocket();
+    watchSession(socket, () => {}, watch);
+    watchSession(other, () => {}, watch);
+    watch.expectRenewal();
+    watch.renewed();
+    assert.equal(watch.over, false, "the page goes on until the old session ends");
+    socket.serverEnds("revoked");
+    other.serverEnds("revoked");
+    assert.equal(watch.getState(), null, "no banner");
+    assert.equal(reloads.length, 1, "one reload for both sockets");
+    assert.equal(watch.over, true);
+  });
+
+  it("waits for the change's answer when the old session ends before it", () => {
+    const reloads: number[] = [];
+    const watch = new SessionWatch(() => reloads.push(1));
+    watch.expectRenewal();
+    watch.end("revoked");
+    assert.equal(reloads.length, 0, "the browser does not hold the new cookie yet");
+    assert.equal(watch.getState(), null);
+    watch.renewed();
+    assert.equal(reloads.length, 1);
+  });
+
+  it("shows the banner after all when the change was refused", () => {
+    const reloads: number[] = [];
+    const watch = new SessionWatch(() => reloads.push(1));
+    watch.expectRenewal();
+    watch.end("expired");
+    watch.renewalFailed();
+    assert.equal(watch.getState(), "expired");
+    const later = new SessionWatch(() => reloads.push(1));
+    later.expectRenewal();
+    later.renewalFailed();
+    later.end("removed");
+    assert.equal(later.getState(), "removed");
+    assert.equal(reloads.length, 0);
+  });
 });
