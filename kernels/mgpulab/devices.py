@@ -189,14 +189,30 @@ def torch_devices(mode: DevicePlan) -> List[Any]:
     return [torch.device(d) for d in mode.devices]
 
 
+def reset_cuda_peak(index: int) -> None:
+    """Start a new peak of GPU ``index``'s allocated memory.
+
+    Before CUDA's lazy initialisation the caching allocator does not exist yet
+    and torch 2.x raises "Invalid device argument" (seen on an H200, torch
+    2.11): a timer made before the first CUDA tensor failed. Nothing has been
+    allocated then, so there is no peak to reset.
+    """
+    import torch
+    if torch.cuda.is_initialized():
+        torch.cuda.reset_peak_memory_stats(index)
+
+
 def cuda_memory(index: int) -> Tuple[float, float]:
     """(allocated, peak) bytes of this process on GPU ``index``, from one allocator snapshot.
 
     One ``memory_stats_as_nested_dict`` call instead of ``memory_allocated`` plus
     ``max_memory_allocated`` (each builds and flattens the whole statistics dict).
-    Host-side bookkeeping: no device synchronisation.
+    Host-side bookkeeping: no device synchronisation. Before CUDA's lazy
+    initialisation nothing is allocated: (0, 0).
     """
     import torch
+    if not torch.cuda.is_initialized():
+        return 0.0, 0.0
     stats = torch.cuda.memory_stats_as_nested_dict(index)
     allocated = stats.get("allocated_bytes", {}).get("all", {})
     return float(allocated.get("current", 0)), float(allocated.get("peak", 0))

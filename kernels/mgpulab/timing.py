@@ -188,7 +188,7 @@ class StepTimer:
         self._ddp = None
         if self.cuda:
             for index in self._cuda_indices(None):
-                torch.cuda.reset_peak_memory_stats(index)
+                devices.reset_cuda_peak(index)
             _deferred.register(self)
         if model is not None and _is_ddp(model):
             self.attach_ddp(model)
@@ -413,7 +413,7 @@ class StepTimer:
             for index in self._cuda_indices(phases):
                 allocated, peak = devices.cuda_memory(index)
                 out.append((allocated / MIB, peak / MIB))
-                torch.cuda.reset_peak_memory_stats(index)
+                devices.reset_cuda_peak(index)
             return out
         rss = _rss_bytes()
         return [(rss / MIB, max(rss, _peak_rss_bytes()) / MIB)]

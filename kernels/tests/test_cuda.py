@@ -5,6 +5,9 @@ Every test here carries the ``cuda`` marker: without a GPU they are skipped and 
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -19,6 +22,7 @@ from mgpulab.plan import PlanError
 from mgpulab_wire import frames
 
 pytestmark = pytest.mark.cuda
+KERNELS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMITS = {"time_limit_s": 120, "timeout_s": 60}
 
 
@@ -34,6 +38,13 @@ def occupy_gpu(ms: float) -> None:
     """Queue a kernel that keeps the current GPU busy for about ``ms`` (calibrated once)."""
     global _CYCLES_PER_MS
     if _CYCLES_PER_MS is None:
+        # The first launch loads the kernel's module (CUDA's lazy loading) between the two events,
+        # which made the calibration several times too short on an H200: warm it up first.
+        torch.cuda._sleep(1000)
+        # The allocator's first small block is a cudaMalloc, which waits for the device: a tensor
+        # made after the sleep was queued then waited for it (seen on an H200). Allocate it now.
+        torch.ones(1, device="cuda")
+        torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         torch.cuda._sleep(10_000_000)
@@ -55,12 +66,31 @@ def test_step_timer_never_waits_for_the_gpu_inside_a_step(sent):
     timer.step(0, samples=1, loss=loss, other=torch.full((1,), 2.0, device="cuda:0"))
     took = time.perf_counter() - began
     assert took < 0.1, f"step() waited {took:.3f} s for the GPU"
-    assert [m for m in sent if m.get("runId") == "busy"] == []  # the frame waits for the device, not the host
+    # the metric frame waits for the device, not the host (the run's device plan goes out at once)
+    assert [m for m in sent if m.get("runId") == "busy" and m["type"] == "metric"] == []
     timer.close()
-    frame = next(m for m in sent if m.get("runId") == "busy")
+    frame = next(m for m in sent if m.get("runId") == "busy" and m["type"] == "metric")
     assert frame["values"]["loss"] == 0.5 and frame["values"]["other"] == 2.0
     assert frame["values"]["forward_ms"] >= 200  # GPU time from the events
     assert frame["values"]["memory_peak_mib"] is not None  # the first step carries a memory sample
+
+
+def test_a_timer_made_before_any_cuda_work_starts_and_samples_memory():
+    # A fresh process: CUDA not initialised yet, as in a new kernel whose first cell makes the timer.
+    code = (
+        "import torch, mgpulab as lab\n"
+        "assert not torch.cuda.is_initialized()\n"
+        "timer = lab.StepTimer(device='cuda:0', run_id='fresh', emit=False)\n"
+        "with timer.phase('forward'):\n"
+        "    loss = torch.ones(1024, 1024, device='cuda:0').sum()\n"
+        "timer.step(0, loss=loss)\n"
+        "timer.close()\n"
+        "print(max(r['values'].get('memory_peak_mib') or 0 for r in timer.records))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=KERNELS_DIR)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout.strip().splitlines()[-1]) >= 4.0  # the 4 MiB tensor
 
 
 def test_log_sends_cuda_values_once_the_copy_is_done(sent):
@@ -86,7 +116,8 @@ def test_memory_is_the_allocators_per_device(sent):
             loss.backward()
         timer.step(step, loss=loss)
     timer.close()
-    frames = [m["values"] for m in sent if m.get("runId") == "memory" and "memory_peak_mib" in m["values"]]
+    metric_frames = [m for m in sent if m.get("type") == "metric" and m.get("runId") == "memory"]  # not its device plan
+    frames = [m["values"] for m in metric_frames if "memory_peak_mib" in m["values"]]
     assert frames, "no memory sample"
     assert max(v["memory_peak_mib"] for v in frames) >= 4.0  # the 4 MiB weight and its gradient at least
     assert devices.detect(1, "single").memory_source.startswith("torch.cuda.memory_allocated")
@@ -152,7 +183,10 @@ def test_ranks_sharing_a_gpu_train_over_gloo_like_one_full_batch():
         opt.zero_grad()
     for r in result.results:
         assert torch.allclose(torch.tensor(r["weight"]), model.weight.detach(), atol=1e-5)
-        assert all(m["values"]["comm_ms"] is not None for m in r["records"])
+        # step frames, not the closing memory samples a CUDA timer sends on their own
+        step_frames = [m for m in r["records"] if "step_ms" in m["values"]]
+        assert len(step_frames) == args["steps"]
+        assert all(m["values"]["comm_ms"] is not None for m in step_frames)
 
 
 def test_cpu_rank_code_on_a_gpu_host_gets_gloo_or_a_clear_error():

@@ -20,7 +20,8 @@ def mlp() -> nn.Module:
 
 
 def emulated(module: nn.Module, n: int, **options) -> data_parallel.EmulatedDataParallel:
-    model = lab.DataParallel(module, device_ids=list(range(n)), **options)
+    # The CPU emulation on any host: a GPU host would plan CUDA devices otherwise.
+    model = lab.DataParallel(module, device_ids=list(range(n)), placement="cpu", **options)
     assert isinstance(model, data_parallel.EmulatedDataParallel)
     return model
 
@@ -233,4 +234,4 @@ def test_device_mode_is_honest():
     mode = model.device_mode.to_dict()
     assert mode["kind"] == "cpu-emulated" and mode["count"] == 2
     assert mode["label"].startswith("2× cpu, emulated DataParallel")
-    assert lab.device_mode(4, "DDP")["label"].startswith("4× cpu, DDP over gloo")
+    assert lab.device_mode(4, "DDP", placement="cpu")["label"].startswith("4× cpu, DDP over gloo")

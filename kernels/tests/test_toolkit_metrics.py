@@ -94,7 +94,7 @@ def test_step_timer_on_one_device(sent):
 
 def test_step_timer_with_data_parallel_emits_one_frame_per_device(sent):
     torch.manual_seed(0)
-    model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2])
+    model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2], placement="cpu")
     timer = lab.StepTimer(model)
     with timer.phase("forward"):
         loss = model(torch.randn(10, 4)).sum()
@@ -124,7 +124,7 @@ def test_replica_state_shows_lost_and_unsynchronised_state():
 
     torch.manual_seed(0)
     net = Net()
-    model = lab.DataParallel(net, device_ids=[0, 1], keep_replicas=True)
+    model = lab.DataParallel(net, device_ids=[0, 1], keep_replicas=True, placement="cpu")
     model(torch.randn(8, 3) + torch.arange(8.0).unsqueeze(1))  # the two chunks differ
     table = lab.replica_state(model)
     assert table.columns == ["original", "replica 0 (dev 0)", "replica 1 (dev 1)"]
@@ -139,7 +139,7 @@ def test_replica_state_shows_lost_and_unsynchronised_state():
 
 
 def test_replica_state_needs_kept_replicas():
-    model = lab.DataParallel(nn.Linear(2, 2), device_ids=[0, 1])
+    model = lab.DataParallel(nn.Linear(2, 2), device_ids=[0, 1], placement="cpu")
     model(torch.randn(4, 2))
     with pytest.raises(ValueError, match="keep_replicas=True"):
         lab.replica_state(model)
