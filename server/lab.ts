@@ -70,15 +70,28 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   if (!kernelHosts) throw new Error("openLab needs hosts or a host");
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost);
   const scenarios = new ScenarioCatalog();
-  const workshops = new Workshops(db.prisma, catalog, scenarios);
+  // Made once the hub exists; notebook events reach the workshops' live views after their writes commit.
+  let workshops: Workshops | null = null;
   const dataDir = options.dataDir ?? (process.env.MGPULAB_DATA_DIR || path.resolve("data"));
   const access = openAccess(db.prisma, {
     ...DEFAULT_AUTH,
     ...options.auth,
     secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
-    onParticipantJoined: ({ userId, workshopId }) => workshops.giveCopies(userId, workshopId),
+    onParticipantJoined: ({ userId, workshopId }) => workshops!.admitOrQueue(userId, workshopId),
   });
-  const hub = new NotebookHub({ ...options, hosts: kernelHosts, catalog, templates: scenarios });
+  const hub = new NotebookHub({
+    ...options,
+    hosts: kernelHosts,
+    catalog,
+    templates: scenarios,
+    broadcast: (notebookId, event, seq) => {
+      options.broadcast(notebookId, event, seq);
+      workshops?.live.notebookEvent(notebookId, event);
+    },
+  });
+  const labWorkshops = new Workshops(db.prisma, hub, scenarios, options.log);
+  workshops = labWorkshops;
+  labWorkshops.startClock();
   if (hosts) {
     hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
     hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);
@@ -92,12 +105,13 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     hub,
     scenarios,
     access,
-    workshops,
+    workshops: labWorkshops,
     interruptedRuns: interrupted.length,
     resumedRuns: resumed,
     hosts,
     close: async ({ keepKernels = false } = {}) => {
       culler.stop();
+      labWorkshops.stopClock();
       if (keepKernels) {
         await hub.detachAll();
         await hosts?.detachAll();

@@ -8,6 +8,7 @@
 import { createContext } from "react";
 import type { CellTemplate, Prediction, PredictQuestion } from "../../server/core/protocol/notebook-model";
 import type { VerdictValue } from "../../server/core/protocol/verdict-model";
+import { measuredChoice } from "../../server/core/notebook/measured-choice";
 
 export interface ClaimPrediction {
   /** The question as it was asked (filled in with the scenario's values). */
@@ -34,25 +35,9 @@ export type PredictionOutcome =
 
 /** `verdictOf(claimId)`: the verdict of that claim in the report shown (null: none, e.g. it needs a run). */
 export function judgePrediction(prediction: ClaimPrediction, verdictOf: (claimId: string) => VerdictValue | null): PredictionOutcome {
-  const outcomes = prediction.outcomes;
-  if (!outcomes || outcomes.length !== prediction.choices.length) return { kind: "unjudged" };
-  const deciding = [...new Set(outcomes.flatMap((outcome) => Object.keys(outcome)))];
-  const missing = deciding.filter((claim) => verdictOf(claim) === null);
-  if (missing.length > 0) return { kind: "undecided", reason: "this run has no verdict yet on what decides it" };
-  if (deciding.some((claim) => verdictOf(claim) === "inconclusive")) return { kind: "undecided", reason: "the measurement was inconclusive" };
-  const index = outcomes.findIndex((outcome) => {
-    const conditions = Object.entries(outcome);
-    return (
-      conditions.length > 0 &&
-      conditions.every(([claim, verdicts]) => {
-        const verdict = verdictOf(claim);
-        return verdict !== null && verdicts.includes(verdict);
-      })
-    );
-  });
-  if (index < 0) return { kind: "undecided", reason: "the verdicts match none of the choices" };
-  const measured = prediction.choices[index];
-  return { kind: "judged", measured, right: measured === prediction.choice };
+  const measured = measuredChoice(prediction.choices, prediction.outcomes, verdictOf);
+  if (measured.kind !== "judged") return measured;
+  return { kind: "judged", measured: measured.measured, right: measured.measured === prediction.choice };
 }
 
 export type PredictionsByClaim = ReadonlyMap<string, readonly ClaimPrediction[]>;

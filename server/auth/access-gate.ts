@@ -33,6 +33,17 @@ export class AccessGate {
     if (!facts || !mayStopKernel(actor, facts)) throw notFound("notebook", notebookId);
   }
 
+  /**
+   * The facilitator's own workshop; "not-found" for anyone else's, word for
+   * word as for an id that does not exist (roles that run no workshops are
+   * refused before, without an id involved).
+   */
+  async requireWorkshop(actor: Actor, workshopId: string): Promise<void> {
+    this.requireLab(actor, "run-workshops");
+    const found = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { facilitatorId: true } });
+    if (!found || found.facilitatorId !== actor.userId) throw new CommandError("not-found", `workshop ${workshopId} not found`);
+  }
+
   /** The notebook an execution belongs to, when the actor may read it; else "not-found". */
   async requireExecution(actor: Actor, executionId: string): Promise<string> {
     const found = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { run: { select: { notebookId: true } } } });
@@ -85,7 +96,7 @@ export class AccessGate {
         id: true,
         ownerId: true,
         workshopId: true,
-        workshop: { select: { facilitatorId: true } },
+        workshop: { select: { facilitatorId: true, endedAt: true } },
         shares: { where: { userId: actor.userId }, select: { access: true } },
       },
     });
@@ -96,6 +107,7 @@ export class AccessGate {
           ownerId: row.ownerId,
           workshopId: row.workshopId,
           workshopFacilitatorId: row.workshop?.facilitatorId ?? null,
+          workshopEnded: (row.workshop?.endedAt ?? null) !== null,
           sharedWithActor: shareAccess(row.shares[0]?.access),
         },
       ]),
@@ -121,4 +133,5 @@ const LAB_ACTION_WORDS: Record<LabAction, string> = {
   "list-all-kernels": "manage every kernel",
   "manage-users": "manage users",
   "run-workshops": "run workshops",
+  "see-own-workshop": "follow a workshop (only its participants do)",
 };

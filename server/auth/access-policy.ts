@@ -8,6 +8,8 @@
  *   another user for "read" or "run" (run includes read). A facilitator
  *   can read and run (restart a kernel) every notebook of their own
  *   workshops, and edit none. A participant has only their own copies.
+ * - Once a workshop has ended its notebooks are read-only to everyone:
+ *   participants keep reading and exporting their copies through their link.
  * - An admin manages users and can list and stop any kernel (a held GPU is
  *   everyone's problem) but reads nobody's notebook that is not shared.
  * - Anything not allowed is "hidden": the caller answers 404, the same as
@@ -39,7 +41,9 @@ export type LabAction =
   | "check-host"
   | "list-all-kernels"
   | "manage-users"
-  | "run-workshops";
+  | "run-workshops"
+  /** A participant's own workshop: admission, pace, broadcasts. */
+  | "see-own-workshop";
 
 /** Facts about a notebook the policy needs, loaded by the gate. */
 export interface NotebookFacts {
@@ -47,6 +51,8 @@ export interface NotebookFacts {
   workshopId: string | null;
   /** The workshop's facilitator, when the notebook belongs to one. */
   workshopFacilitatorId: string | null;
+  /** The notebook's workshop has ended. */
+  workshopEnded: boolean;
   /** What the owner shared with this actor, if anything. */
   sharedWithActor: "read" | "run" | null;
 }
@@ -55,7 +61,7 @@ const LAB_ACTIONS: Record<Role, ReadonlySet<LabAction>> = {
   admin: new Set(["list-own", "create-notebook", "list-scenarios", "list-hosts", "check-host", "list-all-kernels", "manage-users"]),
   member: new Set(["list-own", "create-notebook", "list-scenarios", "list-hosts", "check-host"]),
   facilitator: new Set(["list-own", "create-notebook", "list-scenarios", "list-hosts", "check-host", "run-workshops"]),
-  participant: new Set(["list-own", "list-scenarios"]),
+  participant: new Set(["list-own", "list-scenarios", "see-own-workshop"]),
 };
 
 export function mayDo(actor: Actor, action: LabAction): boolean {
@@ -67,11 +73,11 @@ export function notebookAccess(actor: Actor, facts: NotebookFacts): NotebookAcce
   if (facts.ownerId === actor.userId) {
     // A participant's own copy is theirs only inside their workshop.
     if (actor.role === "participant" && facts.workshopId !== actor.workshopId) return "none";
-    return "edit";
+    return facts.workshopEnded ? "read" : "edit";
   }
   // A participant sees nothing of anybody else's, shared or not.
   if (actor.role === "participant") return "none";
-  if (actor.role === "facilitator" && facts.workshopId !== null && facts.workshopFacilitatorId === actor.userId) return "run";
+  if (actor.role === "facilitator" && facts.workshopId !== null && facts.workshopFacilitatorId === actor.userId) return facts.workshopEnded ? "read" : "run";
   return facts.sharedWithActor ?? "none";
 }
 

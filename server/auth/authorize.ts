@@ -48,7 +48,9 @@ type LabRule =
   /** Something done with the command's notebook. */
   | { kind: "notebook"; action: NotebookAction; also?: LabAction }
   /** Stopping the command's notebook's kernel. */
-  | { kind: "stop-kernel" };
+  | { kind: "stop-kernel" }
+  /** The command's workshop, which must be the actor's own as its facilitator. */
+  | { kind: "workshop" };
 
 /**
  * What each lab command needs. Lists answer only with what the actor may
@@ -80,6 +82,11 @@ export const LAB_COMMAND_RULES: Record<LabCommand["op"], LabRule> = {
   "share-notebook": { kind: "notebook", action: "manage" },
   "list-workshops": { kind: "lab", action: "run-workshops" },
   "create-workshop": { kind: "lab", action: "run-workshops" },
+  "workshop-console": { kind: "workshop" },
+  "update-workshop": { kind: "workshop" },
+  "workshop-broadcast": { kind: "workshop" },
+  "restart-kernel": { kind: "notebook", action: "run" },
+  "my-workshop": { kind: "lab", action: "see-own-workshop" },
 };
 
 export async function authorizeLabCommand(gate: AccessGate, actor: Actor, command: LabCommand): Promise<void> {
@@ -97,7 +104,15 @@ export async function authorizeLabCommand(gate: AccessGate, actor: Actor, comman
     case "stop-kernel":
       await gate.requireKernelStop(actor, notebookIdOf(command));
       return;
+    case "workshop":
+      await gate.requireWorkshop(actor, workshopIdOf(command));
+      return;
   }
+}
+
+function workshopIdOf(command: LabCommand): string {
+  if (!("workshopId" in command)) throw new Error(`lab command ${command.op} has a workshop rule but no workshopId`);
+  return command.workshopId;
 }
 
 function notebookIdOf(command: LabCommand): string {
@@ -110,10 +125,12 @@ export type ApiRoute =
   | { name: "import-notebook" }
   | { name: "export-notebook"; notebookId: string }
   | { name: "list-executions" }
-  | { name: "execution-metrics"; executionId: string };
+  | { name: "execution-metrics"; executionId: string }
+  | { name: "workshop-summary"; workshopId: string };
 
 const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
 const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
+const WORKSHOP_SUMMARY_PATH = /^\/api\/workshops\/([A-Za-z0-9_-]{1,64})\/summary\.csv$/;
 
 /** Which API route a path is; null: no such route (404). */
 export function apiRouteOf(pathname: string): ApiRoute | null {
@@ -123,6 +140,8 @@ export function apiRouteOf(pathname: string): ApiRoute | null {
   if (exported) return { name: "export-notebook", notebookId: exported[1]! };
   const metrics = METRICS_PATH.exec(pathname);
   if (metrics) return { name: "execution-metrics", executionId: metrics[1]! };
+  const summary = WORKSHOP_SUMMARY_PATH.exec(pathname);
+  if (summary) return { name: "workshop-summary", workshopId: summary[1]! };
   return null;
 }
 
@@ -140,6 +159,9 @@ export async function authorizeApiRoute(gate: AccessGate, actor: Actor, route: A
       return;
     case "execution-metrics":
       await gate.requireExecution(actor, route.executionId);
+      return;
+    case "workshop-summary":
+      await gate.requireWorkshop(actor, route.workshopId);
       return;
   }
 }

@@ -129,14 +129,15 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
       ),
       joinWorkshop: createAuthEndpoint(JOIN_PATH, { method: "POST", body: joinBodySchema }, async (ctx) => {
         const workshop = await prisma.workshop.findUnique({ where: { joinCode: ctx.body.code.toUpperCase() }, select: { id: true, closedAt: true } });
-        // An unknown code and a closed room read the same to a guesser.
-        if (!workshop || workshop.closedAt !== null) throw new APIError("NOT_FOUND", { message: "no open workshop has this code; check it with your facilitator" });
-        const current = await getSessionFromCtx(ctx);
+        const current = workshop ? await getSessionFromCtx(ctx) : null;
         const currentUser = current?.user as { id: string; role?: unknown; workshopId?: unknown } | undefined;
-        // The same browser joining again (another tab, a dropped connection) is the same participant.
-        if (currentUser && currentUser.role === "participant" && currentUser.workshopId === workshop.id) {
+        // The same browser joining again (another tab, a dropped connection) is the same participant,
+        // also once the room is closed to newcomers or the workshop has ended.
+        if (workshop && currentUser && currentUser.role === "participant" && currentUser.workshopId === workshop.id) {
           return ctx.json({ userId: currentUser.id, rejoined: true });
         }
+        // An unknown code and a closed room read the same to a guesser.
+        if (!workshop || workshop.closedAt !== null) throw new APIError("NOT_FOUND", { message: "no open workshop has this code; check it with your facilitator" });
         const userId = randomUUID();
         await prisma.user.create({ data: { id: userId, name: ctx.body.name, email: `${userId}@participants.invalid`, role: "participant", workshopId: workshop.id } });
         await settings.onParticipantJoined({ userId, workshopId: workshop.id });

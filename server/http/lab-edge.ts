@@ -22,6 +22,7 @@ import { actorOf, AUTH_BASE_PATH, CLIENT_IP_HEADER, type Actor } from "../auth";
 import { apiRouteOf, authorizeApiRoute, type ApiRoute } from "../auth/authorize";
 import { LOCAL_TOKEN_PATH } from "../auth/local-token";
 import type { Lab } from "../lab";
+import { serveWorkshopSummary } from "./workshop-routes";
 import { handleExecutionRoutes } from "./execution-routes";
 import { handleNotebookFiles } from "./notebook-files";
 import { refuse, replyError, sendError } from "./json-reply";
@@ -118,6 +119,7 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
     });
     return;
   }
+  if (api.name === "workshop-summary") return serveWorkshopSummary(req, res, lab.workshops, api.workshopId, onError);
   handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError, readable });
 }
 

@@ -290,6 +290,21 @@ export class NotebookRuntime {
     }
   }
 
+  /**
+   * Starts the kernel before any cell asks for it (a workshop's seats ahead
+   * of its start time), under the server's kernel cap like any start. A
+   * kernel that is live, or dead (restarted on purpose only), is left as it is.
+   */
+  async startKernel(): Promise<void> {
+    if (!startsKernel("execute", this.kernel.status.state)) return;
+    const release = this.options.claimKernel?.();
+    try {
+      await this.kernel.ensureStarted();
+    } finally {
+      release?.();
+    }
+  }
+
   async rename(title: string): Promise<void> {
     this.coalescer.emit({ type: "notebook-renamed", title });
     await this.persistence.rename(title);

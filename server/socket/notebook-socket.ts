@@ -30,7 +30,7 @@ import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { RunningKernels } from "../core/protocol/kernels-model";
 import type { PrismaClient } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
-import { attachSocketSessions } from "./socket-sessions";
+import { attachSocketSessions, userRoom } from "./socket-sessions";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
@@ -58,6 +58,11 @@ export function roomOf(notebookId: string): string {
   return `notebook:${notebookId}`;
 }
 
+/** The facilitator consoles open on one workshop. */
+function consoleRoom(workshopId: string): string {
+  return `workshop-console:${workshopId}`;
+}
+
 export interface SocketServices {
   hub: NotebookHub;
   scenarios: ScenarioCatalog;
@@ -83,7 +88,18 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   };
   const sessions = attachSocketSessions(io, services.access, services.prisma);
   watchViewers(io, hub);
+  services.workshops.attach({
+    console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
+    participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),
+  });
   io.on("connection", (socket: LabSocket) => {
+    // A participant's roster row says whether a tab of theirs is connected.
+    const connected = socket.data.actor as Actor;
+    const workshopId = connected.role === "participant" ? connected.workshopId : null;
+    if (workshopId !== null) {
+      services.workshops.live.connected(connected.userId, workshopId);
+      socket.on("disconnect", () => services.workshops.live.disconnected(connected.userId, workshopId));
+    }
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
       const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
       sessions
@@ -98,7 +114,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
       const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
       sessions
         .current(socket)
-        .then((actor) => handleLabCommand(actor, services, raw))
+        .then((actor) => handleLabCommand(socket, actor, services, raw))
         .then(reply, (error: unknown) => {
           const { error: message, code } = fail(error, "lab command");
           reply({ ok: false, error: message, code });
@@ -122,12 +138,14 @@ async function handleCommand(socket: LabSocket, actor: Actor, services: SocketSe
   if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
     throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
+  // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
+  if (command.op === "execute" && actor.role === "participant") await services.workshops.checkRevealed(command.notebookId, runtime.doc.cells, command.cellIds);
   if (command.op === "presence") hub.viewerVisibility(command.notebookId, socket.id, command.visible);
   else await runtime.handle(command, socket.id);
   return { ok: true };
 }
 
-async function handleLabCommand(actor: Actor, services: SocketServices, raw: unknown): Promise<LabAck> {
+async function handleLabCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<LabAck> {
   const { hub, scenarios, hosts, access, workshops } = services;
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
@@ -212,8 +230,28 @@ async function handleLabCommand(actor: Actor, services: SocketServices, raw: unk
       return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
     case "list-workshops":
       return { ok: true, workshops: await workshops.listFor(actor.userId) };
-    case "create-workshop":
-      return { ok: true, workshop: await workshops.create(actor.userId, command.title, command.scenarioIds) };
+    case "create-workshop": {
+      const { op: _op, title, scenarioIds, ...options } = command;
+      return { ok: true, workshop: await workshops.create(actor.userId, title, scenarioIds, options) };
+    }
+    case "workshop-console":
+      await socket.join(consoleRoom(command.workshopId));
+      return { ok: true, console: await workshops.consoleView(command.workshopId) };
+    case "update-workshop": {
+      const { op: _op, workshopId, ...changes } = command;
+      await workshops.update(workshopId, changes);
+      return { ok: true, console: await workshops.consoleView(workshopId) };
+    }
+    case "workshop-broadcast":
+      await workshops.broadcast(command.workshopId, command.message ?? null, command.preset ?? null);
+      return { ok: true };
+    case "restart-kernel": {
+      const runtime = await hub.open(command.notebookId);
+      await runtime.handle({ op: "restart", notebookId: command.notebookId }, "console");
+      return { ok: true };
+    }
+    case "my-workshop":
+      return { ok: true, participantWorkshop: await workshops.participantView(actor.userId) };
     default:
       return assertNever(command, "lab command");
   }

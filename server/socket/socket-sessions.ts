@@ -85,7 +85,8 @@ function endSocket(socket: LabSocket, reason: SessionEndReason): void {
   socket.disconnect(true);
 }
 
-function userRoom(userId: string): string {
+/** Every connection of one user (their session notices, a participant's workshop view). */
+export function userRoom(userId: string): string {
   return `user:${userId}`;
 }
 

@@ -1,35 +1,127 @@
 /**
- * Workshops, as far as accounts need them: a facilitator makes one from
- * scenarios and gets a join code; a participant who joins gets their own
- * copy of each scenario, owned by them and filed under the workshop (its
- * facilitator sees it). The facilitator console builds on this.
+ * Workshops: a facilitator makes one from scenarios, with a start and an
+ * end, a resource plan and a join code; participants join by name, are
+ * admitted up to the plan's capacity (later arrivals wait in a queue with
+ * their place), and get their own copy of each scenario with a kernel
+ * started ahead of the start time. The facilitator's console view and each
+ * participant's view are recomputed on every change and pushed live
+ * (workshop-live.ts). At the end time kernels shut down and the copies turn
+ * read-only.
  */
 import { randomInt } from "node:crypto";
 import { z } from "zod";
 import { CommandError } from "../errors";
 import type { WorkshopView } from "../core/protocol/accounts-model";
+import type { ParameterValue } from "../core/protocol/notebook-model";
+import { WORKSHOP_PACES, type ParticipantKernelState, type ParticipantWorkshopView, type WorkshopConsoleView, type WorkshopPace, type WorkshopSettings } from "../core/protocol/workshop-model";
+import { hiddenCells } from "../core/notebook/workshop-steps";
 import type { PrismaClient } from "../persistence";
-import type { NotebookCatalog } from "../notebook/notebook-hub";
+import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
+import { consoleView, queuePositions } from "./console-view";
+import { classSummaryCsv } from "./class-summary";
+import { loadBroadcasts, loadParticipants } from "./workshop-facts";
+import { WorkshopLive, type WorkshopPush } from "./workshop-live";
 
 /** Join codes avoid letters and digits that read alike (0/O, 1/I/L). */
 const CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 const CODE_LENGTH = 8;
+/** Participants' kernels start this long before the start time. */
+export const PRESTART_LEAD_MS = 10 * 60_000;
+export const DEFAULT_CAPACITY = 60;
+export const WORKSHOP_ENDED_REASON = "the workshop ended: its kernels were shut down and its GPU slots freed";
+
+export interface WorkshopOptions {
+  startsAt?: string;
+  endsAt?: string;
+  capacity?: number;
+  hostId?: string;
+  gpusPerParticipant?: number;
+  pace?: WorkshopPace;
+}
+
+export interface WorkshopChanges {
+  closed?: boolean;
+  capacity?: number;
+  pace?: WorkshopPace;
+  revealedSteps?: number;
+  endsAt?: string | null;
+  end?: true;
+}
+
+const workshopSelect = {
+  id: true,
+  title: true,
+  joinCode: true,
+  scenarioIds: true,
+  closedAt: true,
+  startsAt: true,
+  endsAt: true,
+  endedAt: true,
+  pace: true,
+  revealedSteps: true,
+  capacity: true,
+  hostId: true,
+  gpusPerParticipant: true,
+  facilitatorId: true,
+} as const;
+
+type WorkshopRow = {
+  id: string;
+  title: string;
+  joinCode: string;
+  scenarioIds: unknown;
+  closedAt: Date | null;
+  startsAt: Date | null;
+  endsAt: Date | null;
+  endedAt: Date | null;
+  pace: string;
+  revealedSteps: number;
+  capacity: number;
+  hostId: string | null;
+  gpusPerParticipant: number;
+  facilitatorId: string;
+};
 
 export class Workshops {
+  /** Who is connected, the console's and participants' pushes (set once the socket server exists). */
+  readonly live: WorkshopLive;
+  /** Admission decisions one at a time per workshop: concurrent joins never pass the capacity. */
+  private admissions = new Map<string, Promise<unknown>>();
+  /** Copies whose kernel this server has asked to start ahead of time. */
+  private readonly prestarted = new Set<string>();
+  private clock: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly catalog: NotebookCatalog,
+    private readonly hub: NotebookHub,
     private readonly scenarios: ScenarioCatalog,
-  ) {}
+    private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
+  ) {
+    this.live = new WorkshopLive(prisma, (workshopId) => this.computeViews(workshopId), (message) => this.log("error", message));
+  }
 
-  async create(facilitatorId: string, title: string, scenarioIds: readonly string[]): Promise<WorkshopView> {
+  attach(push: WorkshopPush): void {
+    this.live.attach(push);
+  }
+
+  async create(facilitatorId: string, title: string, scenarioIds: readonly string[], options: WorkshopOptions = {}): Promise<WorkshopView> {
     const known = new Set((await this.scenarios.list()).map((scenario) => scenario.id));
     const unknown = scenarioIds.filter((id) => !known.has(id));
     if (unknown.length > 0) throw new CommandError("not-found", `no scenario ${unknown.join(", ")}`);
+    const startsAt = options.startsAt ? new Date(options.startsAt) : null;
+    const endsAt = options.endsAt ? new Date(options.endsAt) : null;
+    if (startsAt && endsAt && endsAt <= startsAt) throw new CommandError("invalid", "the end time must be after the start time");
+    if (endsAt && endsAt.getTime() <= Date.now()) throw new CommandError("invalid", "the end time is already past");
+    const capacity = options.capacity ?? DEFAULT_CAPACITY;
+    const gpus = options.gpusPerParticipant ?? 0;
+    const hostId = this.checkPlan(options.hostId ?? null, gpus, capacity);
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const created = await this.prisma.workshop.create({ data: { title, facilitatorId, joinCode: newJoinCode(), scenarioIds: [...new Set(scenarioIds)] }, select: { id: true } });
+        const created = await this.prisma.workshop.create({
+          data: { title, facilitatorId, joinCode: newJoinCode(), scenarioIds: [...new Set(scenarioIds)], startsAt, endsAt, capacity, hostId, gpusPerParticipant: gpus, pace: options.pace ?? "self" },
+          select: { id: true },
+        });
         return this.view(created.id);
       } catch (error) {
         // A code already taken (unique): draw again; 31^8 makes a second clash vanishingly rare.
@@ -43,22 +135,279 @@ export class Workshops {
     return Promise.all(rows.map((row) => this.view(row.id)));
   }
 
-  /** A new participant's copies of the workshop's scenarios, in the workshop's order. */
-  async giveCopies(participantId: string, workshopId: string): Promise<void> {
-    const workshop = await this.prisma.workshop.findUniqueOrThrow({ where: { id: workshopId }, select: { scenarioIds: true } });
-    const summaries = await this.scenarios.list();
-    for (const scenarioId of scenarioIdsOf(workshop.scenarioIds)) {
-      const summary = summaries.find((scenario) => scenario.id === scenarioId);
-      if (!summary) continue;
-      const cells = await this.scenarios.notebookCells(scenarioId, {});
-      await this.catalog.createWithCells(participantId, summary.title, cells, workshopId);
+  /**
+   * A participant who just joined: admitted while the workshop has room (their
+   * copies made, their kernel started when the start is near), else queued.
+   */
+  async admitOrQueue(participantId: string, workshopId: string): Promise<void> {
+    await this.serially(workshopId, async () => {
+      const workshop = await this.row(workshopId);
+      const admitted = await this.admittedCount(workshopId, participantId);
+      if (admitted < workshop.capacity && (await this.nobodyWaiting(workshopId, participantId))) await this.admit(participantId, workshop);
+      else await this.prisma.user.update({ where: { id: participantId }, data: { waitingSince: new Date() }, select: { id: true } });
+    });
+    this.live.changed(workshopId);
+  }
+
+  async update(workshopId: string, changes: WorkshopChanges): Promise<WorkshopSettings> {
+    const workshop = await this.row(workshopId);
+    if (workshop.endedAt !== null && (changes.end === undefined || Object.keys(changes).length > 1)) {
+      throw new CommandError("invalid", "this workshop has ended: nothing about it can change");
     }
+    if (changes.capacity !== undefined) this.checkPlan(workshop.hostId, workshop.gpusPerParticipant, changes.capacity);
+    const endsAt = changes.endsAt === undefined ? undefined : changes.endsAt === null ? null : new Date(changes.endsAt);
+    if (endsAt && workshop.startsAt && endsAt <= workshop.startsAt) throw new CommandError("invalid", "the end time must be after the start time");
+    await this.prisma.workshop.update({
+      where: { id: workshopId },
+      data: {
+        ...(changes.closed === undefined ? {} : { closedAt: changes.closed ? (workshop.closedAt ?? new Date()) : null }),
+        ...(changes.capacity === undefined ? {} : { capacity: changes.capacity }),
+        ...(changes.pace === undefined ? {} : { pace: changes.pace }),
+        ...(changes.revealedSteps === undefined ? {} : { revealedSteps: changes.revealedSteps }),
+        ...(endsAt === undefined ? {} : { endsAt }),
+      },
+      select: { id: true },
+    });
+    if (changes.end) await this.end(workshopId);
+    else if (changes.capacity !== undefined) await this.admitWaiting(workshopId);
+    this.live.changed(workshopId);
+    return this.settings(await this.row(workshopId));
+  }
+
+  /** A message and/or a preset for one of the workshop's scenarios, to every participant. */
+  async broadcast(workshopId: string, message: string | null, preset: { scenarioId: string; values: Record<string, ParameterValue> } | null): Promise<void> {
+    const workshop = await this.row(workshopId);
+    if (preset && !scenarioIdsOf(workshop.scenarioIds).includes(preset.scenarioId)) {
+      throw new CommandError("invalid", `scenario ${preset.scenarioId} is not part of this workshop`);
+    }
+    if (preset) {
+      const scenario = (await this.scenarios.list()).find((candidate) => candidate.id === preset.scenarioId);
+      // Checked as the participant's form would check it: a preset nobody could apply is refused now.
+      if (scenario) await this.scenarios.notebookCells(preset.scenarioId, preset.values);
+    }
+    await this.prisma.workshopBroadcast.create({ data: { workshopId, message, preset: preset ?? undefined }, select: { id: true } });
+    this.live.changed(workshopId);
+  }
+
+  async consoleView(workshopId: string): Promise<WorkshopConsoleView> {
+    return (await this.computeViews(workshopId)).console;
+  }
+
+  async participantView(userId: string): Promise<ParticipantWorkshopView> {
+    const user = await this.prisma.user.findUnique({ where: { id: userId }, select: { workshopId: true, role: true } });
+    if (!user || user.role !== "participant" || user.workshopId === null) throw new CommandError("not-found", "you are not in a workshop");
+    const workshop = await this.row(user.workshopId);
+    const waiting = await this.prisma.user.findMany({ where: { workshopId: workshop.id, role: "participant", removedAt: null, waitingSince: { not: null } }, select: { id: true, waitingSince: true } });
+    return participantView(this.settings(workshop), queuePositions(waiting).get(userId) ?? null, await loadBroadcasts(this.prisma, workshop.id));
+  }
+
+  async summaryCsv(workshopId: string): Promise<{ fileName: string; csv: string }> {
+    const view = await this.consoleView(workshopId);
+    const slug = view.workshop.title.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60) || "workshop";
+    return { fileName: `${slug}-summary.csv`, csv: classSummaryCsv(view) };
   }
 
   /** The scenarios a participant's workshop offers (what their scenario list shows). */
   async scenarioIdsOf(workshopId: string): Promise<string[]> {
     const workshop = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { scenarioIds: true } });
     return workshop ? scenarioIdsOf(workshop.scenarioIds) : [];
+  }
+
+  /** The facilitator's workshop, or "not found" (another facilitator's reads exactly like a missing one). */
+  async requireFacilitator(facilitatorId: string, workshopId: string): Promise<void> {
+    const found = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { facilitatorId: true } });
+    if (!found || found.facilitatorId !== facilitatorId) throw new CommandError("not-found", `workshop ${workshopId} not found`);
+  }
+
+  /**
+   * A participant may run only the steps revealed so far when the workshop is
+   * led by its facilitator; the refusal says so.
+   */
+  async checkRevealed(notebookId: string, cells: Parameters<typeof hiddenCells>[0], cellIds: readonly string[]): Promise<void> {
+    const notebook = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { workshop: { select: { pace: true, revealedSteps: true } } } });
+    const workshop = notebook?.workshop;
+    if (!workshop || workshop.pace !== "led") return;
+    const hidden = hiddenCells(cells, workshop.revealedSteps);
+    if (cellIds.some((id) => hidden.has(id))) throw new CommandError("forbidden", "your facilitator has not revealed this step yet");
+  }
+
+  /** Ends workshops past their end time, and starts admitted participants' kernels when the start is near. */
+  startClock(intervalMs = 1_000): void {
+    this.clock ??= setInterval(() => void this.tick().catch((error: unknown) => this.log("error", `workshop clock: ${error instanceof Error ? error.message : String(error)}`)), intervalMs);
+    this.clock.unref();
+  }
+
+  stopClock(): void {
+    if (this.clock) clearInterval(this.clock);
+    this.clock = null;
+  }
+
+  async tick(now = new Date()): Promise<void> {
+    const due = await this.prisma.workshop.findMany({ where: { endedAt: null, endsAt: { lte: now } }, select: { id: true } });
+    for (const workshop of due) await this.end(workshop.id);
+    const starting = await this.prisma.workshop.findMany({
+      where: { endedAt: null, OR: [{ startsAt: null }, { startsAt: { lte: new Date(now.getTime() + PRESTART_LEAD_MS) } }] },
+      select: workshopSelect,
+    });
+    for (const workshop of starting) await this.prestart(workshop);
+  }
+
+  /** Kernels shut down (GPU slots freed with them), the room closed; participants keep reading their copies. */
+  async end(workshopId: string): Promise<void> {
+    const ended = await this.prisma.workshop.updateMany({ where: { id: workshopId, endedAt: null }, data: { endedAt: new Date(), closedAt: new Date() } });
+    const notebooks = await this.prisma.notebook.findMany({ where: { workshopId }, select: { id: true } });
+    for (const notebook of notebooks) await this.hub.kernels.shutdown(notebook.id, WORKSHOP_ENDED_REASON);
+    if (ended.count > 0) this.log("info", `workshop ${workshopId} ended: ${notebooks.length} notebook(s) read-only, their kernels shut down`);
+    this.live.changed(workshopId);
+  }
+
+  private async computeViews(workshopId: string): Promise<{ console: WorkshopConsoleView; participants: Map<string, ParticipantWorkshopView> }> {
+    const workshop = await this.row(workshopId);
+    const settings = this.settings(workshop);
+    const participants = await loadParticipants(this.prisma, workshopId, settings.scenarioIds, {
+      kernelOf: (notebookId) => this.kernelOf(notebookId),
+      online: (userId) => this.live.isOnline(userId),
+    });
+    const broadcasts = await loadBroadcasts(this.prisma, workshopId);
+    const view = consoleView({ workshop: settings, participants, broadcasts, now: new Date() });
+    const positions = queuePositions(participants);
+    return { console: view, participants: new Map(participants.map((participant) => [participant.id, participantView(settings, positions.get(participant.id) ?? null, broadcasts)])) };
+  }
+
+  private async kernelOf(notebookId: string): Promise<ParticipantKernelState> {
+    const runtime = await this.hub.get(notebookId);
+    if (!runtime) return "not-started";
+    const status = runtime.kernel.status;
+    switch (status.state) {
+      case "not-started":
+        return "not-started";
+      case "starting":
+      case "restarting":
+        return "starting";
+      case "idle":
+        return "idle";
+      case "busy":
+      case "interrupting":
+        return runtime.doc.cells.some((cell) => cell.runState === "running" && cell.outputs.some((output) => output.kind === "hang")) ? "hung" : "busy";
+      case "dead":
+        return "dead";
+      case "shutdown":
+        return "shutdown";
+    }
+  }
+
+  private async admit(participantId: string, workshop: WorkshopRow): Promise<void> {
+    await this.prisma.user.update({ where: { id: participantId }, data: { waitingSince: null }, select: { id: true } });
+    await this.giveCopies(participantId, workshop);
+    if (workshop.startsAt === null || workshop.startsAt.getTime() - PRESTART_LEAD_MS <= Date.now()) void this.prestart(workshop);
+  }
+
+  /** Admits the longest-waiting participants while there is room. */
+  private async admitWaiting(workshopId: string): Promise<void> {
+    await this.serially(workshopId, async () => {
+      const workshop = await this.row(workshopId);
+      let admitted = await this.admittedCount(workshopId);
+      const waiting = await this.prisma.user.findMany({ where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null } }, orderBy: [{ waitingSince: "asc" }, { id: "asc" }], select: { id: true } });
+      for (const participant of waiting) {
+        if (admitted >= workshop.capacity) break;
+        await this.admit(participant.id, workshop);
+        admitted += 1;
+      }
+    });
+  }
+
+  /** Each scenario of the workshop as the participant's own notebook, on the plan's host and GPUs. */
+  private async giveCopies(participantId: string, workshop: WorkshopRow): Promise<void> {
+    const existing = await this.prisma.notebook.count({ where: { ownerId: participantId, workshopId: workshop.id } });
+    if (existing > 0) return;
+    const summaries = await this.scenarios.list();
+    for (const scenarioId of scenarioIdsOf(workshop.scenarioIds)) {
+      const summary = summaries.find((scenario) => scenario.id === scenarioId);
+      if (!summary) continue;
+      const cells = await this.scenarios.notebookCells(scenarioId, {});
+      const made = await this.hub.catalog.createWithCells(participantId, summary.title, cells, workshop.id);
+      if (workshop.hostId !== null || workshop.gpusPerParticipant > 0) {
+        await this.prisma.notebook.update({ where: { id: made.id }, data: { kernelHostId: workshop.hostId ?? this.hub.hosts.defaultHost, kernelGpus: workshop.gpusPerParticipant }, select: { id: true } });
+      }
+    }
+  }
+
+  /** Starts the kernel of each admitted participant's first copy that never had one. */
+  private async prestart(workshop: WorkshopRow): Promise<void> {
+    const firstScenario = scenarioIdsOf(workshop.scenarioIds)[0];
+    if (firstScenario === undefined) return;
+    const copies = await this.prisma.notebook.findMany({
+      where: { workshopId: workshop.id, deletedAt: null, runs: { none: {} }, owner: { role: "participant", waitingSince: null, removedAt: null } },
+      orderBy: { createdAt: "asc" },
+      select: { id: true, ownerId: true, cells: { where: { templateId: { startsWith: `${firstScenario}/` } }, select: { id: true }, take: 1 } },
+    });
+    const first = new Map<string, string>();
+    for (const copy of copies) if (copy.cells.length > 0 && !first.has(copy.ownerId)) first.set(copy.ownerId, copy.id);
+    for (const notebookId of first.values()) {
+      if (this.prestarted.has(notebookId)) continue;
+      this.prestarted.add(notebookId);
+      void this.hub
+        .open(notebookId)
+        .then((runtime) => runtime.startKernel())
+        .then(
+          () => this.live.changed(workshop.id),
+          (error: unknown) => this.log("warning", `workshop ${workshop.id}: could not start the kernel of notebook ${notebookId} ahead of time: ${error instanceof Error ? error.message : String(error)}`),
+        );
+    }
+  }
+
+  private checkPlan(hostId: string | null, gpus: number, capacity: number): string | null {
+    const hosts = this.hub.hosts;
+    if (hostId !== null && !hosts.ids().includes(hostId)) throw new CommandError("invalid", `no host "${hostId}" (the lab's hosts: ${hosts.ids().join(", ")})`);
+    const have = hosts.gpuCount(hostId ?? hosts.defaultHost);
+    if (gpus > 0 && have !== null && gpus * capacity > have) {
+      throw new CommandError("invalid", `host ${hostId ?? hosts.defaultHost} has ${have} GPU(s): ${gpus} each fits ${Math.floor(have / gpus)} participant(s), not ${capacity}`);
+    }
+    return hostId;
+  }
+
+  private settings(row: WorkshopRow): WorkshopSettings {
+    const pace = (WORKSHOP_PACES as readonly string[]).includes(row.pace) ? (row.pace as WorkshopPace) : "self";
+    const host = row.hostId ?? this.hub.hosts.defaultHost;
+    const resources =
+      row.gpusPerParticipant > 0
+        ? `${row.gpusPerParticipant} GPU${row.gpusPerParticipant === 1 ? "" : "s"} each on host ${host}, for up to ${row.capacity} participants`
+        : `CPU emulation on host ${host} (no GPU per participant), for up to ${row.capacity} participants`;
+    return {
+      id: row.id,
+      title: row.title,
+      joinCode: row.joinCode,
+      scenarioIds: scenarioIdsOf(row.scenarioIds),
+      startsAt: row.startsAt?.toISOString() ?? null,
+      endsAt: row.endsAt?.toISOString() ?? null,
+      closedAt: row.closedAt?.toISOString() ?? null,
+      endedAt: row.endedAt?.toISOString() ?? null,
+      pace,
+      revealedSteps: row.revealedSteps,
+      plan: { hostId: row.hostId, gpusPerParticipant: row.gpusPerParticipant, capacity: row.capacity },
+      resources,
+    };
+  }
+
+  private async row(workshopId: string): Promise<WorkshopRow> {
+    const row = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: workshopSelect });
+    if (!row) throw new CommandError("not-found", `workshop ${workshopId} not found`);
+    return row;
+  }
+
+  private admittedCount(workshopId: string, except?: string): Promise<number> {
+    return this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: null, ...(except ? { id: { not: except } } : {}) } });
+  }
+
+  private async nobodyWaiting(workshopId: string, except: string): Promise<boolean> {
+    return (await this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null }, id: { not: except } } })) === 0;
+  }
+
+  private serially<T>(workshopId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.admissions.get(workshopId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    this.admissions.set(workshopId, next.catch(() => undefined));
+    return next;
   }
 
   private async view(workshopId: string): Promise<WorkshopView> {
@@ -70,11 +419,14 @@ export class Workshops {
         joinCode: true,
         scenarioIds: true,
         closedAt: true,
+        endedAt: true,
+        startsAt: true,
+        endsAt: true,
         createdAt: true,
         participants: {
           where: { removedAt: null },
           orderBy: { createdAt: "asc" },
-          select: { id: true, name: true, notebooks: { where: { workshopId, deletedAt: null }, orderBy: { createdAt: "asc" }, select: { id: true, title: true } } },
+          select: { id: true, name: true, waitingSince: true, notebooks: { where: { workshopId, deletedAt: null }, orderBy: { createdAt: "asc" }, select: { id: true, title: true } } },
         },
       },
     });
@@ -84,10 +436,28 @@ export class Workshops {
       joinCode: row.joinCode,
       scenarioIds: scenarioIdsOf(row.scenarioIds),
       closedAt: row.closedAt?.toISOString() ?? null,
+      endedAt: row.endedAt?.toISOString() ?? null,
+      startsAt: row.startsAt?.toISOString() ?? null,
+      endsAt: row.endsAt?.toISOString() ?? null,
       createdAt: row.createdAt.toISOString(),
-      participants: row.participants,
+      participants: row.participants.map(({ waitingSince, ...participant }) => ({ ...participant, waiting: waitingSince !== null })),
     };
   }
+}
+
+function participantView(settings: WorkshopSettings, queuePosition: number | null, broadcasts: ParticipantWorkshopView["broadcasts"]): ParticipantWorkshopView {
+  return {
+    id: settings.id,
+    title: settings.title,
+    state: settings.endedAt !== null ? "ended" : queuePosition !== null ? "waiting" : "admitted",
+    queuePosition,
+    startsAt: settings.startsAt,
+    endsAt: settings.endsAt,
+    pace: settings.pace,
+    revealedSteps: settings.revealedSteps,
+    resources: settings.resources,
+    broadcasts,
+  };
 }
 
 function newJoinCode(): string {

@@ -62,6 +62,8 @@ const NOTEBOOK_ACTIONS: Action[] = [
     // An admin stops any kernel: a held GPU is everyone's problem.
     extra: (actor, notebook) => (actor === "admin" && notebook !== "guessed" ? "allowed" : null),
   },
+  // The console restarting one participant's kernel: whoever may run the notebook.
+  { name: "restart-kernel", needs: "run", kind: "lab" },
   { name: "GET export", needs: "read", kind: "http" },
   { name: "GET execution metrics", needs: "read", kind: "http" },
 ];
@@ -78,9 +80,21 @@ const LAB_ACTIONS: Array<{ name: string; allowed: ActorName[] }> = [
   { name: "list-hosts", allowed: ["admin", "memberA", "memberB", "facilitatorF", "facilitatorG"] },
   { name: "list-workshops", allowed: ["facilitatorF", "facilitatorG"] },
   { name: "create-workshop", allowed: ["facilitatorF", "facilitatorG"] },
+  { name: "my-workshop", allowed: ["participantP", "participantQ"] },
   // The kernel list shows member A's kernel to A and to an admin only.
   { name: "list-kernels shows A's kernel", allowed: ["admin", "memberA"] },
 ];
+
+type WorkshopName = "W1" | "W2" | "guessed-workshop";
+/** A workshop is its facilitator's alone: F runs W1, G runs W2. */
+const WORKSHOP_OWNER: Record<WorkshopName, ActorName | null> = { W1: "facilitatorF", W2: "facilitatorG", "guessed-workshop": null };
+const WORKSHOP_ACTIONS = ["workshop-console", "update-workshop", "workshop-broadcast", "GET summary.csv"] as const;
+
+/** Its facilitator may; another facilitator gets what a missing id gets; a role that runs no workshops is refused outright. */
+function workshopExpectation(actor: ActorName, workshop: WorkshopName): "allowed" | "forbidden" | "hidden" {
+  if (WORKSHOP_OWNER[workshop] === actor) return "allowed";
+  return actor.startsWith("facilitator") ? "hidden" : "forbidden";
+}
 
 function level(actor: ActorName, notebook: NotebookName): Level {
   return EXPECTED[notebook][actor] ?? "none";
@@ -102,6 +116,7 @@ describe("authorization matrix", () => {
   const notebooks = new Map<NotebookName, string>();
   const executions = new Map<NotebookName, string>();
   const cellOf = new Map<NotebookName, string>();
+  const workshops = new Map<WorkshopName, string>();
 
   before(async () => {
     harness = await SocketHarness.start({ auth: { loginRateLimit: { max: 1000, windowSeconds: 60 }, joinRateLimit: { max: 1000, windowSeconds: 60 } } });
@@ -116,6 +131,9 @@ describe("authorization matrix", () => {
     userIds.set("bystander", (await accounts.create({ name: "bystander", email: "bystander@example.com", password: PASSWORD, role: "member" })).id);
     const w1 = await harness.lab.workshops.create(userIds.get("facilitatorF")!, "W1", ["dp-basics"]);
     const w2 = await harness.lab.workshops.create(userIds.get("facilitatorG")!, "W2", ["dp-basics"]);
+    workshops.set("W1", w1.id);
+    workshops.set("W2", w2.id);
+    workshops.set("guessed-workshop", "cm0000000000000000guessedws");
     cookies.set("participantP", await joinWorkshop(harness.url, w1.joinCode, "P"));
     cookies.set("participantQ", await joinWorkshop(harness.url, w2.joinCode, "Q"));
     for (const [name, workshopId] of [["participantP", w1.id], ["participantQ", w2.id]] as const) {
@@ -193,6 +211,29 @@ describe("authorization matrix", () => {
       });
     }
   }
+  for (const workshop of Object.keys(WORKSHOP_OWNER) as WorkshopName[]) {
+    for (const action of WORKSHOP_ACTIONS) {
+      for (const actor of ACTORS) {
+        const expected = workshopExpectation(actor, workshop);
+        cells += 1;
+        it(`${actor} · ${action} · ${workshop} → ${expected}`, LIMIT, async () => {
+          const id = workshops.get(workshop)!;
+          const answer = await workshopAttempt(action, actor, id);
+          if (expected === "allowed") {
+            assert.ok(answer.ok, `${actor} should be able to ${action} ${workshop}: ${answer.error}`);
+            return;
+          }
+          assert.equal(answer.ok, false, `${actor} must not ${action} ${workshop}`);
+          if (expected === "forbidden") assert.equal(answer.code, "forbidden");
+          else {
+            assert.equal(answer.code, "not-found");
+            assert.equal(answer.error, `workshop ${id} not found`);
+            if (answer.status !== undefined) assert.equal(answer.status, 404);
+          }
+        });
+      }
+    }
+  }
   const anonymous = ["GET /api/executions", "GET export", "POST import", "GET execution metrics", "socket handshake", "GET /"];
   for (const what of anonymous) {
     cells += 1;
@@ -217,9 +258,13 @@ describe("authorization matrix", () => {
   }
 
   it("prints the matrix's size", () => {
-    const expectedCells = Object.keys(EXPECTED).length * NOTEBOOK_ACTIONS.length * ACTORS.length + LAB_ACTIONS.length * ACTORS.length + anonymous.length;
+    const workshopCells = Object.keys(WORKSHOP_OWNER).length * WORKSHOP_ACTIONS.length * ACTORS.length;
+    const expectedCells = Object.keys(EXPECTED).length * NOTEBOOK_ACTIONS.length * ACTORS.length + LAB_ACTIONS.length * ACTORS.length + workshopCells + anonymous.length;
     assert.equal(cells, expectedCells);
-    console.log(`authorization matrix: ${Object.keys(EXPECTED).length} notebooks × ${NOTEBOOK_ACTIONS.length} actions × ${ACTORS.length} roles + ${LAB_ACTIONS.length} lab actions × ${ACTORS.length} roles + ${anonymous.length} without a session = ${cells} cells`);
+    console.log(
+      `authorization matrix: ${Object.keys(EXPECTED).length} notebooks × ${NOTEBOOK_ACTIONS.length} actions × ${ACTORS.length} roles + ${LAB_ACTIONS.length} lab actions × ${ACTORS.length} roles + ` +
+        `${Object.keys(WORKSHOP_OWNER).length} workshops × ${WORKSHOP_ACTIONS.length} actions × ${ACTORS.length} roles + ${anonymous.length} without a session = ${cells} cells`,
+    );
   });
 
   type Answer = { ok: boolean; code?: string; error?: string; status?: number };
@@ -258,6 +303,21 @@ describe("authorization matrix", () => {
     // this notebook does not ask): that is not an authorization answer.
     if (!reply.ok && !refusedByGate(reply)) return { ok: true };
     return fromAck(reply);
+  }
+
+  async function workshopAttempt(action: (typeof WORKSHOP_ACTIONS)[number], actor: ActorName, workshopId: string): Promise<Answer> {
+    if (action === "GET summary.csv") {
+      const response = await labFetch(`${harness.url}/api/workshops/${workshopId}/summary.csv`, {}, cookies.get(actor)!);
+      if (response.ok) return { ok: true, status: response.status };
+      const body = (await response.json()) as { error: string; code: string };
+      return { ok: false, code: body.code, error: body.error, status: response.status };
+    }
+    const commands = {
+      "workshop-console": { op: "workshop-console", workshopId },
+      "update-workshop": { op: "update-workshop", workshopId, pace: "self" },
+      "workshop-broadcast": { op: "workshop-broadcast", workshopId, message: `hello from ${actor}` },
+    };
+    return fromAck(await clients.get(actor)!.sendLab(commands[action]));
   }
 
   async function labAttempt(name: string, actor: ActorName): Promise<Answer> {

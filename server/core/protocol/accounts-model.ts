@@ -58,8 +58,13 @@ export interface WorkshopView {
   joinCode: string;
   scenarioIds: string[];
   closedAt: string | null;
+  /** Ended: kernels shut down, notebooks read-only. */
+  endedAt: string | null;
+  startsAt: string | null;
+  endsAt: string | null;
   createdAt: string;
-  participants: Array<{ id: string; name: string; notebooks: Array<{ id: string; title: string }> }>;
+  /** `waiting`: still in the admission queue. */
+  participants: Array<{ id: string; name: string; waiting: boolean; notebooks: Array<{ id: string; title: string }> }>;
 }
 
 /** Why the server ended this connection's session (sent just before it disconnects). */

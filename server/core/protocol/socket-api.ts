@@ -13,6 +13,7 @@ import type { HostView } from "./hosts-model";
 import type { RunningKernels } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
+import { WORKSHOP_PACES, type ParticipantWorkshopView, type WorkshopConsoleView } from "./workshop-model";
 
 /** Why `message` cannot be sent (its JSON is over MAX_MESSAGE_BYTES), or null. */
 export function messageTooLarge(message: unknown): string | null {
@@ -151,6 +152,10 @@ export type CommandAck =
   /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
   | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
 
+/** The most participants one workshop admits at once. */
+export const MAX_WORKSHOP_CAPACITY = 500;
+const isoTime = z.iso.datetime({ offset: true, message: "times are ISO 8601 with a zone, e.g. 2026-11-26T09:00:00Z" });
+
 const title = z.string().trim().min(1, "a title is needed").max(MAX_TITLE_CHARS, `a title has at most ${MAX_TITLE_CHARS} characters`);
 
 /** Notebook-list operations: not tied to an open notebook. */
@@ -202,8 +207,52 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("share-notebook"), notebookId: id, email: z.string().max(320), access: z.enum(["read", "run", "none"]) }),
   /** Facilitator: their workshops with participants and their copies. */
   z.object({ op: z.literal("list-workshops") }),
-  /** Facilitator: a workshop from scenarios; answered with its join code. */
-  z.object({ op: z.literal("create-workshop"), title, scenarioIds: z.array(id).min(1).max(20) }),
+  /**
+   * Facilitator: a workshop from scenarios; answered with its join code.
+   * Times are ISO strings (none: it starts now and ends when ended); the plan
+   * says where participants' kernels run and how many are in at once.
+   */
+  z.object({
+    op: z.literal("create-workshop"),
+    title,
+    scenarioIds: z.array(id).min(1).max(20),
+    startsAt: isoTime.optional(),
+    endsAt: isoTime.optional(),
+    capacity: z.number().int().min(1).max(MAX_WORKSHOP_CAPACITY).optional(),
+    hostId: hostId.optional(),
+    gpusPerParticipant: z.number().int().min(0).max(64).optional(),
+    pace: z.enum(WORKSHOP_PACES).optional(),
+  }),
+  /** Facilitator: the console's view of their workshop; this connection then gets `workshop:console` on every change. */
+  z.object({ op: z.literal("workshop-console"), workshopId: id }),
+  /**
+   * Facilitator: change a running workshop. `closed` closes (or reopens) the
+   * room to new joiners; `revealedSteps` with pace "led" reveals steps to
+   * everyone; `end` ends it now (kernels shut down, notebooks read-only).
+   */
+  z.object({
+    op: z.literal("update-workshop"),
+    workshopId: id,
+    closed: z.boolean().optional(),
+    capacity: z.number().int().min(1).max(MAX_WORKSHOP_CAPACITY).optional(),
+    pace: z.enum(WORKSHOP_PACES).optional(),
+    revealedSteps: z.number().int().min(1).max(1_000).optional(),
+    endsAt: isoTime.nullable().optional(),
+    end: z.literal(true).optional(),
+  }),
+  /** Facilitator: a message, a parameter preset, or both, to every participant (each chooses to apply a preset). */
+  z
+    .object({
+      op: z.literal("workshop-broadcast"),
+      workshopId: id,
+      message: z.string().trim().min(1).max(2_000).optional(),
+      preset: z.object({ scenarioId: id, values: parameterValues }).optional(),
+    })
+    .refine((command) => command.message !== undefined || command.preset !== undefined, "a broadcast needs a message or a preset"),
+  /** Restart a notebook's kernel without opening it (the console restarting one participant's kernel). */
+  z.object({ op: z.literal("restart-kernel"), notebookId: id }),
+  /** Participant: their workshop (admission, pace, broadcasts); this connection then gets `workshop:participant` on every change. */
+  z.object({ op: z.literal("my-workshop") }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
 
@@ -223,12 +272,16 @@ export type LabAck =
       shares?: ShareView[];
       workshops?: WorkshopView[];
       workshop?: WorkshopView;
+      console?: WorkshopConsoleView;
+      participantWorkshop?: ParticipantWorkshopView;
     }
   | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
 export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
 export const notebookExportPath = (notebookId: string): string => `/api/notebooks/${encodeURIComponent(notebookId)}/export`;
+/** The class summary as CSV: predictions against measurements per claim, one row per participant and question. */
+export const workshopSummaryPath = (workshopId: string): string => `/api/workshops/${encodeURIComponent(workshopId)}/summary.csv`;
 
 /** Everything the server tells a viewer of a notebook, in order. */
 export type NotebookEvent =
@@ -273,6 +326,10 @@ export interface ServerToClientEvents {
   "session:ended": (reason: SessionEndReason) => void;
   /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
   "notebook:event": (notebookId: string, event: NotebookEvent, seq: number) => void;
+  /** To a facilitator's console (after `workshop-console`): the whole view, at most a few times a second. */
+  "workshop:console": (workshopId: string, view: WorkshopConsoleView) => void;
+  /** To a participant (after `my-workshop`): their workshop changed (admitted, a broadcast, a step revealed, ended). */
+  "workshop:participant": (view: ParticipantWorkshopView) => void;
 }
 
 export interface ClientToServerEvents {

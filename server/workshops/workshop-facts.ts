@@ -1,0 +1,126 @@
+/**
+ * Loads what the console view needs of one workshop in a handful of
+ * queries (its participants, their copies' cells, predictions and latest
+ * verdict reports), whatever the class size. Live state the database does
+ * not hold — kernel states and who is connected — comes from the callers.
+ */
+import { predictQuestionSchema, templateGuideSchema, cellOutputsSchema } from "../core/protocol/notebook-schemas";
+import { VERDICTS_MIME } from "../core/protocol/metrics-model";
+import { verdictReportSchema, type VerdictReport } from "../core/protocol/verdict-model";
+import type { ParticipantKernelState, WorkshopBroadcast } from "../core/protocol/workshop-model";
+import type { PredictQuestion } from "../core/protocol/notebook-model";
+import type { PrismaClient } from "../persistence";
+import type { StepCell } from "../core/notebook/workshop-steps";
+import type { CopyFacts, ParticipantFacts } from "./console-view";
+import { z } from "zod";
+
+export interface LiveFacts {
+  /** A notebook's kernel as the roster shows it (not open on this server: "not-started"). */
+  kernelOf(notebookId: string): Promise<ParticipantKernelState>;
+  online(userId: string): boolean;
+}
+
+export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts): Promise<ParticipantFacts[]> {
+  const users = await prisma.user.findMany({
+    where: { workshopId, role: "participant", removedAt: null },
+    orderBy: { createdAt: "asc" },
+    select: { id: true, name: true, createdAt: true, waitingSince: true },
+  });
+  const notebooks = await prisma.notebook.findMany({
+    where: { workshopId, deletedAt: null, ownerId: { in: users.map((user) => user.id) } },
+    orderBy: { createdAt: "asc" },
+    select: { id: true, title: true, ownerId: true, updatedAt: true },
+  });
+  const notebookIds = notebooks.map((notebook) => notebook.id);
+  const cells = await prisma.cell.findMany({
+    where: { notebookId: { in: notebookIds } },
+    select: { notebookId: true, id: true, position: true, kind: true, templateId: true, templateGuide: true, executionCount: true, updatedAt: true },
+  });
+  const verdictCells = await prisma.cell.findMany({
+    where: { notebookId: { in: notebookIds }, templateId: { endsWith: "/verdicts" }, executionCount: { not: null } },
+    select: { notebookId: true, outputs: true, updatedAt: true },
+  });
+  const predictions = await prisma.prediction.findMany({ where: { notebookId: { in: notebookIds } }, select: { userId: true, questionId: true, choice: true } });
+
+  const cellsOf = new Map<string, typeof cells>();
+  for (const cell of cells) cellsOf.set(cell.notebookId, [...(cellsOf.get(cell.notebookId) ?? []), cell]);
+  const verdictsOf = new Map<string, { at: Date; report: VerdictReport }>();
+  for (const cell of verdictCells) {
+    const report = verdictReportOf(cell.outputs);
+    const known = verdictsOf.get(cell.notebookId);
+    if (report && (!known || known.at < cell.updatedAt)) verdictsOf.set(cell.notebookId, { at: cell.updatedAt, report });
+  }
+  const order = new Map(scenarioIds.map((id, index) => [id, index]));
+  const copiesOf = new Map<string, CopyFacts[]>();
+  for (const notebook of notebooks) {
+    const rows = (cellsOf.get(notebook.id) ?? []).sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+    const stepCells: StepCell[] = rows.map((row) => ({ id: row.id, kind: row.kind === "code" ? "code" : "markdown", template: row.templateId === null ? null : { id: row.templateId }, executionCount: row.executionCount }));
+    const lastTouched = rows.reduce((latest, row) => (row.updatedAt > latest ? row.updatedAt : latest), notebook.updatedAt);
+    const copy: CopyFacts = {
+      id: notebook.id,
+      title: notebook.title,
+      scenarioId: scenarioOf(rows.map((row) => row.templateId)),
+      updatedAt: lastTouched,
+      cells: stepCells,
+      questions: questionsOf(rows.map((row) => row.templateGuide)),
+      verdicts: verdictsOf.get(notebook.id) ?? null,
+      kernel: await live.kernelOf(notebook.id),
+    };
+    copiesOf.set(notebook.ownerId, [...(copiesOf.get(notebook.ownerId) ?? []), copy]);
+  }
+  return users.map((user) => ({
+    id: user.id,
+    name: user.name,
+    joinedAt: user.createdAt,
+    waitingSince: user.waitingSince,
+    online: live.online(user.id),
+    copies: (copiesOf.get(user.id) ?? []).sort((a, b) => (order.get(a.scenarioId ?? "") ?? 99) - (order.get(b.scenarioId ?? "") ?? 99)),
+    predictions: predictions.filter((prediction) => prediction.userId === user.id),
+  }));
+}
+
+export async function loadBroadcasts(prisma: PrismaClient, workshopId: string, limit = 50): Promise<WorkshopBroadcast[]> {
+  const rows = await prisma.workshopBroadcast.findMany({ where: { workshopId }, orderBy: { createdAt: "desc" }, take: limit });
+  return rows.reverse().map((row) => ({ id: row.id, at: row.createdAt.toISOString(), message: row.message, preset: presetOf(row.preset) }));
+}
+
+const presetSchema = z.object({ scenarioId: z.string(), values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) });
+
+function presetOf(value: unknown): WorkshopBroadcast["preset"] {
+  const parsed = presetSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
+/** A copy's scenario: the prefix of its templated cells' ids ("dp-basics/split" → "dp-basics"). */
+function scenarioOf(templateIds: ReadonlyArray<string | null>): string | null {
+  const first = templateIds.find((id): id is string => id !== null && id.includes("/"));
+  return first ? first.slice(0, first.indexOf("/")) : null;
+}
+
+function questionsOf(guides: readonly unknown[]): PredictQuestion[] {
+  const questions: PredictQuestion[] = [];
+  for (const guide of guides) {
+    if (guide === null || guide === undefined) continue;
+    const parsed = templateGuideSchema.shape.question.safeParse((guide as { question?: unknown }).question ?? null);
+    if (parsed.success && parsed.data !== null && !questions.some((question) => question.id === parsed.data!.id)) questions.push(predictQuestionSchema.parse(parsed.data));
+  }
+  return questions;
+}
+
+/** The verdict report a verdicts cell shows (kernel output: validated before it is believed). */
+function verdictReportOf(outputs: unknown): VerdictReport | null {
+  const parsed = cellOutputsSchema.safeParse(outputs);
+  if (!parsed.success) return null;
+  for (const output of [...parsed.data].reverse()) {
+    if (output.kind !== "display" && output.kind !== "result") continue;
+    const raw = output.data[VERDICTS_MIME];
+    if (raw === undefined) continue;
+    try {
+      const report = verdictReportSchema.safeParse(JSON.parse(raw));
+      if (report.success) return report.data;
+    } catch {
+      // Not JSON: not a report (kernel output is never trusted).
+    }
+  }
+  return null;
+}
