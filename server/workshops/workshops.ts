@@ -373,6 +373,9 @@ export class Workshops {
       row.gpusPerParticipant > 0
         ? `${row.gpusPerParticipant} GPU${row.gpusPerParticipant === 1 ? "" : "s"} each on host ${host}, for up to ${row.capacity} participants`
         : `CPU emulation on host ${host} (no GPU per participant), for up to ${row.capacity} participants`;
+    const cap = this.hub.kernels.limits.maxKernels;
+    // Honest about the server's own limit: a class larger than the kernel cap cannot all run at once.
+    const capped = row.capacity > cap ? `; this lab server runs at most ${cap} kernels at once (MGPULAB_MAX_KERNELS), so only ${cap} participants can have a kernel at a time` : "";
     return {
       id: row.id,
       title: row.title,
@@ -385,7 +388,7 @@ export class Workshops {
       pace,
       revealedSteps: row.revealedSteps,
       plan: { hostId: row.hostId, gpusPerParticipant: row.gpusPerParticipant, capacity: row.capacity },
-      resources,
+      resources: resources + capped,
     };
   }
 

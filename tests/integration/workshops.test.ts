@@ -111,6 +111,10 @@ describe("workshops", () => {
     const badTime = await facilitator.sendLab({ op: "create-workshop", title: "Bad", scenarioIds: ["dp-basics"], startsAt: "tomorrow" });
     assert.equal(badTime.ok, false);
     assert.equal(badTime.ok ? "" : badTime.code, "invalid");
+    // A class larger than the server's kernel cap (16 here) is told so, not promised a kernel each.
+    const big = ok(await facilitator.sendLab({ op: "create-workshop", title: "Big class", scenarioIds: ["dp-basics"], startsAt: new Date(Date.now() + 86_400_000).toISOString(), capacity: 60 }));
+    const view = ok(await facilitator.sendLab({ op: "workshop-console", workshopId: big.workshop!.id })).console!;
+    assert.match(view.workshop.resources, /CPU emulation on host \S+ \(no GPU per participant\), for up to 60 participants; this lab server runs at most 16 kernels at once/);
   });
 
   it("admits up to the capacity and queues the rest with their place; the same browser rejoining is the same participant", LIMIT, async () => {
