@@ -178,8 +178,9 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     }
     case "create-from-scenario": {
       const summary = await findScenario(actor, services, command.scenarioId);
-      // A participant's copy is filed under their workshop; anybody else's needs the right to create notebooks.
-      if (actor.role !== "participant") access.gate.requireLab(actor, "create-notebook");
+      // A participant's copy is filed under their workshop (once admitted, before the end); anybody else's needs the right to create notebooks.
+      if (actor.role === "participant") await workshops.requireAdmitted(actor.userId);
+      else access.gate.requireLab(actor, "create-notebook");
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
       const title = await hub.catalog.freshTitle(actor.userId, summary.title);
       return { ok: true, notebook: await hub.catalog.createWithCells(actor.userId, title, cells, actor.workshopId) };

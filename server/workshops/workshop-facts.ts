@@ -20,7 +20,14 @@ export interface LiveFacts {
   online(userId: string): boolean;
 }
 
-export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts): Promise<ParticipantFacts[]> {
+/**
+ * Verdict reports already parsed, by verdicts cell, with what identifies the
+ * run they came from and when it ended: a report is read (megabytes of
+ * outputs for a class) only when its cell ran since.
+ */
+export type VerdictCache = Map<string, { key: string; at: Date; report: VerdictReport | null }>;
+
+export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts, cache: VerdictCache = new Map()): Promise<ParticipantFacts[]> {
   const users = await prisma.user.findMany({
     where: { workshopId, role: "participant", removedAt: null },
     orderBy: { createdAt: "asc" },
@@ -36,26 +43,53 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
     where: { notebookId: { in: notebookIds } },
     select: { notebookId: true, id: true, position: true, kind: true, templateId: true, templateGuide: true, executionCount: true, updatedAt: true },
   });
+  // A verdicts cell's outputs are re-read only when it ran again or its run ended since (its last
+  // execution or how that ended changed): output writes do not touch a cell's updatedAt.
   const verdictCells = await prisma.cell.findMany({
-    where: { notebookId: { in: notebookIds }, templateId: { endsWith: "/verdicts" }, executionCount: { not: null } },
-    select: { notebookId: true, outputs: true, updatedAt: true },
+    where: { notebookId: { in: notebookIds }, templateId: { endsWith: "/verdicts" }, executionCount: { not: null }, lastExecutionId: { not: null } },
+    select: { notebookId: true, id: true, lastExecutionId: true, lastRun: true },
   });
+  const keyOf = (cell: (typeof verdictCells)[number]) => `${cell.lastExecutionId}|${JSON.stringify(cell.lastRun)}`;
+  const stale = verdictCells.filter((cell) => cache.get(`${cell.notebookId}/${cell.id}`)?.key !== keyOf(cell));
+  if (stale.length > 0) {
+    const fresh = await prisma.cell.findMany({
+      where: { OR: stale.map((cell) => ({ notebookId: cell.notebookId, id: cell.id })) },
+      select: { notebookId: true, id: true, lastExecutionId: true, lastRun: true, outputs: true },
+    });
+    const ended = await prisma.cellExecution.findMany({ where: { id: { in: fresh.map((cell) => cell.lastExecutionId!) } }, select: { id: true, endedAt: true, queuedAt: true } });
+    const endedAt = new Map(ended.map((execution) => [execution.id, execution.endedAt ?? execution.queuedAt]));
+    for (const cell of fresh) {
+      cache.set(`${cell.notebookId}/${cell.id}`, { key: keyOf(cell), at: endedAt.get(cell.lastExecutionId!) ?? new Date(0), report: verdictReportOf(cell.outputs) });
+    }
+  }
+  // When each copy was last used: edited, or a cell queued to run.
+  const runs = await prisma.kernelRun.findMany({
+    where: { notebookId: { in: notebookIds } },
+    select: { notebookId: true, executions: { orderBy: { queuedAt: "desc" }, take: 1, select: { queuedAt: true } } },
+  });
+  const lastRunAt = new Map<string, Date>();
+  for (const run of runs) {
+    const at = run.executions[0]?.queuedAt;
+    if (at && (lastRunAt.get(run.notebookId) ?? new Date(0)) < at) lastRunAt.set(run.notebookId, at);
+  }
   const predictions = await prisma.prediction.findMany({ where: { notebookId: { in: notebookIds } }, select: { userId: true, questionId: true, choice: true } });
 
   const cellsOf = new Map<string, typeof cells>();
   for (const cell of cells) cellsOf.set(cell.notebookId, [...(cellsOf.get(cell.notebookId) ?? []), cell]);
   const verdictsOf = new Map<string, { at: Date; report: VerdictReport }>();
   for (const cell of verdictCells) {
-    const report = verdictReportOf(cell.outputs);
+    const cached = cache.get(`${cell.notebookId}/${cell.id}`);
     const known = verdictsOf.get(cell.notebookId);
-    if (report && (!known || known.at < cell.updatedAt)) verdictsOf.set(cell.notebookId, { at: cell.updatedAt, report });
+    if (cached?.report && (!known || known.at < cached.at)) verdictsOf.set(cell.notebookId, { at: cached.at, report: cached.report });
   }
   const order = new Map(scenarioIds.map((id, index) => [id, index]));
   const copiesOf = new Map<string, CopyFacts[]>();
   for (const notebook of notebooks) {
     const rows = (cellsOf.get(notebook.id) ?? []).sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
     const stepCells: StepCell[] = rows.map((row) => ({ id: row.id, kind: row.kind === "code" ? "code" : "markdown", template: row.templateId === null ? null : { id: row.templateId }, executionCount: row.executionCount }));
-    const lastTouched = rows.reduce((latest, row) => (row.updatedAt > latest ? row.updatedAt : latest), notebook.updatedAt);
+    const edited = rows.reduce((latest, row) => (row.updatedAt > latest ? row.updatedAt : latest), notebook.updatedAt);
+    const ran = lastRunAt.get(notebook.id);
+    const lastTouched = ran && ran > edited ? ran : edited;
     const copy: CopyFacts = {
       id: notebook.id,
       title: notebook.title,

@@ -20,7 +20,7 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { consoleView, queuePositions } from "./console-view";
 import { classSummaryCsv } from "./class-summary";
-import { loadBroadcasts, loadParticipants } from "./workshop-facts";
+import { loadBroadcasts, loadParticipants, type VerdictCache } from "./workshop-facts";
 import { WorkshopLive, type WorkshopPush } from "./workshop-live";
 
 /** Join codes avoid letters and digits that read alike (0/O, 1/I/L). */
@@ -91,6 +91,8 @@ export class Workshops {
   /** Copies whose kernel this server has asked to start ahead of time. */
   private readonly prestarted = new Set<string>();
   private clock: NodeJS.Timeout | null = null;
+  /** Parsed verdict reports per workshop, re-read only when their cell changed. */
+  private readonly verdictCaches = new Map<string, VerdictCache>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -267,11 +269,20 @@ export class Workshops {
     const participants = await loadParticipants(this.prisma, workshopId, settings.scenarioIds, {
       kernelOf: (notebookId) => this.kernelOf(notebookId),
       online: (userId) => this.live.isOnline(userId),
-    });
+    }, this.verdictCacheOf(workshopId));
     const broadcasts = await loadBroadcasts(this.prisma, workshopId);
     const view = consoleView({ workshop: settings, participants, broadcasts, now: new Date() });
     const positions = queuePositions(participants);
     return { console: view, participants: new Map(participants.map((participant) => [participant.id, participantView(settings, positions.get(participant.id) ?? null, broadcasts)])) };
+  }
+
+  private verdictCacheOf(workshopId: string): VerdictCache {
+    let cache = this.verdictCaches.get(workshopId);
+    if (!cache) {
+      cache = new Map();
+      this.verdictCaches.set(workshopId, cache);
+    }
+    return cache;
   }
 
   private async kernelOf(notebookId: string): Promise<ParticipantKernelState> {
@@ -316,14 +327,29 @@ export class Workshops {
     });
   }
 
-  /** Each scenario of the workshop as the participant's own notebook, on the plan's host and GPUs. */
+  /**
+   * A participant may make a copy of one of the workshop's scenarios only
+   * once admitted and before the end: the queue cannot be skipped through the
+   * scenario list.
+   */
+  async requireAdmitted(participantId: string): Promise<void> {
+    const user = await this.prisma.user.findUnique({ where: { id: participantId }, select: { waitingSince: true, workshop: { select: { endedAt: true } } } });
+    if (user?.workshop?.endedAt) throw new CommandError("forbidden", "this workshop has ended: its notebooks are read-only");
+    if (user?.waitingSince) throw new CommandError("forbidden", "you are still in the admission queue: your notebooks open when a seat is free");
+  }
+
+  /** Each scenario of the workshop the participant has no copy of yet, as their own notebook, on the plan's host and GPUs. */
   private async giveCopies(participantId: string, workshop: WorkshopRow): Promise<void> {
-    const existing = await this.prisma.notebook.count({ where: { ownerId: participantId, workshopId: workshop.id } });
-    if (existing > 0) return;
+    const owned = await this.prisma.cell.findMany({
+      where: { notebook: { ownerId: participantId, workshopId: workshop.id, deletedAt: null }, templateId: { not: null } },
+      distinct: ["notebookId"],
+      select: { templateId: true },
+    });
+    const have = new Set(owned.map((cell) => cell.templateId!.split("/")[0]));
     const summaries = await this.scenarios.list();
     for (const scenarioId of scenarioIdsOf(workshop.scenarioIds)) {
       const summary = summaries.find((scenario) => scenario.id === scenarioId);
-      if (!summary) continue;
+      if (!summary || have.has(scenarioId)) continue;
       const cells = await this.scenarios.notebookCells(scenarioId, {});
       const made = await this.hub.catalog.createWithCells(participantId, summary.title, cells, workshop.id);
       if (workshop.hostId !== null || workshop.gpusPerParticipant > 0) {

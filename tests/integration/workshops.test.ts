@@ -134,6 +134,9 @@ describe("workshops", () => {
     const boView = ok(await bo.client.sendLab({ op: "my-workshop" })).participantWorkshop!;
     assert.deepEqual([boView.state, boView.queuePosition], ["waiting", 1]);
     assert.deepEqual(await notebooksOf(bo.client), [], "no copies while waiting");
+    // Nor through the scenario list: the queue cannot be skipped.
+    const skipped = await bo.client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics" });
+    assert.deepEqual(skipped.ok ? null : [skipped.code, skipped.error], ["forbidden", "you are still in the admission queue: your notebooks open when a seat is free"]);
 
     // Another tab, or back after the Wi-Fi dropped: the same cookie is the same participant.
     const again = await joinWorkshop(harness.url, joinCode, "Bo (again)", bo.cookie);
@@ -242,6 +245,8 @@ describe("workshops", () => {
     assert.equal(edit.ok, false);
     const exported = await labFetch(`${harness.url}/api/notebooks/${notebookId}/export`, {}, ada.cookie);
     assert.equal(exported.status, 200);
+    const copied = await ada.client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics" });
+    assert.equal(copied.ok ? "" : copied.code, "forbidden");
     const changed = await facilitator.sendLab({ op: "update-workshop", workshopId, capacity: 5 });
     assert.match(changed.ok ? "" : changed.error, /has ended/);
   });

@@ -223,7 +223,7 @@ export const labCommandSchema = z.discriminatedUnion("op", [
     gpusPerParticipant: z.number().int().min(0).max(64).optional(),
     pace: z.enum(WORKSHOP_PACES).optional(),
   }),
-  /** Facilitator: the console's view of their workshop; this connection then gets `workshop:console` on every change. */
+  /** Facilitator: the console's view of their workshop; this connection then gets `workshop:console` on every change (ask again after a reconnect: a new connection is in no console's room). */
   z.object({ op: z.literal("workshop-console"), workshopId: id }),
   /**
    * Facilitator: change a running workshop. `closed` closes (or reopens) the
@@ -251,7 +251,7 @@ export const labCommandSchema = z.discriminatedUnion("op", [
     .refine((command) => command.message !== undefined || command.preset !== undefined, "a broadcast needs a message or a preset"),
   /** Restart a notebook's kernel without opening it (the console restarting one participant's kernel). */
   z.object({ op: z.literal("restart-kernel"), notebookId: id }),
-  /** Participant: their workshop (admission, pace, broadcasts); this connection then gets `workshop:participant` on every change. */
+  /** Participant: their workshop (admission, pace, broadcasts). Every connection of a participant gets `workshop:participant` on every change; this answer is for a page that just opened. */
   z.object({ op: z.literal("my-workshop") }),
 ]);
 export type LabCommand = z.infer<typeof labCommandSchema>;
