@@ -77,7 +77,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     ...DEFAULT_AUTH,
     ...options.auth,
     secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
-    onParticipantJoined: ({ userId, workshopId }) => workshops!.admitOrQueue(userId, workshopId),
+    onParticipantJoined: ({ workshopId }) => workshops!.arrived(workshopId),
   });
   const hub = new NotebookHub({
     ...options,

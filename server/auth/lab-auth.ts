@@ -139,7 +139,8 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
         // An unknown code and a closed room read the same to a guesser.
         if (!workshop || workshop.closedAt !== null) throw new APIError("NOT_FOUND", { message: "no open workshop has this code; check it with your facilitator" });
         const userId = randomUUID();
-        await prisma.user.create({ data: { id: userId, name: ctx.body.name, email: `${userId}@participants.invalid`, role: "participant", workshopId: workshop.id } });
+        // In the admission queue until the workshop seats them (first come, first served).
+        await prisma.user.create({ data: { id: userId, name: ctx.body.name, email: `${userId}@participants.invalid`, role: "participant", workshopId: workshop.id, waitingSince: new Date() } });
         await settings.onParticipantJoined({ userId, workshopId: workshop.id });
         const user = await ctx.context.internalAdapter.findUserById(userId);
         if (!user) throw new APIError("INTERNAL_SERVER_ERROR", { message: "the participant was not stored" });

@@ -91,6 +91,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
     participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),
+    watching: (workshopId) => (io.of("/").adapter.rooms.get(consoleRoom(workshopId))?.size ?? 0) > 0,
   });
   io.on("connection", (socket: LabSocket) => {
     // A participant's roster row says whether a tab of theirs is connected.

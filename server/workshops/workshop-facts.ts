@@ -27,7 +27,18 @@ export interface LiveFacts {
  */
 export type VerdictCache = Map<string, { key: string; at: Date; report: VerdictReport | null }>;
 
-export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts, cache: VerdictCache = new Map()): Promise<ParticipantFacts[]> {
+/** What is parsed once and kept per workshop: verdict reports (above) and each step cell's question, by its last edit. */
+export interface FactsCache {
+  verdicts: VerdictCache;
+  questions: Map<string, { updatedAt: number; question: PredictQuestion | null }>;
+}
+
+export function newFactsCache(): FactsCache {
+  return { verdicts: new Map(), questions: new Map() };
+}
+
+export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts, facts: FactsCache = newFactsCache()): Promise<ParticipantFacts[]> {
+  const cache = facts.verdicts;
   const users = await prisma.user.findMany({
     where: { workshopId, role: "participant", removedAt: null },
     orderBy: { createdAt: "asc" },
@@ -41,8 +52,17 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
   const notebookIds = notebooks.map((notebook) => notebook.id);
   const cells = await prisma.cell.findMany({
     where: { notebookId: { in: notebookIds } },
-    select: { notebookId: true, id: true, position: true, kind: true, templateId: true, templateGuide: true, executionCount: true, updatedAt: true },
+    select: { notebookId: true, id: true, position: true, kind: true, templateId: true, executionCount: true, updatedAt: true },
   });
+  // A question changes only with its cell's template (a form change re-renders it, and bumps updatedAt).
+  const asking = cells.filter((cell) => cell.kind === "code" && cell.templateId !== null && facts.questions.get(`${cell.notebookId}/${cell.id}`)?.updatedAt !== cell.updatedAt.getTime());
+  if (asking.length > 0) {
+    const guides = await prisma.cell.findMany({
+      where: { OR: asking.map((cell) => ({ notebookId: cell.notebookId, id: cell.id })) },
+      select: { notebookId: true, id: true, templateGuide: true, updatedAt: true },
+    });
+    for (const guide of guides) facts.questions.set(`${guide.notebookId}/${guide.id}`, { updatedAt: guide.updatedAt.getTime(), question: questionOf(guide.templateGuide) });
+  }
   // A verdicts cell's outputs are re-read only when it ran again or its run ended since (its last
   // execution or how that ended changed): output writes do not touch a cell's updatedAt.
   const verdictCells = await prisma.cell.findMany({
@@ -96,7 +116,7 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
       scenarioId: scenarioOf(rows.map((row) => row.templateId)),
       updatedAt: lastTouched,
       cells: stepCells,
-      questions: questionsOf(rows.map((row) => row.templateGuide)),
+      questions: uniqueQuestions(rows.map((row) => facts.questions.get(`${row.notebookId}/${row.id}`)?.question ?? null)),
       verdicts: verdictsOf.get(notebook.id) ?? null,
       kernel: await live.kernelOf(notebook.id),
     };
@@ -131,13 +151,16 @@ function scenarioOf(templateIds: ReadonlyArray<string | null>): string | null {
   return first ? first.slice(0, first.indexOf("/")) : null;
 }
 
-function questionsOf(guides: readonly unknown[]): PredictQuestion[] {
+/** A step cell's stored "predict first" question (validated: stored JSON is not trusted), or null. */
+function questionOf(guide: unknown): PredictQuestion | null {
+  if (guide === null || guide === undefined) return null;
+  const parsed = templateGuideSchema.shape.question.safeParse((guide as { question?: unknown }).question ?? null);
+  return parsed.success && parsed.data !== null ? predictQuestionSchema.parse(parsed.data) : null;
+}
+
+function uniqueQuestions(candidates: ReadonlyArray<PredictQuestion | null>): PredictQuestion[] {
   const questions: PredictQuestion[] = [];
-  for (const guide of guides) {
-    if (guide === null || guide === undefined) continue;
-    const parsed = templateGuideSchema.shape.question.safeParse((guide as { question?: unknown }).question ?? null);
-    if (parsed.success && parsed.data !== null && !questions.some((question) => question.id === parsed.data!.id)) questions.push(predictQuestionSchema.parse(parsed.data));
-  }
+  for (const question of candidates) if (question !== null && !questions.some((known) => known.id === question.id)) questions.push(question);
   return questions;
 }
 

@@ -20,7 +20,7 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { consoleView, queuePositions } from "./console-view";
 import { classSummaryCsv } from "./class-summary";
-import { loadBroadcasts, loadParticipants, type VerdictCache } from "./workshop-facts";
+import { loadBroadcasts, loadParticipants, newFactsCache, type FactsCache } from "./workshop-facts";
 import { WorkshopLive, type WorkshopPush } from "./workshop-live";
 
 /** Join codes avoid letters and digits that read alike (0/O, 1/I/L). */
@@ -91,8 +91,8 @@ export class Workshops {
   /** Copies whose kernel this server has asked to start ahead of time. */
   private readonly prestarted = new Set<string>();
   private clock: NodeJS.Timeout | null = null;
-  /** Parsed verdict reports per workshop, re-read only when their cell changed. */
-  private readonly verdictCaches = new Map<string, VerdictCache>();
+  /** Parsed verdict reports and questions per workshop, re-read only when their cell changed. */
+  private readonly factsCaches = new Map<string, FactsCache>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -100,7 +100,11 @@ export class Workshops {
     private readonly scenarios: ScenarioCatalog,
     private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
   ) {
-    this.live = new WorkshopLive(prisma, (workshopId) => this.computeViews(workshopId), (message) => this.log("error", message));
+    this.live = new WorkshopLive(
+      prisma,
+      { console: (workshopId) => this.consoleView(workshopId), participants: (workshopId) => this.participantViews(workshopId) },
+      (message) => this.log("error", message),
+    );
   }
 
   attach(push: WorkshopPush): void {
@@ -141,13 +145,9 @@ export class Workshops {
    * A participant who just joined: admitted while the workshop has room (their
    * copies made, their kernel started when the start is near), else queued.
    */
-  async admitOrQueue(participantId: string, workshopId: string): Promise<void> {
-    await this.serially(workshopId, async () => {
-      const workshop = await this.row(workshopId);
-      const admitted = await this.admittedCount(workshopId, participantId);
-      if (admitted < workshop.capacity && (await this.nobodyWaiting(workshopId, participantId))) await this.admit(participantId, workshop);
-      else await this.prisma.user.update({ where: { id: participantId }, data: { waitingSince: new Date() }, select: { id: true } });
-    });
+  async arrived(workshopId: string): Promise<void> {
+    // A new participant arrives in the queue (since they joined); seats go first come, first served.
+    await this.admitWaiting(workshopId);
     this.live.changed(workshopId);
   }
 
@@ -192,15 +192,33 @@ export class Workshops {
   }
 
   async consoleView(workshopId: string): Promise<WorkshopConsoleView> {
-    return (await this.computeViews(workshopId)).console;
+    const workshop = await this.row(workshopId);
+    const settings = this.settings(workshop);
+    const participants = await loadParticipants(
+      this.prisma,
+      workshopId,
+      settings.scenarioIds,
+      { kernelOf: (notebookId) => this.kernelOf(notebookId), online: (userId) => this.live.isOnline(userId) },
+      this.factsCacheOf(workshopId),
+    );
+    return consoleView({ workshop: settings, participants, broadcasts: await loadBroadcasts(this.prisma, workshopId), now: new Date() });
   }
 
   async participantView(userId: string): Promise<ParticipantWorkshopView> {
     const user = await this.prisma.user.findUnique({ where: { id: userId }, select: { workshopId: true, role: true } });
     if (!user || user.role !== "participant" || user.workshopId === null) throw new CommandError("not-found", "you are not in a workshop");
-    const workshop = await this.row(user.workshopId);
-    const waiting = await this.prisma.user.findMany({ where: { workshopId: workshop.id, role: "participant", removedAt: null, waitingSince: { not: null } }, select: { id: true, waitingSince: true } });
-    return participantView(this.settings(workshop), queuePositions(waiting).get(userId) ?? null, await loadBroadcasts(this.prisma, workshop.id));
+    const view = (await this.participantViews(user.workshopId)).get(userId);
+    if (!view) throw new CommandError("not-found", "you are not in a workshop");
+    return view;
+  }
+
+  /** Every participant's view: the workshop's settings and broadcasts, and each one's place in the queue. */
+  private async participantViews(workshopId: string): Promise<Map<string, ParticipantWorkshopView>> {
+    const settings = this.settings(await this.row(workshopId));
+    const participants = await this.prisma.user.findMany({ where: { workshopId, role: "participant", removedAt: null }, select: { id: true, waitingSince: true } });
+    const positions = queuePositions(participants);
+    const broadcasts = await loadBroadcasts(this.prisma, workshopId);
+    return new Map(participants.map((participant) => [participant.id, participantView(settings, positions.get(participant.id) ?? null, broadcasts)]));
   }
 
   async summaryCsv(workshopId: string): Promise<{ fileName: string; csv: string }> {
@@ -263,24 +281,11 @@ export class Workshops {
     this.live.changed(workshopId);
   }
 
-  private async computeViews(workshopId: string): Promise<{ console: WorkshopConsoleView; participants: Map<string, ParticipantWorkshopView> }> {
-    const workshop = await this.row(workshopId);
-    const settings = this.settings(workshop);
-    const participants = await loadParticipants(this.prisma, workshopId, settings.scenarioIds, {
-      kernelOf: (notebookId) => this.kernelOf(notebookId),
-      online: (userId) => this.live.isOnline(userId),
-    }, this.verdictCacheOf(workshopId));
-    const broadcasts = await loadBroadcasts(this.prisma, workshopId);
-    const view = consoleView({ workshop: settings, participants, broadcasts, now: new Date() });
-    const positions = queuePositions(participants);
-    return { console: view, participants: new Map(participants.map((participant) => [participant.id, participantView(settings, positions.get(participant.id) ?? null, broadcasts)])) };
-  }
-
-  private verdictCacheOf(workshopId: string): VerdictCache {
-    let cache = this.verdictCaches.get(workshopId);
+  private factsCacheOf(workshopId: string): FactsCache {
+    let cache = this.factsCaches.get(workshopId);
     if (!cache) {
-      cache = new Map();
-      this.verdictCaches.set(workshopId, cache);
+      cache = newFactsCache();
+      this.factsCaches.set(workshopId, cache);
     }
     return cache;
   }
@@ -307,24 +312,28 @@ export class Workshops {
     }
   }
 
-  private async admit(participantId: string, workshop: WorkshopRow): Promise<void> {
-    await this.prisma.user.update({ where: { id: participantId }, data: { waitingSince: null }, select: { id: true } });
+  /** An admitted participant's copies, and their kernel when the start is near. */
+  private async settle(participantId: string, workshop: WorkshopRow): Promise<void> {
     await this.giveCopies(participantId, workshop);
     if (workshop.startsAt === null || workshop.startsAt.getTime() - PRESTART_LEAD_MS <= Date.now()) void this.prestart(workshop);
   }
 
-  /** Admits the longest-waiting participants while there is room. */
+  /** Admits the longest-waiting participants while there is room (seats decided one workshop change at a time; copies made after). */
   private async admitWaiting(workshopId: string): Promise<void> {
-    await this.serially(workshopId, async () => {
-      const workshop = await this.row(workshopId);
-      let admitted = await this.admittedCount(workshopId);
-      const waiting = await this.prisma.user.findMany({ where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null } }, orderBy: [{ waitingSince: "asc" }, { id: "asc" }], select: { id: true } });
-      for (const participant of waiting) {
-        if (admitted >= workshop.capacity) break;
-        await this.admit(participant.id, workshop);
-        admitted += 1;
-      }
+    const { workshop, admitted } = await this.serially(workshopId, async () => {
+      const row = await this.row(workshopId);
+      const room = row.capacity - (await this.admittedCount(workshopId));
+      if (room <= 0) return { workshop: row, admitted: [] };
+      const waiting = await this.prisma.user.findMany({
+        where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null } },
+        orderBy: [{ waitingSince: "asc" }, { id: "asc" }],
+        take: room,
+        select: { id: true },
+      });
+      await this.prisma.user.updateMany({ where: { id: { in: waiting.map((participant) => participant.id) } }, data: { waitingSince: null } });
+      return { workshop: row, admitted: waiting.map((participant) => participant.id) };
     });
+    for (const participantId of admitted) await this.settle(participantId, workshop);
   }
 
   /**
@@ -376,7 +385,7 @@ export class Workshops {
         .open(notebookId)
         .then((runtime) => runtime.startKernel())
         .then(
-          () => this.live.changed(workshop.id),
+          () => this.live.consoleChanged(workshop.id),
           (error: unknown) => this.log("warning", `workshop ${workshop.id}: could not start the kernel of notebook ${notebookId} ahead of time: ${error instanceof Error ? error.message : String(error)}`),
         );
     }
@@ -424,12 +433,8 @@ export class Workshops {
     return row;
   }
 
-  private admittedCount(workshopId: string, except?: string): Promise<number> {
-    return this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: null, ...(except ? { id: { not: except } } : {}) } });
-  }
-
-  private async nobodyWaiting(workshopId: string, except: string): Promise<boolean> {
-    return (await this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null }, id: { not: except } } })) === 0;
+  private admittedCount(workshopId: string): Promise<number> {
+    return this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: null } });
   }
 
   private serially<T>(workshopId: string, work: () => Promise<T>): Promise<T> {

@@ -153,6 +153,21 @@ describe("workshops", () => {
     assert.equal((await notebooksOf(bo.client)).length, 1);
   });
 
+  it("concurrent joins fill exactly the free seats, first come first served", LIMIT, async () => {
+    const made = ok(await facilitator.sendLab({ op: "create-workshop", title: "Rush", scenarioIds: ["dp-basics"], capacity: 2, startsAt: new Date(Date.now() + 86_400_000).toISOString() }));
+    const cookies = await Promise.all(["R1", "R2", "R3", "R4"].map((name) => joinWorkshop(harness.url, made.workshop!.joinCode, name)));
+    const views = await Promise.all(cookies.map(async (cookie) => {
+      const client = await harness.client(cookie);
+      try {
+        return ok(await client.sendLab({ op: "my-workshop" })).participantWorkshop!;
+      } finally {
+        client.close();
+      }
+    }));
+    assert.deepEqual(views.map((view) => view.state).sort(), ["admitted", "admitted", "waiting", "waiting"]);
+    assert.deepEqual(views.map((view) => view.queuePosition).filter((position) => position !== null).sort(), [1, 2]);
+  });
+
   it("a closed room refuses newcomers but lets its participants back in", LIMIT, async () => {
     ok(await facilitator.sendLab({ op: "update-workshop", workshopId, closed: true }));
     await assert.rejects(joinWorkshop(harness.url, joinCode, "Cy"), /404.*no open workshop has this code/);
