@@ -35,7 +35,7 @@ export default function Workshops() {
           </button>
         </div>
       )}
-      <NewWorkshopForm scenarios={state.scenarios} creating={state.creating} onCreate={(title, ids) => controller.create(title, ids).then((made) => made !== null)} />
+      <NewWorkshopForm scenarios={state.scenarios} creating={state.creating} onCreate={(title, ids, fields) => controller.create(title, ids, fields).then((made) => made !== null)} />
       {state.status === "loading" && <p className="list-empty">Loading workshops…</p>}
       {state.status === "ready" && state.workshops.length === 0 && (
         <p className="list-empty" data-testid="workshops-empty">
@@ -61,7 +61,10 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
     <article className="workshop-row" data-testid="workshop-row" data-workshop-id={card.id} data-join-code={card.joinCode} data-open={card.open}>
       <header className="workshop-head">
         <h2 className="workshop-title">{card.title}</h2>
-        {!card.open && <span className="workshop-closed">closed</span>}
+        {card.ended ? <span className="workshop-closed">ended</span> : !card.open && <span className="workshop-closed">closed</span>}
+        <Link href={card.consoleHref} className="button button-small workshop-console-link" data-testid="workshop-console-link">
+          Open console
+        </Link>
       </header>
       <div className="workshop-join">
         <span className="workshop-label">Join link</span>
@@ -80,7 +83,11 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
           {card.participants.map((participant) => (
             <li key={participant.id} className="workshop-participant" data-testid="workshop-participant" data-participant-id={participant.id}>
               <span className="workshop-participant-name">{participant.name}</span>
-              {participant.notebooks.length === 0 ? (
+              {participant.waiting ? (
+                <span className="workshop-muted" data-testid="participant-waiting">
+                  waiting for a place
+                </span>
+              ) : participant.notebooks.length === 0 ? (
                 <span className="workshop-muted">no notebook yet</span>
               ) : (
                 participant.notebooks.map((notebook) => (

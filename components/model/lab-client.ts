@@ -6,7 +6,7 @@
 import { io } from "socket.io-client";
 import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../server/core/limits";
-import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import type { NotebookSocket } from "./connection";
 import { watchSession } from "./session-ended";
 
@@ -18,7 +18,17 @@ export interface LabTransport {
   close(): void;
 }
 
-export class SocketLabTransport implements LabTransport {
+/** The live lab events a page may follow, after the command that subscribes it (`workshop-console`, `my-workshop`). */
+export type LabEventName = Extract<keyof ServerToClientEvents, `workshop:${string}`>;
+/** An event with its own listener's type (a union of pairs, so the two narrow together). */
+export type LabEventArgs = { [E in LabEventName]: [event: E, listener: ServerToClientEvents[E]] }[LabEventName];
+
+/** A transport that also delivers live lab events; `on` returns the way to stop listening. */
+export interface LiveLabTransport extends LabTransport {
+  on(...args: LabEventArgs): () => void;
+}
+
+export class SocketLabTransport implements LiveLabTransport {
   private readonly socket: NotebookSocket;
 
   constructor(createSocket: () => NotebookSocket = () => io({ reconnectionDelay: 500, reconnectionDelayMax: 5_000 }), private readonly ackTimeoutMs = 15_000) {
@@ -38,6 +48,19 @@ export class SocketLabTransport implements LabTransport {
 
   onConnect(listener: () => void): void {
     this.socket.on("connect", listener);
+  }
+
+  on(...args: LabEventArgs): () => void {
+    // Each event narrowed with its own listener: socket.io's typed `on` takes them one at a time.
+    const [event, listener] = args;
+    switch (event) {
+      case "workshop:console":
+        this.socket.on(event, listener);
+        return () => void this.socket.off(event, listener);
+      case "workshop:participant":
+        this.socket.on(event, listener);
+        return () => void this.socket.off(event, listener);
+    }
   }
 
   close(): void {

@@ -5,7 +5,8 @@
  */
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
 import type { ScenarioSummary } from "../../server/core/protocol/notebook-model";
-import type { LabAck } from "../../server/core/protocol/socket-api";
+import { MAX_WORKSHOP_CAPACITY, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import type { WorkshopPace } from "../../server/core/protocol/workshop-model";
 import type { LabTransport } from "./lab-client";
 
 export interface WorkshopsState {
@@ -25,8 +26,11 @@ export interface WorkshopCard {
   joinCode: string;
   joinUrl: string;
   open: boolean;
+  ended: boolean;
+  /** The facilitator console of this workshop. */
+  consoleHref: string;
   scenarios: string;
-  participants: Array<{ id: string; name: string; notebooks: Array<{ id: string; title: string; href: string }> }>;
+  participants: Array<{ id: string; name: string; waiting: boolean; notebooks: Array<{ id: string; title: string; href: string }> }>;
 }
 
 /** The full address a participant opens: `<origin>/join/<code>`. */
@@ -42,10 +46,13 @@ export function workshopCard(view: WorkshopView, origin: string, scenarios: read
     joinCode: view.joinCode,
     joinUrl: joinUrl(origin, view.joinCode),
     open: view.closedAt === null,
+    ended: view.endedAt !== null,
+    consoleHref: `/workshops/${encodeURIComponent(view.id)}`,
     scenarios: view.scenarioIds.map((id) => titles.get(id) ?? id).join(" · "),
     participants: view.participants.map((p) => ({
       id: p.id,
       name: p.name,
+      waiting: p.waiting,
       notebooks: p.notebooks.map((n) => ({ id: n.id, title: n.title, href: `/notebooks/${encodeURIComponent(n.id)}` })),
     })),
   };
@@ -60,6 +67,66 @@ export function newWorkshopProblem(title: string, scenarioIds: readonly string[]
   if (title.trim() === "") return "a title is needed";
   if (scenarioIds.length === 0) return "pick at least one scenario";
   return null;
+}
+
+/** The new-workshop form's optional fields as typed (datetime-local values, numbers as text). */
+export interface NewWorkshopFields {
+  startsAt: string;
+  endsAt: string;
+  capacity: string;
+  gpusPerParticipant: string;
+  pace: WorkshopPace;
+}
+
+export const DEFAULT_WORKSHOP_FIELDS: NewWorkshopFields = { startsAt: "", endsAt: "", capacity: "60", gpusPerParticipant: "0", pace: "self" };
+
+export type NewWorkshopOptions = Pick<Extract<LabCommand, { op: "create-workshop" }>, "startsAt" | "endsAt" | "capacity" | "gpusPerParticipant" | "pace">;
+
+/**
+ * A `datetime-local` value ("2026-11-26T09:00") as an ISO time with the
+ * browser's zone offset ("2026-11-26T09:00:00+01:00"), or null when it is no
+ * such value. The zone is the one in force at that moment (summer time too).
+ */
+export function localDateTimeToIso(value: string): string | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value.trim());
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? "00"].map(Number) as [number, number, number, number, number, number];
+  const date = new Date(year, month - 1, day, hour, minute, second);
+  // A day or an hour that does not exist (31 February, 25:00) rolls over: not what was typed.
+  if (date.getFullYear() !== year || date.getMonth() !== month - 1 || date.getDate() !== day || date.getHours() !== hour || date.getMinutes() !== minute) return null;
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? "+" : "-";
+  const pad = (n: number) => String(Math.abs(n)).padStart(2, "0");
+  return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${pad(second)}${sign}${pad(Math.trunc(offset / 60))}:${pad(offset % 60)}`;
+}
+
+/** The optional fields as the command's options, or why they cannot be sent. */
+export function newWorkshopOptions(fields: NewWorkshopFields): { ok: true; options: NewWorkshopOptions } | { ok: false; error: string } {
+  const options: NewWorkshopOptions = { pace: fields.pace };
+  if (fields.startsAt.trim() !== "") {
+    const iso = localDateTimeToIso(fields.startsAt);
+    if (iso === null) return { ok: false, error: "the start is not a date and time" };
+    options.startsAt = iso;
+  }
+  if (fields.endsAt.trim() !== "") {
+    const iso = localDateTimeToIso(fields.endsAt);
+    if (iso === null) return { ok: false, error: "the end is not a date and time" };
+    options.endsAt = iso;
+  }
+  if (options.startsAt !== undefined && options.endsAt !== undefined && Date.parse(options.endsAt) <= Date.parse(options.startsAt)) {
+    return { ok: false, error: "the end must be after the start" };
+  }
+  const capacity = Number(fields.capacity.trim());
+  if (fields.capacity.trim() === "" || !Number.isInteger(capacity) || capacity < 1 || capacity > MAX_WORKSHOP_CAPACITY) {
+    return { ok: false, error: `the capacity is a whole number from 1 to ${MAX_WORKSHOP_CAPACITY}` };
+  }
+  options.capacity = capacity;
+  const gpus = Number(fields.gpusPerParticipant.trim());
+  if (fields.gpusPerParticipant.trim() === "" || !Number.isInteger(gpus) || gpus < 0 || gpus > 64) {
+    return { ok: false, error: "GPUs per participant is a whole number from 0 (CPU emulation) to 64" };
+  }
+  options.gpusPerParticipant = gpus;
+  return { ok: true, options };
 }
 
 export class WorkshopsController {
@@ -111,15 +178,16 @@ export class WorkshopsController {
     else this.update({ error: refusal("Loading the scenarios", ack, "scenarios") });
   }
 
-  /** Makes a workshop; the new one, or null with the reason shown. */
-  async create(title: string, scenarioIds: readonly string[]): Promise<WorkshopView | null> {
+  /** Makes a workshop (times, capacity, GPUs and pace as `fields` say; the server's defaults without them); the new one, or null with the reason shown. */
+  async create(title: string, scenarioIds: readonly string[], fields?: NewWorkshopFields): Promise<WorkshopView | null> {
     const problem = newWorkshopProblem(title, scenarioIds);
-    if (problem !== null) {
-      this.update({ error: `Creating the workshop failed: ${problem}` });
+    const options = fields === undefined ? ({ ok: true, options: {} } as const) : newWorkshopOptions(fields);
+    if (problem !== null || !options.ok) {
+      this.update({ error: `Creating the workshop failed: ${problem ?? (options.ok ? "" : options.error)}` });
       return null;
     }
     this.update({ creating: true, error: null });
-    const ack = await this.transport.send({ op: "create-workshop", title: title.trim(), scenarioIds: [...scenarioIds] });
+    const ack = await this.transport.send({ op: "create-workshop", title: title.trim(), scenarioIds: [...scenarioIds], ...options.options });
     ++this.seq; // a list asked before this answer is older than it
     this.update({ creating: false });
     if (!ack.ok || ack.workshop === undefined) {
