@@ -18,7 +18,7 @@ import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
 import IdleShutdownBanner from "./IdleShutdownBanner";
 import ImportNotes from "./ImportNotes";
-import { takeImportNotes } from "./model/lab-client";
+import { SocketLabTransport, takeImportNotes } from "./model/lab-client";
 import EditableTitle from "./EditableTitle";
 import KernelSpecControl from "./KernelSpecControl";
 import KernelStatusBadge from "./KernelStatusBadge";
@@ -26,9 +26,12 @@ import { accessBadge, mayDo } from "./model/notebook-access";
 import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
+import { ParticipantWorkshopController, unrevealedCells } from "./model/participant-workshop";
 import SharePanel from "./SharePanel";
+import StepHidden from "./StepHidden";
 import Toolbar from "./Toolbar";
 import UndoToast from "./UndoToast";
+import WorkshopBanner from "./WorkshopBanner";
 
 import "./Notebook.css";
 
@@ -55,6 +58,9 @@ export default function Notebook({ notebookId }: Props) {
   const [importNotes, setImportNotes] = useState<string[] | null>(null);
   useEffect(() => setImportNotes(takeImportNotes(sessionStorage, notebookId)), [notebookId]);
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  // A workshop participant's banner and pace; for anyone else it closes after `whoami`.
+  const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserDrafts() }));
+  const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
   const container = useRef<HTMLDivElement>(null);
   const { doc, ui } = state;
   const cells = doc?.cells;
@@ -65,6 +71,17 @@ export default function Notebook({ notebookId }: Props) {
   const shownClaims = useMemo(() => claimsWithVerdict(cells ?? []), [cells]);
   // Charts name a cell's untagged run after the cell as the user sees it (heading above, or its prompt).
   const chartNames = useMemo(() => cellChartNames(cells ?? []), [cells]);
+  // A led workshop's steps not revealed yet are left out (the server refuses to run them).
+  // (The view object changes only when the server's view does, not on every push.)
+  const workshopView = participant.status === "ready" ? participant.view : null;
+  const unrevealed = useMemo(() => unrevealedCells(cells ?? [], workshopView), [cells, workshopView]);
+
+  useEffect(() => {
+    workshop.start();
+    return () => workshop.stop();
+  }, [workshop]);
+
+  useEffect(() => controller.setUnshownCells(unrevealed), [controller, unrevealed]);
 
   useEffect(() => {
     controller.start();
@@ -137,9 +154,12 @@ export default function Notebook({ notebookId }: Props) {
   const selectedIndex = doc === null || ui.selectedId === null ? -1 : doc.cells.findIndex((c) => c.id === ui.selectedId);
   const selectedCell = doc?.cells[selectedIndex];
   const connected = state.connection.status === "connected";
-  const canEdit = mayDo(state.access, "edit");
-  const canRun = mayDo(state.access, "run");
-  const badge = accessBadge(state.access, state.owner);
+  // Once a participant's workshop has ended their copy is read-only (the server already refuses the rest).
+  const workshopEnded = participant.status === "ready" && participant.view.state === "ended" && state.access !== null;
+  const access = workshopEnded ? "read" : state.access;
+  const canEdit = mayDo(access, "edit");
+  const canRun = mayDo(access, "run");
+  const badge = workshopEnded ? "Read only — the workshop has ended" : accessBadge(access, state.owner);
 
   if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
 
@@ -159,7 +179,7 @@ export default function Notebook({ notebookId }: Props) {
             />
           </h1>
           {badge !== null && (
-            <span className="notebook-access" data-testid={state.access === "read" ? "read-only" : "can-run"} data-access={state.access}>
+            <span className="notebook-access" data-testid={access === "read" ? "read-only" : "can-run"} data-access={access}>
               {badge}
             </span>
           )}
@@ -170,7 +190,7 @@ export default function Notebook({ notebookId }: Props) {
           <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
             Running kernels
           </Link>
-          {state.access === "edit" && <SharePanel notebookId={notebookId} send={(command) => controller.labCommand(command)} disabled={!connected} />}
+          {access === "edit" && <SharePanel notebookId={notebookId} send={(command) => controller.labCommand(command)} disabled={!connected} />}
           {doc !== null && (
             <KernelSpecControl
               spec={doc.kernelSpec}
@@ -205,6 +225,11 @@ export default function Notebook({ notebookId }: Props) {
         {doc?.deleted === true && <DeletedBanner onRestore={canEdit ? () => controller.restore() : null} />}
         {doc?.kernelIdleShutdownAt && <IdleShutdownBanner shutdownAt={doc.kernelIdleShutdownAt} />}
         {importNotes !== null && <ImportNotes notes={importNotes} onDismiss={() => setImportNotes(null)} />}
+        <WorkshopBanner
+          state={participant}
+          onHandled={(broadcastId) => workshop.handle(broadcastId)}
+          target={doc === null ? null : { notebookId, cells: doc.cells, canApply: connected && canEdit, apply: (cellId, values) => controller.setParameters(cellId, values) }}
+        />
       </div>
       <div
         ref={container}
@@ -220,7 +245,7 @@ export default function Notebook({ notebookId }: Props) {
           </div>
         ) : (
           <PredictionsContext value={byClaim}>
-          {doc.cells.map((cell, index) => (
+          {doc.cells.map((cell, index) => unrevealed.has(cell.id) ? null : (
             <Cell
               key={cell.id}
               cell={cell}
@@ -238,9 +263,11 @@ export default function Notebook({ notebookId }: Props) {
               chartName={chartNames.get(cell.id) ?? null}
             />
           ))}
+          {unrevealed.size > 0 && <StepHidden cells={unrevealed.size} />}
           </PredictionsContext>
         )}
-        {doc !== null && canEdit && (
+        {/* A cell added below the hidden steps would belong to them: adding waits until they are revealed. */}
+        {doc !== null && canEdit && unrevealed.size === 0 && (
           <button
             type="button"
             className="add-cell-bottom"

@@ -12,8 +12,10 @@ import { SocketLabTransport } from "./model/lab-client";
 import { NotebookListController, splitShared } from "./model/notebook-list";
 import NewNotebookForm from "./NewNotebookForm";
 import NotebookRow from "./NotebookRow";
+import { browserStorage, ParticipantWorkshopController } from "./model/participant-workshop";
 import ScenarioPicker from "./ScenarioPicker";
 import UndoToast from "./UndoToast";
+import WorkshopBanner from "./WorkshopBanner";
 
 import "./NotebookList.css";
 
@@ -24,12 +26,20 @@ export default function NotebookList() {
   const [transport] = useState(() => new SocketLabTransport());
   const [list] = useState(() => new NotebookListController(transport));
   const state = useSyncExternalStore(list.subscribe, list.getState, list.getState);
+  // A workshop participant's place in the queue: once admitted, their copies exist and the list reloads to show them.
+  const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { onAdmitted: () => void list.refresh(), storage: browserStorage() }));
+  const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
   const [now, setNow] = useState(() => Date.now());
 
   useEffect(() => {
     list.start();
     return () => list.stop();
   }, [list]);
+
+  useEffect(() => {
+    workshop.start();
+    return () => workshop.stop();
+  }, [workshop]);
 
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), CLOCK_MS);
@@ -44,6 +54,7 @@ export default function NotebookList() {
 
   return (
     <div className="notebook-list" data-testid="notebook-list" data-status={state.status}>
+      <WorkshopBanner state={participant} onHandled={(broadcastId) => workshop.handle(broadcastId)} target={null} placement="list" />
       <div className="home-actions">
         {canCreate && <NewNotebookForm list={list} />}
         {canCreate && <ImportButton list={list} />}

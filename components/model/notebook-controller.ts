@@ -115,6 +115,8 @@ export class NotebookController {
   private snapshots = 0;
   private readonly undoMs: number;
   private undoTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Cells the page leaves out (a led workshop's unrevealed steps): "Run all" leaves them out too, as the server would refuse them. */
+  private unshown: ReadonlySet<string> = new Set();
 
   constructor(
     readonly notebookId: string,
@@ -331,7 +333,12 @@ export class NotebookController {
   }
 
   runAll(): void {
-    this.runCells((this.state.doc?.cells ?? []).map((c) => c.id));
+    this.runCells((this.state.doc?.cells ?? []).filter((c) => !this.unshown.has(c.id)).map((c) => c.id));
+  }
+
+  /** The cells the page does not show; Run all runs the others. */
+  setUnshownCells(cellIds: ReadonlySet<string>): void {
+    this.unshown = cellIds;
   }
 
   /**
