@@ -37,6 +37,8 @@ import "./Notebook.css";
 
 interface Props {
   notebookId: string;
+  /** A facilitator's peek into a participant's notebook: shown read-only, whatever the server would allow. */
+  peek?: boolean;
 }
 
 /** Keys typed into these belong to them, not to command mode. */
@@ -53,7 +55,7 @@ function browserDrafts(): Storage | null {
   }
 }
 
-export default function Notebook({ notebookId }: Props) {
+export default function Notebook({ notebookId, peek = false }: Props) {
   const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() }, confirm: (question) => window.confirm(question) }));
   const [importNotes, setImportNotes] = useState<string[] | null>(null);
   useEffect(() => setImportNotes(takeImportNotes(sessionStorage, notebookId)), [notebookId]);
@@ -156,10 +158,11 @@ export default function Notebook({ notebookId }: Props) {
   const connected = state.connection.status === "connected";
   // Once a participant's workshop has ended their copy is read-only (the server already refuses the rest).
   const workshopEnded = participant.status === "ready" && participant.view.state === "ended" && state.access !== null;
-  const access = workshopEnded ? "read" : state.access;
+  const peeking = peek && state.access !== null;
+  const access = workshopEnded || peeking ? "read" : state.access;
   const canEdit = mayDo(access, "edit");
   const canRun = mayDo(access, "run");
-  const badge = workshopEnded ? "Read only — the workshop has ended" : accessBadge(access, state.owner);
+  const badge = workshopEnded ? "Read only — the workshop has ended" : peeking ? `Peek — read only${state.owner === null ? "" : `, ${state.owner}'s notebook`}` : accessBadge(access, state.owner);
 
   if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
 

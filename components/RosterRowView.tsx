@@ -2,7 +2,7 @@
 /**
  * One participant on the roster: online or not, their place in the queue,
  * where they are, their kernel, their latest verdicts and predictions; a
- * peek at their notebook (run access, never edit: the server decides) and a
+ * peek at their notebook (read-only; the server never lets a facilitator edit it) and a
  * kernel restart.
  */
 import type { RosterCard } from "./model/workshop-console";
@@ -62,7 +62,7 @@ export default function RosterRowView({ card, restarting, onRestart }: Props) {
       </td>
       <td className="roster-actions">
         {card.notebook !== null && (
-          <a className="button button-small" data-testid="roster-peek" href={card.notebook.href} target="_blank" rel="noopener noreferrer" title="Opens their notebook in a new tab: you may run it, not edit it">
+          <a className="button button-small" data-testid="roster-peek" href={card.notebook.href} target="_blank" rel="noopener noreferrer" title="Opens their notebook in a new tab, read-only">
             Peek
           </a>
         )}

@@ -169,7 +169,7 @@ export function rosterCard(row: RosterRow, ended = false): RosterCard {
     name: row.name,
     online: row.online,
     queue: row.queuePosition === null ? null : `waiting: ${ordinal(row.queuePosition)} in the queue`,
-    notebook: row.notebook === null ? null : { id: row.notebook.id, title: row.notebook.title, href: `/notebooks/${encodeURIComponent(row.notebook.id)}` },
+    notebook: row.notebook === null ? null : { id: row.notebook.id, title: row.notebook.title, href: `/notebooks/${encodeURIComponent(row.notebook.id)}?peek=1` },
     step: row.notebook === null ? null : row.step === null ? "no step run yet" : `step ${row.step.index + 1} of ${row.step.count}: ${row.step.title}`,
     kernel: row.kernel,
     kernelLabel: look.label,

@@ -119,12 +119,20 @@ describe("the facilitator console in the browser", () => {
     await rowOf("Bo").getByTestId("roster-peek").waitFor();
     assert.equal(await rows.count(), 2);
     const boId = (await rowOf("Bo").getAttribute("data-participant-id"))!;
-    // Peek opens the participant's own copy in a new tab (run access there; the server decides).
-    const adaHref = (await rowOf("Ada").getByTestId("roster-peek").getAttribute("href"))!;
-    const boHref = (await rowOf("Bo").getByTestId("roster-peek").getAttribute("href"))!;
-    assert.match(adaHref, /^\/notebooks\/[A-Za-z0-9_-]+$/);
-    assert.notEqual(adaHref, boHref);
+    // Peek opens the participant's own copy in a new tab, read-only for the facilitator.
+    const adaPeek = (await rowOf("Ada").getByTestId("roster-peek").getAttribute("href"))!;
+    const boPeek = (await rowOf("Bo").getByTestId("roster-peek").getAttribute("href"))!;
+    assert.match(adaPeek, /^\/notebooks\/[A-Za-z0-9_-]+\?peek=1$/);
+    assert.notEqual(adaPeek, boPeek);
     assert.equal(await rowOf("Ada").getByTestId("roster-peek").getAttribute("target"), "_blank");
+    const peekPage = await fay.context().newPage();
+    await peekPage.goto(`${server.url}${adaPeek}`);
+    assert.match((await peekPage.getByTestId("read-only").textContent()) ?? "", /^Peek — read only/);
+    await peekPage.locator(`[data-testid="notebook-view"], [data-testid="cell"]`).first().waitFor();
+    assert.equal(await peekPage.getByTestId("toolbar-run").count(), 0, "no run buttons in a peek");
+    await peekPage.close();
+    // The participants open their copies at the same address, without the peek.
+    const [adaHref, boHref] = [adaPeek, boPeek].map((href) => href.replace(/\?peek=1$/, ""));
 
     // Each opens their copy and predicts differently on its first question.
     await Promise.all([adaHome.goto(`${server.url}${adaHref}`), boHome.goto(`${server.url}${boHref}`)]);

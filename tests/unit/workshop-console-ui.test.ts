@@ -410,7 +410,7 @@ describe("workshop console: words", () => {
     assert.deepEqual([card.kernelLabel, card.kernelTone], ["hung", "bad"]);
     assert.deepEqual(card.verdicts?.map((v) => `${v.count} ${v.words}`), ["3 holds", "1 does not hold", "2 inconclusive"]);
     assert.equal(card.predictions, 2);
-    assert.equal(card.notebook?.href, "/notebooks/nb-ada");
+    assert.equal(card.notebook?.href, "/notebooks/nb-ada?peek=1");
     assert.equal(card.canRestart, true);
     assert.equal(rosterCard(row("Ada"), true).canRestart, false, "an ended workshop's kernels are shut down for good");
 
