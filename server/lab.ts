@@ -111,7 +111,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     hosts,
     close: async ({ keepKernels = false } = {}) => {
       culler.stop();
-      labWorkshops.stopClock();
+      await labWorkshops.close();
       if (keepKernels) {
         await hub.detachAll();
         await hosts?.detachAll();

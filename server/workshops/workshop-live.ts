@@ -37,8 +37,12 @@ export class WorkshopLive {
   private readonly sent = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private flushing = false;
+  /** The flush in progress (closing waits for it). */
+  private flushed: Promise<void> = Promise.resolve();
   /** How long the last flush took: the next waits at least as long. */
   private lastFlushMs = 0;
+  /** Lookups of a notebook's workshop in progress (closing waits for them). */
+  private readonly lookups = new Set<Promise<string | null>>();
   /** Notebook → its workshop (null: none), read once per notebook. */
   private readonly workshopOf = new Map<string, Promise<string | null>>();
 
@@ -51,6 +55,17 @@ export class WorkshopLive {
 
   attach(push: WorkshopPush): void {
     this.push = push;
+  }
+
+  /** No more pushes or queries: the pending one is dropped, the one in progress finishes. */
+  async close(): Promise<void> {
+    this.push = null;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.consoleDirty.clear();
+    this.participantsDirty.clear();
+    await Promise.allSettled([...this.lookups]);
+    await this.flushed;
   }
 
   /** The workshop itself changed: its console and every participant's view. */
@@ -82,6 +97,8 @@ export class WorkshopLive {
       },
       () => this.workshopOf.delete(notebookId),
     );
+    this.lookups.add(workshop);
+    void workshop.finally(() => this.lookups.delete(workshop)).catch(() => undefined);
   }
 
   /** A participant's socket connected or went: the roster shows who is online. */
@@ -109,7 +126,7 @@ export class WorkshopLive {
     this.timer = setTimeout(
       () => {
         this.timer = null;
-        void this.flush();
+        this.flushed = this.flush();
       },
       Math.max(this.debounceMs, this.lastFlushMs),
     );

@@ -91,6 +91,8 @@ export class Workshops {
   /** Copies whose kernel this server has asked to start ahead of time. */
   private readonly prestarted = new Set<string>();
   private clock: NodeJS.Timeout | null = null;
+  /** The clock's tick in progress: closing waits for it, so no query outlives the database. */
+  private ticking: Promise<void> | null = null;
   /** Parsed verdict reports and questions per workshop, re-read only when their cell changed. */
   private readonly factsCaches = new Map<string, FactsCache>();
 
@@ -253,13 +255,25 @@ export class Workshops {
 
   /** Ends workshops past their end time, and starts admitted participants' kernels when the start is near. */
   startClock(intervalMs = 1_000): void {
-    this.clock ??= setInterval(() => void this.tick().catch((error: unknown) => this.log("error", `workshop clock: ${error instanceof Error ? error.message : String(error)}`)), intervalMs);
+    this.clock ??= setInterval(() => {
+      if (this.ticking) return;
+      this.ticking = this.tick()
+        .catch((error: unknown) => this.log("error", `workshop clock: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => (this.ticking = null));
+    }, intervalMs);
     this.clock.unref();
   }
 
-  stopClock(): void {
+  /**
+   * Before the database closes: the clock stops, its tick in progress ends,
+   * and the live views stop (a query issued after the close would open a new
+   * connection that nothing closes, and the next server's migration waits on it).
+   */
+  async close(): Promise<void> {
     if (this.clock) clearInterval(this.clock);
     this.clock = null;
+    await this.ticking;
+    await this.live.close();
   }
 
   async tick(now = new Date()): Promise<void> {
