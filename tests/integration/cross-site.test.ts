@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { io as connect } from "socket.io-client";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient } from "../helpers/socket-harness";
-import { labFetch, sessionCookie } from "../helpers/lab-session";
+import { labFetch, sessionCookie, signIn } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 60_000 };
 const NOTEBOOK_FILE = JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", source: "print(1)", metadata: {}, outputs: [], execution_count: null }] });
@@ -111,6 +111,36 @@ describe("only the lab's own pages drive it", () => {
     own.close();
     assert.ok(opened.ok && opened.notebook);
     assert.deepEqual(opened.notebook.kernelSpec, { hostId: "local", gpus: 0 });
+  });
+
+  it("refuses a forged workshop command from a foreign page, signed in as its facilitator: the workshop goes on", LIMIT, async () => {
+    const admin = await connectClient(server.url);
+    const made = await admin.sendLab({ op: "create-user", name: "Fay", email: "fay@example.com", password: "correct horse battery staple", role: "facilitator" });
+    admin.close();
+    assert.ok(made.ok, made.ok ? "" : made.error);
+    const cookie = await signIn(server.url, "fay@example.com", "correct horse battery staple");
+    const facilitator = await connectClient(server.url, cookie);
+    const created = await facilitator.sendLab({ op: "create-workshop", title: "target", scenarioIds: ["dp-basics"] });
+    assert.ok(created.ok && created.workshop);
+    const workshopId = created.workshop.id;
+    for (const transport of ["websocket", "polling"] as const) {
+      const forged = connect(server.url, { transports: [transport], forceNew: true, reconnection: false, extraHeaders: { Origin: "http://evil.example", cookie }, timeout: 10_000 });
+      forged.emit("lab:command", { op: "workshop-broadcast", workshopId, message: "from elsewhere" });
+      forged.emit("lab:command", { op: "update-workshop", workshopId, end: true });
+      const outcome = await new Promise<string>((resolve) => {
+        forged.once("connect", () => resolve("connected"));
+        forged.once("connect_error", (error: Error) => resolve(`refused: ${error.message}`));
+      });
+      forged.disconnect();
+      assert.match(outcome, /^refused/, `${transport}: ${outcome}`);
+    }
+    const view = await facilitator.sendLab({ op: "workshop-console", workshopId });
+    facilitator.close();
+    assert.ok(view.ok && view.console);
+    assert.equal(view.console.workshop.endedAt, null);
+    assert.deepEqual(view.console.broadcasts, []);
+    // Its class summary is not served under a foreign Host either.
+    assert.equal((await rawGet(server.url, `/api/workshops/${workshopId}/summary.csv`, { Host: `evil.example:${port}` })).status, 403);
   });
 
   it("refuses pages and routes asked for under a foreign Host", LIMIT, async () => {
