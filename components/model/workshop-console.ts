@@ -8,11 +8,11 @@
  * the words are tested without a browser.
  */
 import type { ParameterValue } from "../../server/core/protocol/notebook-model";
-import { MAX_WORKSHOP_CAPACITY, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { VERDICTS, type VerdictValue } from "../../server/core/protocol/verdict-model";
 import type { ParticipantKernelState, QuestionTally, RosterRow, WorkshopConsoleView, WorkshopPace, WorkshopSettings } from "../../server/core/protocol/workshop-model";
 import type { LiveLabTransport } from "./lab-client";
-import { joinUrl } from "./workshops";
+import { capacityProblem, joinUrl } from "./workshops";
 
 export interface WorkshopConsoleState {
   /** "not-found": no such workshop, or another facilitator's (the server says the same for both). */
@@ -224,12 +224,8 @@ export function newerView(current: WorkshopConsoleView | null, incoming: Worksho
   return Date.parse(incoming.computedAt) >= Date.parse(current.computedAt) ? incoming : current;
 }
 
-/** Why this capacity cannot be sent, or null. */
-export function capacityProblem(text: string): string | null {
-  const value = Number(text.trim());
-  if (text.trim() === "" || !Number.isInteger(value) || value < 1 || value > MAX_WORKSHOP_CAPACITY) return `the capacity is a whole number from 1 to ${MAX_WORKSHOP_CAPACITY}`;
-  return null;
-}
+/** Why this capacity cannot be sent, or null: the same rule as the creation form's. */
+export { capacityProblem };
 
 const PARAMETER_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;

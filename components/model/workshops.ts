@@ -116,11 +116,9 @@ export function newWorkshopOptions(fields: NewWorkshopFields): { ok: true; optio
   if (options.startsAt !== undefined && options.endsAt !== undefined && Date.parse(options.endsAt) <= Date.parse(options.startsAt)) {
     return { ok: false, error: "the end must be after the start" };
   }
-  const capacity = Number(fields.capacity.trim());
-  if (fields.capacity.trim() === "" || !Number.isInteger(capacity) || capacity < 1 || capacity > MAX_WORKSHOP_CAPACITY) {
-    return { ok: false, error: `the capacity is a whole number from 1 to ${MAX_WORKSHOP_CAPACITY}` };
-  }
-  options.capacity = capacity;
+  const capacityError = capacityProblem(fields.capacity);
+  if (capacityError !== null) return { ok: false, error: capacityError };
+  options.capacity = Number(fields.capacity.trim());
   const gpus = Number(fields.gpusPerParticipant.trim());
   if (fields.gpusPerParticipant.trim() === "" || !Number.isInteger(gpus) || gpus < 0 || gpus > 64) {
     return { ok: false, error: "GPUs per participant is a whole number from 0 (CPU emulation) to 64" };
@@ -211,4 +209,11 @@ export class WorkshopsController {
 
 function refusal(what: string, ack: LabAck, expected: string): string {
   return `${what} failed: ${ack.ok ? `the server sent no ${expected}` : ack.error}`;
+}
+
+/** Why this capacity cannot be sent, or null (the creation form and the console's capacity field). */
+export function capacityProblem(text: string): string | null {
+  const value = Number(text.trim());
+  if (text.trim() === "" || !Number.isInteger(value) || value < 1 || value > MAX_WORKSHOP_CAPACITY) return `the capacity is a whole number from 1 to ${MAX_WORKSHOP_CAPACITY}`;
+  return null;
 }

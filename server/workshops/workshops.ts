@@ -235,12 +235,6 @@ export class Workshops {
     return workshop ? scenarioIdsOf(workshop.scenarioIds) : [];
   }
 
-  /** The facilitator's workshop, or "not found" (another facilitator's reads exactly like a missing one). */
-  async requireFacilitator(facilitatorId: string, workshopId: string): Promise<void> {
-    const found = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { facilitatorId: true } });
-    if (!found || found.facilitatorId !== facilitatorId) throw new CommandError("not-found", `workshop ${workshopId} not found`);
-  }
-
   /**
    * A participant may run only the steps revealed so far when the workshop is
    * led by its facilitator; the refusal says so.
