@@ -53,6 +53,13 @@ const configSchema = z.object({
   loginRateLimit: rateLimitSchema.default({ max: 10, windowSeconds: 60 }),
   /** Workshop joins per client address: a room behind one NAT is one address, so this is generous. */
   joinRateLimit: rateLimitSchema.default({ max: 120, windowSeconds: 60 }),
+  /**
+   * Several lab servers on one database: the Redis they reach each other
+   * through (redis://[:password@]host:port). Unset: this server is the only one.
+   */
+  redisUrl: z.string().regex(/^rediss?:\/\//, "a Redis URL starts with redis:// or rediss://").optional(),
+  /** With several servers: how long a server's claim on a notebook lasts unless renewed; a dead server's kernels move after it. */
+  driverLeaseSeconds: z.coerce.number().min(1).max(600).default(15),
   /** The first admin, made on a start where none exists (MGPULAB_ADMIN_EMAIL / _PASSWORD / _NAME). */
   firstAdmin: z.object({ email: z.string(), password: z.string(), name: z.string() }).optional(),
 });
@@ -77,6 +84,8 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     sessionHours: env.MGPULAB_SESSION_HOURS || undefined,
     loginRateLimit: env.MGPULAB_LOGIN_RATE_LIMIT || undefined,
     joinRateLimit: env.MGPULAB_JOIN_RATE_LIMIT || undefined,
+    redisUrl: env.MGPULAB_REDIS_URL || undefined,
+    driverLeaseSeconds: env.MGPULAB_DRIVER_LEASE_SECONDS || undefined,
     firstAdmin:
       env.MGPULAB_ADMIN_EMAIL || env.MGPULAB_ADMIN_PASSWORD
         ? { email: env.MGPULAB_ADMIN_EMAIL ?? "", password: env.MGPULAB_ADMIN_PASSWORD ?? "", name: env.MGPULAB_ADMIN_NAME || "Admin" }

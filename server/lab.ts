@@ -19,6 +19,10 @@ import path from "node:path";
 import { openAccess, type AuthSettings, type LabAccess } from "./auth";
 import { loadAuthSecret } from "./auth/auth-secret";
 import { Workshops } from "./workshops/workshops";
+import { LocalDriver, LocalDrivers, type NotebookDrivers } from "./cluster/notebook-drivers";
+import { LabCluster } from "./cluster/lab-cluster";
+import { DriverLeases } from "./cluster/driver-leases";
+import { ServerLink } from "./cluster/server-link";
 
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
@@ -32,6 +36,21 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"
   log?: NotebookHubOptions["log"];
   /** Sessions, sign-in and rate limits; the cookie secret defaults to MGPULAB_AUTH_SECRET or one kept in the data directory. */
   auth?: Partial<Omit<AuthSettings, "onParticipantJoined">>;
+  /** One of several lab servers on one database (cluster/lab-cluster.ts); unset: the only one. */
+  cluster?: ClusterSettings;
+}
+
+export interface ClusterSettings {
+  /** The Redis the servers reach each other through. */
+  redisUrl: string;
+  /** How long a server's claim on a notebook lasts unless renewed (a dead server's kernels move after it). */
+  leaseMs: number;
+  /** This server's id (default: random). */
+  serverId?: string;
+  /** This server's connections in a notebook's room (the socket edge knows them). */
+  localViewers?: (notebookId: string) => string[];
+  /** Tells a notebook's viewers on every server to re-open it (the socket edge emits it). */
+  resync?: (notebookId: string) => void;
 }
 
 /** Defaults for a lab whose options say nothing of auth (tests): the limits from the config's defaults. */
@@ -44,6 +63,8 @@ const DEFAULT_AUTH: Omit<AuthSettings, "onParticipantJoined" | "secret"> = {
 };
 
 export interface Lab {
+  /** This installation's id (names its host agents, and its channels on a shared Redis). */
+  labId: string;
   db: Database;
   catalog: DatabaseCatalog;
   hub: NotebookHub;
@@ -51,6 +72,10 @@ export interface Lab {
   /** Accounts, sessions and the access gate. */
   access: LabAccess;
   workshops: Workshops;
+  /** Where each notebook's commands run: here, or on the server that drives it. */
+  drivers: NotebookDrivers;
+  /** With several servers: this one's part (its id, leases and link); null when it is the only one. */
+  cluster: LabCluster | null;
   /** Runs that a previous server process left "running", now marked interrupted. */
   interruptedRuns: number;
   /** Runs whose kernels outlived the previous server and were taken over. */
@@ -64,8 +89,10 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const db = await openDatabase({ dataDir: options.dataDir });
   await new UserRepository(db.prisma).ensure();
   const runs = new RunRepository(db.prisma);
-  const hosts = options.hosts ? options.hosts(await labIdOf(db)) : null;
-  const interrupted = await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
+  const labId = await labIdOf(db);
+  const hosts = options.hosts ? options.hosts(labId) : null;
+  // With several servers, another may be running kernels now: runs are interrupted or taken over per notebook, once its driver's lease lapsed (the sweep).
+  const interrupted = options.cluster ? [] : await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
   const kernelHosts = hosts ?? (options.host ? singleHost(options.host()) : null);
   if (!kernelHosts) throw new Error("openLab needs hosts or a host");
   const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost);
@@ -79,8 +106,10 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
     onParticipantJoined: ({ workshopId }) => workshops!.arrived(workshopId),
   });
+  let cluster: LabCluster | null = null;
   const hub = new NotebookHub({
     ...options,
+    claim: options.cluster ? (notebookId) => cluster!.claim(notebookId) : undefined,
     hosts: kernelHosts,
     catalog,
     templates: scenarios,
@@ -96,18 +125,48 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
     hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);
   }
-  const resumed = hosts ? await takeOverKernels(runs, hosts, hub, options.log) : 0;
+  const local = new LocalDriver(hub, () => labWorkshops, options.log);
+  let drivers: NotebookDrivers = new LocalDrivers(local);
+  let resumed = 0;
+  if (options.cluster) {
+    const serverId = options.cluster.serverId ?? randomUUID().replace(/-/g, "").slice(0, 16);
+    const link = await ServerLink.open({ redisUrl: options.cluster.redisUrl, labId, serverId, log: options.log });
+    cluster = new LabCluster({
+      hub,
+      local,
+      leases: new DriverLeases(db.prisma, { serverId, leaseMs: options.cluster.leaseMs }),
+      link,
+      takeOver: async (notebookId) => {
+        await runs.interruptRunningRuns(DRIVER_GONE, { keepAgentRuns: hosts !== null, notebookId });
+        if (hosts) resumed += await takeOverKernels(runs, hosts, hub, options.log, notebookId);
+      },
+      localViewers: options.cluster.localViewers ?? (() => []),
+      resync: options.cluster.resync ?? (() => undefined),
+      log: options.log,
+    });
+    drivers = cluster;
+    labWorkshops.endKernelsWith((workshopId) => cluster!.workshopEnded(workshopId));
+    await cluster.sweep();
+    cluster.start();
+  } else if (hosts) {
+    resumed = await takeOverKernels(runs, hosts, hub, options.log);
+  }
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();
   return {
+    labId,
     db,
     catalog,
     hub,
     scenarios,
     access,
     workshops: labWorkshops,
+    drivers,
+    cluster,
     interruptedRuns: interrupted.length,
-    resumedRuns: resumed,
+    get resumedRuns() {
+      return resumed;
+    },
     hosts,
     close: async ({ keepKernels = false } = {}) => {
       culler.stop();
@@ -119,11 +178,16 @@ export async function openLab(options: LabOptions): Promise<Lab> {
         await hub.shutdownAll();
         await hosts?.shutdownAll();
       }
+      // Leases go last: another server may take a notebook over only once nothing here drives it.
+      await drivers.close();
       scenarios.close();
       await db.close();
     },
   };
 }
+
+/** Why a run on a server's own PTY ended when another server took its notebook over. */
+const DRIVER_GONE = "its lab server stopped";
 
 /** This installation's id, made on first start: it names the lab's host agents. */
 async function labIdOf(db: Database): Promise<string> {
@@ -140,9 +204,9 @@ async function labIdOf(db: Database): Promise<string> {
  * whose kernel is gone (lease expired, host unreachable or no longer
  * configured) is ended as interrupted, saying why.
  */
-async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: NotebookHub, log: LabOptions["log"]): Promise<number> {
+async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: NotebookHub, log: LabOptions["log"], notebookId?: string): Promise<number> {
   let resumed = 0;
-  for (const run of await runs.detachedRuns()) {
+  for (const run of await runs.detachedRuns(notebookId)) {
     const began = performance.now();
     const agent = hosts.agent(run.hostId);
     let reason: string | null = null;

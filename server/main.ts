@@ -18,7 +18,8 @@ import { localTokenUrl, mintLocalToken } from "./auth/local-token";
 import { openLab, type Lab } from "./lab";
 import { createLogger } from "./logger";
 import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
-import { attachNotebookSocket, roomOf, socketServerOptions } from "./socket/notebook-socket";
+import { attachNotebookSocket, localViewersOf, roomOf, socketServerOptions } from "./socket/notebook-socket";
+import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-adapter";
 
 /** A start the operator must fix first: said in one line, no stack trace. */
 class StartRefused extends Error {}
@@ -52,6 +53,15 @@ async function main(): Promise<void> {
     kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: logTo,
+    // Several lab servers on one database: they meet in Redis (README "Several lab servers").
+    cluster: config.redisUrl
+      ? {
+          redisUrl: config.redisUrl,
+          leaseMs: config.driverLeaseSeconds * 1000,
+          localViewers: (notebookId) => (io ? localViewersOf(io, notebookId) : []),
+          resync: (notebookId) => void io?.to(roomOf(notebookId)).emit("lab:resync", notebookId),
+        }
+      : undefined,
     auth: {
       origins: () => [...names.origins],
       sessionSeconds: Math.round(config.sessionHours * 3600),
@@ -77,11 +87,14 @@ async function main(): Promise<void> {
       onRefused: (req, reason) => log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }, "request refused"),
     }),
   );
-  io = new Server<ClientToServerEvents, ServerToClientEvents>(
-    httpServer,
-    socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
-  );
-  attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+  const socketAdapter: ClusterSocketAdapter | null = config.redisUrl
+    ? await openSocketAdapter(config.redisUrl, lab.labId, () => void io?.local.emit("lab:resync", null), logTo)
+    : null;
+  io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, {
+    ...socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
+    ...(socketAdapter ? { adapter: socketAdapter.adapter } : {}),
+  });
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
@@ -90,7 +103,7 @@ async function main(): Promise<void> {
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   // Jupyter's convention on loopback: a URL with a one-time token signs this browser in as the local admin.
   const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.db.prisma)) : undefined;
-  log.info({ url, signInUrl }, "listening");
+  log.info({ url, signInUrl, serverId: lab.cluster?.serverId }, "listening");
   if (signInUrl) process.stderr.write(`\n  Open the lab (this link signs you in once):\n    ${signInUrl}\n\n`);
 
   let stopping = false;
@@ -102,6 +115,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => {
       void io?.close(() => resolve());
     });
+    await socketAdapter?.close();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

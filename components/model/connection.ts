@@ -225,6 +225,8 @@ export class NotebookConnection {
     const socket =
       this.options.createSocket?.() ??
       io({
+        // WebSocket only, as the server allows: behind a load balancer each connection stays on one lab server.
+        transports: ["websocket"],
         autoConnect: false,
         reconnection: true,
         reconnectionDelay: 500,
@@ -242,6 +244,9 @@ export class NotebookConnection {
       if (notebookId !== this.notebookId) return;
       if (this.synced) this.applySequenced(seq, event);
       else this.early.push({ seq, event });
+    });
+    socket.on("lab:resync", (notebookId) => {
+      if (notebookId === null || notebookId === this.notebookId) this.resync();
     });
     socket.connect();
   }
@@ -449,6 +454,14 @@ export class NotebookConnection {
         this.writeDraftNow();
         this.closeSocket();
         this.setState({ status: "not-found", reason: ack.error });
+        return;
+      }
+      if (!ack.ok && ack.code === "unavailable") {
+        // A part of the lab is away for now (the server that drove this notebook died, and another takes it over after its lease): ask again.
+        this.setState({ status: "reconnecting", attempt: 0, lastError: ack.error });
+        setTimeout(() => {
+          if (session === this.session && this.socket === socket && socket.connected) this.onConnect();
+        }, RETRY_MS);
         return;
       }
       if (!ack.ok || (ack.notebook === undefined && !resumable)) {

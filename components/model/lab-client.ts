@@ -31,7 +31,7 @@ export interface LiveLabTransport extends LabTransport {
 export class SocketLabTransport implements LiveLabTransport {
   private readonly socket: NotebookSocket;
 
-  constructor(createSocket: () => NotebookSocket = () => io({ reconnectionDelay: 500, reconnectionDelayMax: 5_000 }), private readonly ackTimeoutMs = 15_000) {
+  constructor(createSocket: () => NotebookSocket = () => io({ transports: ["websocket"], reconnectionDelay: 500, reconnectionDelayMax: 5_000 }), private readonly ackTimeoutMs = 15_000) {
     this.socket = createSocket();
     // A session that ends (or a handshake refused for want of one) stops this socket and shows the page's banner.
     watchSession(this.socket);

@@ -74,6 +74,11 @@ export class KernelRegistry {
     });
   }
 
+  /** The notebook's runtime is gone from this server (another server drives it now). */
+  untrack(notebookId: string): void {
+    this.tracked.delete(notebookId);
+  }
+
   viewerJoined(notebookId: string, socketId: string): void {
     let sockets = this.viewers.get(notebookId);
     if (!sockets) this.viewers.set(notebookId, (sockets = new Map()));

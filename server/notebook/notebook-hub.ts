@@ -42,6 +42,12 @@ export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "output
   broadcast: (notebookId: string, event: NotebookEvent, seq: number) => void;
   /** The cap on live kernels and the idle shutdown period (DEFAULT_KERNEL_LIMITS when unset). */
   kernelLimits?: KernelLimits;
+  /**
+   * With several lab servers: takes the notebook's driver lease before its
+   * runtime loads here, and throws DrivenElsewhere when another server
+   * drives it (cluster/lab-cluster.ts). Unset: this server drives every notebook.
+   */
+  claim?: (notebookId: string) => Promise<void>;
 }
 
 export class NotebookHub {
@@ -135,7 +141,25 @@ export class NotebookHub {
     this.runtimes.clear();
   }
 
+  /**
+   * Another server took the notebook over (this one lost its lease): the
+   * runtime lets go of its kernel without ending it, and is forgotten here.
+   */
+  async drop(notebookId: string): Promise<void> {
+    const runtime = await this.get(notebookId);
+    this.runtimes.delete(notebookId);
+    this.kernels.untrack(notebookId);
+    if (runtime?.kernelOutlivesServer) await runtime.detach();
+    else await runtime?.dispose("another lab server took this notebook over");
+  }
+
+  /** The notebooks whose runtimes are open here. */
+  openNotebookIds(): string[] {
+    return [...this.runtimes.keys()];
+  }
+
   private async load(notebookId: string): Promise<NotebookRuntime> {
+    await this.options.claim?.(notebookId);
     const { doc, persistence } = await this.options.catalog.load(notebookId);
     const runtime = new NotebookRuntime(doc, {
       hosts: this.options.hosts,

@@ -12,7 +12,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
 import { PrismaClient } from "./generated/client";
-import { applyMigrations, diffToSchema, type MigrationPaths } from "./migrations";
+import { applyMigrations, diffToSchema, readMigrationList, type MigrationPaths } from "./migrations";
 
 export type { PrismaClient } from "./generated/client";
 export { MigrationError } from "./migrations";
@@ -56,12 +56,15 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   mkdirSync(path.dirname(file), { recursive: true });
   // WAL is a property of the file: readers never block the one writer.
   const raw = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
+  let upToDate: boolean;
   try {
     raw.pragma("journal_mode = WAL");
+    upToDate = await migrationsRecorded(raw, options);
   } finally {
     raw.close();
   }
-  const appliedMigrations = options.alreadyMigrated ? [] : await applyMigrations(file, options);
+  // Another lab server on the same file holds connections the schema engine would wait on: skip it when nothing is pending.
+  const appliedMigrations = options.alreadyMigrated || upToDate ? [] : await applyMigrations(file, options);
   if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
   const prisma = new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
   await prisma.$connect();
@@ -71,6 +74,17 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     appliedMigrations,
     close: () => prisma.$disconnect(),
   };
+}
+
+/** Whether every migration in the directory is recorded as finished in the file (nothing for the schema engine to do). */
+async function migrationsRecorded(raw: BetterSqlite3.Database, paths: MigrationPaths): Promise<boolean> {
+  const hasTable = raw.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_prisma_migrations'").get() !== undefined;
+  if (!hasTable) return false;
+  const finished = new Set(
+    (raw.prepare("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL").all() as Array<{ migration_name: string }>).map((row) => row.migration_name),
+  );
+  const wanted = (await readMigrationList(paths.migrationsDir)).migrationDirectories.map((migration) => migration.path);
+  return wanted.length > 0 && wanted.every((name) => finished.has(name));
 }
 
 /**

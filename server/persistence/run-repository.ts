@@ -175,10 +175,16 @@ export class RunRepository {
    * process. Marks them interrupted with `reason`, closes their executions and
    * keeps what their cells had printed.
    */
-  async interruptRunningRuns(reason = SERVER_RESTARTED, { keepAgentRuns = false }: { keepAgentRuns?: boolean } = {}): Promise<RunSummary[]> {
+  async interruptRunningRuns(
+    reason = SERVER_RESTARTED,
+    { keepAgentRuns = false, notebookId }: { keepAgentRuns?: boolean; /** Only this notebook's (a lab server of several taking one over). */ notebookId?: string } = {},
+  ): Promise<RunSummary[]> {
     return this.prisma.$transaction(
       async (tx) => {
-        const runs = await tx.kernelRun.findMany({ where: { status: "running", ...(keepAgentRuns ? { agentKernelId: null } : {}) }, select: runSelect });
+        const runs = await tx.kernelRun.findMany({
+          where: { status: "running", ...(keepAgentRuns ? { agentKernelId: null } : {}), ...(notebookId !== undefined ? { notebookId } : {}) },
+          select: runSelect,
+        });
         const ended: RunSummary[] = [];
         for (const run of runs) ended.push(toRun(await endRun(tx, run, "interrupted", reason, "last-heard")));
         return ended;
@@ -187,10 +193,10 @@ export class RunRepository {
     );
   }
 
-  /** Runs left "running" whose kernels a host agent owns: candidates for a takeover. */
-  async detachedRuns(): Promise<DetachedRun[]> {
+  /** Runs left "running" whose kernels a host agent owns (of one notebook, or all): candidates for a takeover. */
+  async detachedRuns(notebookId?: string): Promise<DetachedRun[]> {
     const rows = await this.prisma.kernelRun.findMany({
-      where: { status: "running", agentKernelId: { not: null }, hostId: { not: null } },
+      where: { status: "running", agentKernelId: { not: null }, hostId: { not: null }, ...(notebookId !== undefined ? { notebookId } : {}) },
       select: { id: true, notebookId: true, hostId: true, agentKernelId: true, agentSeq: true, kernelInfo: true },
       orderBy: { startedAt: "asc" },
     });

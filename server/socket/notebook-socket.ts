@@ -31,12 +31,18 @@ import type { RunningKernels } from "../core/protocol/kernels-model";
 import type { PrismaClient } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
 import { attachSocketSessions, userRoom } from "./socket-sessions";
+import type { NotebookDrivers } from "../cluster/notebook-drivers";
 
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
-/** Room for any valid command (MAX_MESSAGE_BYTES); shared by the server and its tests. */
-export const SOCKET_SERVER_OPTIONS = { maxHttpBufferSize: MAX_MESSAGE_BYTES, pingTimeout: 20_000 } as const;
+/**
+ * Room for any valid command (MAX_MESSAGE_BYTES); shared by the server and
+ * its tests. WebSocket only: a connection is one TCP stream to one server,
+ * so several lab servers behind a load balancer need no sticky sessions
+ * (long-polling's requests could land on different servers).
+ */
+export const SOCKET_SERVER_OPTIONS: Partial<ServerOptions> = { maxHttpBufferSize: MAX_MESSAGE_BYTES, pingTimeout: 20_000, transports: ["websocket"] };
 
 /**
  * The socket server's options with the handshake guard: only the lab's own
@@ -65,6 +71,8 @@ function consoleRoom(workshopId: string): string {
 
 export interface SocketServices {
   hub: NotebookHub;
+  /** Where each notebook's commands run (this server, or the one that drives it). */
+  drivers: NotebookDrivers;
   scenarios: ScenarioCatalog;
   /** The lab's configured hosts (the hosts page); null where kernels run on one launcher without agents (tests of the kernel path). */
   hosts: LabHosts | null;
@@ -80,14 +88,14 @@ export interface SocketServices {
  * the hub: there is no other path from a socket to the lab.
  */
 export function attachNotebookSocket(io: LabServer, services: SocketServices): void {
-  const { hub, log } = services;
+  const { log } = services;
   const fail = (error: unknown, what: string) => {
     const failure = toClientError(error);
     if (!failure.expected) log.error({ err: error }, `${what} failed`);
     return failure;
   };
   const sessions = attachSocketSessions(io, services.access, services.prisma);
-  watchViewers(io, hub);
+  watchViewers(io, services.drivers);
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
     participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),
@@ -125,29 +133,28 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
 }
 
 async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<CommandAck> {
-  const { hub, access } = services;
   const parsed = notebookCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command = parsed.data;
-  const level = await authorizeNotebookCommand(access.gate, actor, command);
+  const level = await authorizeNotebookCommand(services.access.gate, actor, command);
+  const room = roomOf(command.notebookId);
+  const driven = { command, socketId: socket.id, participant: actor.role === "participant" };
   if (command.op === "open") {
-    const runtime = await hub.open(command.notebookId);
-    await socket.join(roomOf(command.notebookId));
-    return { ...(await runtime.join(command.resume)), access: level };
+    // In the room first: an event sent while the snapshot is made arrives after it (and is skipped by its seq) instead of being lost.
+    const wasIn = socket.rooms.has(room);
+    await socket.join(room);
+    const ack = await services.drivers.command(command.notebookId, driven);
+    if (!ack.ok && !wasIn) await socket.leave(room);
+    return ack.ok ? { ...ack, access: level } : ack;
   }
-  const runtime = await hub.get(command.notebookId);
-  if (!runtime || !socket.rooms.has(roomOf(command.notebookId))) {
+  if (!socket.rooms.has(room)) {
     throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
-  // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
-  if (command.op === "execute" && actor.role === "participant") await services.workshops.checkRevealed(command.notebookId, runtime.doc.cells, command.cellIds);
-  if (command.op === "presence") hub.viewerVisibility(command.notebookId, socket.id, command.visible);
-  else await runtime.handle(command, socket.id);
-  return { ok: true };
+  return services.drivers.command(command.notebookId, driven);
 }
 
 async function handleLabCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<LabAck> {
-  const { hub, scenarios, hosts, access, workshops } = services;
+  const { hub, drivers, scenarios, hosts, access, workshops } = services;
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
@@ -162,11 +169,14 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "duplicate-notebook":
       return { ok: true, notebook: await hub.catalog.duplicate(actor.userId, command.notebookId) };
     case "rename-notebook":
-      return { ok: true, notebook: await hub.rename(command.notebookId, command.title) };
+      await drivers.notebookOp(command.notebookId, { op: "rename", title: command.title });
+      return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
     case "delete-notebook":
-      return { ok: true, notebook: await hub.setDeleted(command.notebookId, true) };
+      await drivers.notebookOp(command.notebookId, { op: "deleted", deleted: true });
+      return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
     case "restore-notebook":
-      return { ok: true, notebook: await hub.setDeleted(command.notebookId, false) };
+      await drivers.notebookOp(command.notebookId, { op: "deleted", deleted: false });
+      return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
     case "list-scenarios": {
       const offered = await offeredScenarios(actor, services);
       return { ok: true, scenarios: (await scenarios.list()).filter((scenario) => offered === null || offered.has(scenario.id)) };
@@ -189,12 +199,12 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "list-kernels":
       return { ok: true, kernels: await visibleKernels(actor, services) };
     case "shutdown-kernel":
-      await hub.kernels.shutdown(command.notebookId, RUNNING_KERNELS_SHUTDOWN_REASON);
+      await drivers.notebookOp(command.notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
     case "shutdown-all-kernels": {
-      const all = await hub.kernels.list();
+      const all = await drivers.listKernels();
       const stoppable = await access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "stop-kernel");
-      for (const notebookId of stoppable) await hub.kernels.shutdown(notebookId, RUNNING_KERNELS_SHUTDOWN_REASON);
+      for (const notebookId of stoppable) await drivers.notebookOp(notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
     }
     case "list-hosts": {
@@ -247,11 +257,9 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "workshop-broadcast":
       await workshops.broadcast(command.workshopId, command.message ?? null, command.preset ?? null);
       return { ok: true };
-    case "restart-kernel": {
-      const runtime = await hub.open(command.notebookId);
-      await runtime.handle({ op: "restart", notebookId: command.notebookId }, "console");
+    case "restart-kernel":
+      await drivers.notebookOp(command.notebookId, { op: "restart-kernel" });
       return { ok: true };
-    }
     case "my-workshop":
       return { ok: true, participantWorkshop: await workshops.participantView(actor.userId) };
     default:
@@ -286,7 +294,7 @@ async function offeredScenarios(actor: Actor, services: SocketServices): Promise
 
 /** An admin sees every kernel (a held GPU is everyone's problem); anyone else those of notebooks they may read. */
 async function visibleKernels(actor: Actor, services: SocketServices): Promise<RunningKernels> {
-  const all = await services.hub.kernels.list();
+  const all = await services.drivers.listKernels();
   if (services.access.gate.may(actor, "list-all-kernels")) return all;
   const readable = await services.access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "read");
   return { ...all, kernels: all.kernels.filter((kernel) => readable.has(kernel.notebookId)) };
@@ -294,7 +302,7 @@ async function visibleKernels(actor: Actor, services: SocketServices): Promise<R
 
 /** Who holds each GPU: a notebook the actor may read by its title; anybody else's by its owner's name only. */
 async function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, GpuHolder>> {
-  const holders = await services.hub.agentKernelHolders();
+  const holders = await services.drivers.agentHolders();
   const notebookIds = [...holders.values()].map((holder) => holder.notebookId);
   const readable = await services.access.gate.filterNotebooks(actor, notebookIds, "read");
   const owners = new Map(
@@ -345,16 +353,21 @@ async function findScenario(actor: Actor, services: SocketServices, scenarioId: 
  * (closed tab, lost network, ping timeout), which `disconnect` handlers
  * alone would not all see in order.
  */
-function watchViewers(io: LabServer, hub: NotebookHub): void {
+function watchViewers(io: LabServer, drivers: NotebookDrivers): void {
   const rooms = io.of("/").adapter;
   rooms.on("join-room", (room: unknown, socketId: unknown) => {
     const notebookId = notebookOfRoom(room);
-    if (notebookId !== null && typeof socketId === "string") hub.viewerJoined(notebookId, socketId);
+    if (notebookId !== null && typeof socketId === "string") drivers.viewer(notebookId, socketId, "joined");
   });
   rooms.on("leave-room", (room: unknown, socketId: unknown) => {
     const notebookId = notebookOfRoom(room);
-    if (notebookId !== null && typeof socketId === "string") hub.viewerLeft(notebookId, socketId);
+    if (notebookId !== null && typeof socketId === "string") drivers.viewer(notebookId, socketId, "left");
   });
+}
+
+/** This server's connections in the notebook's room (a server that takes a notebook over counts them as its viewers). */
+export function localViewersOf(io: LabServer, notebookId: string): string[] {
+  return [...(io.of("/").adapter.rooms.get(roomOf(notebookId)) ?? [])];
 }
 
 function notebookOfRoom(room: unknown): string | null {

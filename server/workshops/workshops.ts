@@ -16,6 +16,7 @@ import type { ParameterValue } from "../core/protocol/notebook-model";
 import { WORKSHOP_PACES, type ParticipantKernelState, type ParticipantWorkshopView, type WorkshopConsoleView, type WorkshopPace, type WorkshopSettings } from "../core/protocol/workshop-model";
 import { hiddenCells } from "../core/notebook/workshop-steps";
 import type { PrismaClient } from "../persistence";
+import { DrivenElsewhere } from "../cluster/driver-leases";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { consoleView, queuePositions } from "./console-view";
@@ -283,11 +284,31 @@ export class Workshops {
   /** Kernels shut down (GPU slots freed with them), the room closed; participants keep reading their copies. */
   async end(workshopId: string): Promise<void> {
     const ended = await this.prisma.workshop.updateMany({ where: { id: workshopId, endedAt: null }, data: { endedAt: new Date(), closedAt: new Date() } });
-    const notebooks = await this.prisma.notebook.findMany({ where: { workshopId }, select: { id: true } });
-    for (const notebook of notebooks) await this.hub.kernels.shutdown(notebook.id, WORKSHOP_ENDED_REASON);
-    if (ended.count > 0) this.log("info", `workshop ${workshopId} ended: ${notebooks.length} notebook(s) read-only, their kernels shut down`);
+    const notebookIds = await this.notebookIds(workshopId);
+    await this.endKernels(workshopId);
+    if (ended.count > 0) this.log("info", `workshop ${workshopId} ended: ${notebookIds.length} notebook(s) read-only, their kernels shut down`);
     this.live.changed(workshopId);
   }
+
+  /** The participants' copies of a workshop. */
+  async notebookIds(workshopId: string): Promise<string[]> {
+    const notebooks = await this.prisma.notebook.findMany({ where: { workshopId }, select: { id: true } });
+    return notebooks.map((notebook) => notebook.id);
+  }
+
+  /** Shuts down the kernels of the workshop's copies that this server drives. */
+  async endLocalKernels(workshopId: string): Promise<void> {
+    for (const notebookId of await this.notebookIds(workshopId)) {
+      if (await this.hub.get(notebookId)) await this.hub.kernels.shutdown(notebookId, WORKSHOP_ENDED_REASON);
+    }
+  }
+
+  /** With several lab servers, the kernels of an ended workshop are shut down on each (cluster/lab-cluster.ts). */
+  endKernelsWith(endKernels: (workshopId: string) => Promise<void>): void {
+    this.endKernels = endKernels;
+  }
+
+  private endKernels: (workshopId: string) => Promise<void> = (workshopId) => this.endLocalKernels(workshopId);
 
   private factsCacheOf(workshopId: string): FactsCache {
     let cache = this.factsCaches.get(workshopId);
@@ -394,7 +415,11 @@ export class Workshops {
         .then((runtime) => runtime.startKernel())
         .then(
           () => this.live.consoleChanged(workshop.id),
-          (error: unknown) => this.log("warning", `workshop ${workshop.id}: could not start the kernel of notebook ${notebookId} ahead of time: ${error instanceof Error ? error.message : String(error)}`),
+          (error: unknown) => {
+            // With several lab servers, each one's clock tries: the server that drives the notebook starts it.
+            if (error instanceof DrivenElsewhere) return;
+            this.log("warning", `workshop ${workshop.id}: could not start the kernel of notebook ${notebookId} ahead of time: ${error instanceof Error ? error.message : String(error)}`);
+          },
         );
     }
   }

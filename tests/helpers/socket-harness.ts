@@ -58,7 +58,7 @@ export class SocketHarness {
       auth: { origins: () => [...names.origins], ...options.auth },
     });
     const log = createLogger("silent");
-    attachNotebookSocket(io, { hub: lab.hub, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
     edge = createLabEdge({
       lab,
       names: () => names,

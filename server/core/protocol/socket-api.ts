@@ -326,6 +326,12 @@ export interface ServerToClientEvents {
   "session:ended": (reason: SessionEndReason) => void;
   /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
   "notebook:event": (notebookId: string, event: NotebookEvent, seq: number) => void;
+  /**
+   * Events of this notebook (null: of any) may not have reached this
+   * connection: another lab server took the notebook over (a new journal),
+   * or the servers lost Redis for a while. Re-open with `resume`.
+   */
+  "lab:resync": (notebookId: string | null) => void;
   /** To a facilitator's console (after `workshop-console`): the whole view, at most a few times a second. */
   "workshop:console": (workshopId: string, view: WorkshopConsoleView) => void;
   /** To a participant (after `my-workshop`): their workshop changed (admitted, a broadcast, a step revealed, ended). */

@@ -1,0 +1,139 @@
+/**
+ * Where a notebook's commands run. A notebook's runtime (its document in
+ * memory, its kernel, its event journal) lives on one lab server, its
+ * driver. The socket edge authorises a command and hands it here; with one
+ * server everything runs in this process (LocalDrivers); with several
+ * (cluster/lab-cluster.ts) a command for a notebook another server drives
+ * is forwarded to it, and its events reach this server's viewers through
+ * the socket.io adapter.
+ */
+import type { CommandAck, NotebookCommand } from "../core/protocol/socket-api";
+import type { RunningKernels } from "../core/protocol/kernels-model";
+import type { GpuHolder } from "../core/protocol/hosts-model";
+import type { ClusterRequest } from "../core/protocol/cluster-messages";
+import type { NotebookHub } from "../notebook/notebook-hub";
+import type { Workshops } from "../workshops/workshops";
+import { toClientError } from "../errors";
+
+/** A command as the socket edge passes it on, authorised. */
+export interface DrivenCommand {
+  command: NotebookCommand;
+  /** The connection it came from (viewer bookkeeping, who changed what). */
+  socketId: string;
+  /** From a workshop participant: a led workshop's unrevealed steps are refused. */
+  participant: boolean;
+}
+
+export type NotebookOp = Extract<ClusterRequest, { kind: "notebook-op" }>["op"];
+
+export interface NotebookDrivers {
+  /** Runs the command where the notebook is driven; failures come back as the ack's error (never thrown). */
+  command(notebookId: string, driven: DrivenCommand): Promise<CommandAck>;
+  /** A connection of this server joined or left the notebook's room. */
+  viewer(notebookId: string, socketId: string, change: "joined" | "left"): void;
+  /** A lab command's change to an open notebook (rename, delete, kernel shutdown or restart). */
+  notebookOp(notebookId: string, op: NotebookOp): Promise<void>;
+  /** The kernels of every server. */
+  listKernels(): Promise<RunningKernels>;
+  /** Which notebook holds each agent kernel, over every server. */
+  agentHolders(): Promise<Map<string, GpuHolder>>;
+  /** A workshop ended: its kernels shut down wherever they are driven. */
+  workshopEnded(workshopId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Runs each kind of request against this process's hub: the whole lab with one server, a driver's share with several. */
+export class LocalDriver {
+  constructor(
+    private readonly hub: NotebookHub,
+    private readonly workshops: () => Workshops,
+    private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
+  ) {}
+
+  async command(notebookId: string, { command, socketId, participant }: DrivenCommand): Promise<CommandAck> {
+    try {
+      const runtime = await this.hub.open(notebookId);
+      if (command.op === "open") return await runtime.join(command.resume);
+      if (command.op === "presence") {
+        this.hub.viewerVisibility(notebookId, socketId, command.visible);
+        return { ok: true };
+      }
+      // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
+      if (command.op === "execute" && participant) await this.workshops().checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
+      await runtime.handle(command, socketId);
+      return { ok: true };
+    } catch (error) {
+      const { error: message, code, conflict, expected } = toClientError(error);
+      if (!expected) this.log("error", `${command.op} on notebook ${notebookId} failed: ${error instanceof Error ? (error.stack ?? message) : message}`);
+      return conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code };
+    }
+  }
+
+  viewer(notebookId: string, socketId: string, change: "joined" | "left"): void {
+    if (change === "joined") this.hub.viewerJoined(notebookId, socketId);
+    else this.hub.viewerLeft(notebookId, socketId);
+  }
+
+  async notebookOp(notebookId: string, op: NotebookOp): Promise<void> {
+    switch (op.op) {
+      case "rename":
+        await this.hub.rename(notebookId, op.title);
+        return;
+      case "deleted":
+        await this.hub.setDeleted(notebookId, op.deleted);
+        return;
+      case "shutdown-kernel":
+        await this.hub.kernels.shutdown(notebookId, op.reason);
+        return;
+      case "restart-kernel": {
+        const runtime = await this.hub.open(notebookId);
+        await runtime.handle({ op: "restart", notebookId }, "console");
+        return;
+      }
+    }
+  }
+
+  listKernels(): Promise<RunningKernels> {
+    return this.hub.kernels.list();
+  }
+
+  agentHolders(): Promise<Map<string, GpuHolder>> {
+    return this.hub.agentKernelHolders();
+  }
+
+  /** Shuts down the kernels of the workshop's notebooks driven here. */
+  workshopEnded(workshopId: string): Promise<void> {
+    return this.workshops().endLocalKernels(workshopId);
+  }
+}
+
+/** One lab server: every notebook is driven here. */
+export class LocalDrivers implements NotebookDrivers {
+  constructor(private readonly local: LocalDriver) {}
+
+  command(notebookId: string, driven: DrivenCommand): Promise<CommandAck> {
+    return this.local.command(notebookId, driven);
+  }
+
+  viewer(notebookId: string, socketId: string, change: "joined" | "left"): void {
+    this.local.viewer(notebookId, socketId, change);
+  }
+
+  notebookOp(notebookId: string, op: NotebookOp): Promise<void> {
+    return this.local.notebookOp(notebookId, op);
+  }
+
+  listKernels(): Promise<RunningKernels> {
+    return this.local.listKernels();
+  }
+
+  agentHolders(): Promise<Map<string, GpuHolder>> {
+    return this.local.agentHolders();
+  }
+
+  workshopEnded(workshopId: string): Promise<void> {
+    return this.local.workshopEnded(workshopId);
+  }
+
+  async close(): Promise<void> {}
+}

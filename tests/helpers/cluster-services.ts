@@ -1,0 +1,184 @@
+/**
+ * The real services several lab servers need, started from Debian's
+ * packages on loopback for one test file: Redis (redis-server) and a load
+ * balancer (nginx) in front of the lab servers. Each lives in its own temp
+ * directory and is stopped (and the directory removed) by `stop()`.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, connect as connectTcp } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const REDIS_SERVER = "/usr/bin/redis-server";
+const NGINX = "/usr/sbin/nginx";
+
+function needBinary(binary: string, pkg: string): void {
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: install Debian's ${pkg} (scripts/test.sh installs it when run as root)`);
+}
+
+/** A TCP port nothing listens on now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts connections on the port. */
+async function listening(port: number, child: ChildProcess, what: string, output: () => string, limitMs = 15_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}:\n${output()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connectTcp(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port} in ${limitMs} ms:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill(signal);
+  await exited;
+}
+
+export class RedisService {
+  private child: ChildProcess;
+  private log = "";
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {
+    this.child = this.spawn();
+  }
+
+  /** A Redis on a free loopback port, without persistence: a restart starts empty, the harshest case. */
+  static async start(): Promise<RedisService> {
+    needBinary(REDIS_SERVER, "redis-server");
+    const dir = mkdtempSync(path.join(tmpdir(), "mgpulab-redis-"));
+    const redis = new RedisService(await freePort(), dir);
+    await redis.ready();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  private spawn(): ChildProcess {
+    const child = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
+    return child;
+  }
+
+  private ready(): Promise<void> {
+    return listening(this.port, this.child, "redis-server", () => this.log);
+  }
+
+  /** Stops Redis (what it held is gone). */
+  async kill(): Promise<void> {
+    await stopChild(this.child, "SIGKILL");
+  }
+
+  /** Starts it again on the same port. */
+  async restart(): Promise<void> {
+    await stopChild(this.child, "SIGKILL");
+    this.child = this.spawn();
+    await this.ready();
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.child);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export class NginxBalancer {
+  private log = "";
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    private readonly child: ChildProcess,
+  ) {
+    child.stdout!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
+  }
+
+  /**
+   * nginx on `port` balancing round-robin over `upstreams` (loopback ports),
+   * WebSocket upgrades passed through, no sticky sessions. A server that
+   * refuses connections is skipped for the next try (proxy_next_upstream).
+   */
+  static async start(port: number, upstreams: number[]): Promise<NginxBalancer> {
+    needBinary(NGINX, "nginx-light");
+    const dir = mkdtempSync(path.join(tmpdir(), "mgpulab-nginx-"));
+    mkdirSync(path.join(dir, "temp"));
+    const conf = path.join(dir, "nginx.conf");
+    writeFileSync(conf, nginxConf(port, upstreams, dir));
+    const child = spawn(NGINX, ["-p", dir, "-c", conf, "-e", "stderr", "-g", "daemon off;"], { stdio: ["ignore", "pipe", "pipe"] });
+    const balancer = new NginxBalancer(port, dir, child);
+    await listening(port, child, "nginx", () => balancer.log);
+    return balancer;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.child, "SIGQUIT");
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The same configuration the README's example documents (scripts/cluster.sh writes it for real use). */
+export function nginxConf(port: number, upstreams: number[], dir: string): string {
+  const temp = path.join(dir, "temp");
+  return `worker_processes 1;
+pid ${path.join(dir, "nginx.pid")};
+${process.getuid?.() === 0 ? "user root;\n" : ""}events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${temp}/body;
+  proxy_temp_path ${temp}/proxy;
+  fastcgi_temp_path ${temp}/fastcgi;
+  uwsgi_temp_path ${temp}/uwsgi;
+  scgi_temp_path ${temp}/scgi;
+  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+  upstream lab {
+${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail_timeout=2s;`).join("\n")}
+  }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 64m;
+    location / {
+      proxy_pass http://lab;
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout http_502;
+      proxy_connect_timeout 2s;
+    }
+  }
+}
+`;
+}

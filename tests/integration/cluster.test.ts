@@ -1,0 +1,209 @@
+/**
+ * Several lab servers, one lab: two real servers (server/main.ts) on one
+ * database, meeting in a real Redis, behind a real nginx, all on loopback.
+ * - A client of server B runs a cell on the kernel server A drives.
+ * - Redis restarts while a cell streams to a viewer of the other server:
+ *   the viewer catches up, every line once and in order.
+ * - Server A is SIGKILLed while a cell streams: B takes the kernel over
+ *   after A's lease; a page on B and a page through the balancer (whose
+ *   connection was on A, or moved) end with every line once, in order, as
+ *   the database does.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { io as connect } from "socket.io-client";
+import { NotebookController } from "../../components/model/notebook-controller";
+import { openDatabase } from "../../server/persistence";
+import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
+import { LabServer } from "../helpers/lab-server";
+import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { shownText, storedText } from "../helpers/cell-text";
+import { freePort, NginxBalancer, RedisService } from "../helpers/cluster-services";
+
+const LIMIT = { timeout: 240_000 };
+const LINES = 300;
+const NUMBERED = `import time\nfor i in range(${LINES}):\n    print(f'line {i}', flush=True)\n    time.sleep(0.01)\nprint('done')`;
+
+function assertComplete(text: string, what: string): void {
+  const lines = text.split("\n").filter(Boolean);
+  const expected = [...Array.from({ length: LINES }, (_, i) => `line ${i}`), "done"];
+  const doubled = lines.filter((line, i) => lines.indexOf(line) !== i);
+  const missing = expected.filter((line) => !lines.includes(line));
+  assert.deepEqual({ doubled: doubled.slice(0, 5), missing: missing.slice(0, 5) }, { doubled: [], missing: [] }, what);
+  assert.deepEqual(lines, expected, what);
+}
+
+async function until(what: string, test: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await test())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function serverIdOf(server: LabServer): string {
+  const line = server.logs.find((entry) => entry.includes('"listening"'));
+  const serverId = line ? (JSON.parse(line) as { serverId?: string }).serverId : undefined;
+  assert.ok(serverId, "a server of several says its id when it listens");
+  return serverId;
+}
+
+function portOf(server: LabServer): number {
+  return Number(new URL(server.url).port);
+}
+
+/** The notebook page's own model (connection, journal, resync), on a socket to `url`: what a browser tab would show. */
+function pageOn(url: string, notebookId: string, cookie: string): NotebookController {
+  const page = new NotebookController(notebookId, {
+    schedule: (run) => setTimeout(run, 0),
+    connection: {
+      drafts: null,
+      sourceDebounceMs: 30,
+      createSocket: () => connect(url, { transports: ["websocket"], forceNew: true, reconnectionDelay: 100, reconnectionDelayMax: 500, randomizationFactor: 0, extraHeaders: { cookie } }),
+    },
+  });
+  page.start();
+  return page;
+}
+
+function pageText(page: NotebookController, cellId: string): string {
+  const doc = page.getState().doc;
+  return doc ? storedText(doc, cellId) : "";
+}
+
+async function driverOf(dataDir: string, notebookId: string): Promise<string | null> {
+  const db = await openDatabase({ dataDir, alreadyMigrated: true });
+  try {
+    return (await db.prisma.notebookDriver.findUnique({ where: { notebookId }, select: { serverId: true } }))?.serverId ?? null;
+  } finally {
+    await db.close();
+  }
+}
+
+async function storedDoc(client: TestClient, notebookId: string): Promise<NotebookDocument> {
+  const opened = await client.send({ op: "open", notebookId });
+  assert.ok(opened.ok && opened.notebook, JSON.stringify(opened));
+  return opened.notebook;
+}
+
+describe("several lab servers behind a load balancer", () => {
+  let dataDir: string;
+  let redis: RedisService;
+  let nginx: NginxBalancer;
+  let a: LabServer;
+  let b: LabServer;
+  let cookie: string;
+  const cleanup: Array<() => unknown> = [];
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), "mgpulab-cluster-"));
+    redis = await RedisService.start();
+    const balancerPort = await freePort();
+    const env = {
+      MGPULAB_DATA_DIR: dataDir,
+      MGPULAB_AGENT_RUNTIME_DIR: path.join(dataDir, "agents"),
+      MGPULAB_REDIS_URL: redis.url,
+      MGPULAB_DRIVER_LEASE_SECONDS: "3",
+      MGPULAB_ALLOWED_ORIGINS: `http://127.0.0.1:${balancerPort}`,
+    };
+    a = await LabServer.start(env);
+    b = await LabServer.start(env);
+    nginx = await NginxBalancer.start(balancerPort, [portOf(a), portOf(b)]);
+    assert.ok(a.cookie);
+    cookie = a.cookie;
+  });
+
+  after(async () => {
+    for (const step of cleanup.reverse()) await step();
+    await a?.stop("SIGTERM");
+    await b?.stop("SIGTERM");
+    await nginx?.stop();
+    await redis?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function notebookDrivenByA(title: string): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
+    const client = await connectClient(a.url, cookie);
+    cleanup.push(() => client.close());
+    const created = await client.sendLab({ op: "create-notebook", title });
+    assert.ok(created.ok && created.notebook);
+    const notebookId = created.notebook.id;
+    const opened = await client.send({ op: "open", notebookId });
+    assert.ok(opened.ok && opened.notebook);
+    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(a), "the server a notebook is first opened on drives it");
+    return { client, notebookId, cellId: opened.notebook.cells[0]!.id };
+  }
+
+  it("a client of server B runs a cell on the kernel that server A drives", LIMIT, async () => {
+    const { client: onA, notebookId, cellId } = await notebookDrivenByA("across servers");
+    const ranOnA = await onA.run(notebookId, { [cellId]: "x = 41\nimport os\nprint('kernel', os.getpid())" });
+    assert.ok(ranOnA.ok, JSON.stringify(ranOnA));
+    await onA.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+
+    const onB = await connectClient(b.url, cookie);
+    cleanup.push(() => onB.close());
+    const opened = await onB.send({ op: "open", notebookId });
+    assert.ok(opened.ok && opened.notebook, JSON.stringify(opened));
+    assert.match(storedText(opened.notebook, cellId), /kernel \d+/, "B's snapshot comes from A's runtime");
+    const ranOnB = await onB.run(notebookId, { [cellId]: "import os\nprint(x + 1, 'kernel', os.getpid())" });
+    assert.ok(ranOnB.ok, JSON.stringify(ranOnB));
+    await onB.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    const pid = /kernel (\d+)/.exec(shownText(onA.events, cellId))?.[1];
+    assert.ok(pid);
+    assert.match(shownText(onB.events, cellId), new RegExp(`^42 kernel ${pid}\\n`), "the cell ran in A's kernel (its variable, its process)");
+    await onA.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.startsWith("42"));
+    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(a), "A still drives it");
+    assert.ok(!b.logs.some((line) => line.includes("takes over")), "nothing was taken over");
+  });
+
+  it("Redis restarts while a cell streams to a viewer on the other server: the viewer catches up with every line once, in order", LIMIT, async () => {
+    const { client: onA, notebookId, cellId } = await notebookDrivenByA("redis restart");
+    const viewer = pageOn(b.url, notebookId, cookie);
+    cleanup.push(() => viewer.stop());
+    await until("the page on B to open", () => viewer.getState().doc !== null);
+    const ran = await onA.run(notebookId, { [cellId]: NUMBERED });
+    assert.ok(ran.ok, JSON.stringify(ran));
+    await until("some lines on B", () => pageText(viewer, cellId).split("\n").length > 40);
+    await redis.restart();
+    await onA.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    await until("every line on B", () => pageText(viewer, cellId).includes("done"));
+    assertComplete(pageText(viewer, cellId), "the page on B");
+    assertComplete(storedText(await storedDoc(onA, notebookId), cellId), "the database");
+    assert.ok(b.logs.some((line) => line.includes("is back")), "B says Redis came back");
+  });
+
+  it("server A is SIGKILLed while a cell streams: B takes the kernel over after A's lease, and every line arrives once, in order", LIMIT, async () => {
+    const { client: onA, notebookId, cellId } = await notebookDrivenByA("kill a");
+    const onB = pageOn(b.url, notebookId, cookie);
+    const balanced = pageOn(nginx.url, notebookId, cookie);
+    cleanup.push(() => onB.stop(), () => balanced.stop());
+    await until("both pages to open", () => onB.getState().doc !== null && balanced.getState().doc !== null);
+    const ran = await onA.run(notebookId, { [cellId]: NUMBERED });
+    assert.ok(ran.ok, JSON.stringify(ran));
+    await until("some lines on both pages", () => pageText(onB, cellId).split("\n").length > 40 && pageText(balanced, cellId).split("\n").length > 40);
+    const seen = pageText(onB, cellId);
+    await a.stop("SIGKILL");
+    assert.ok(!seen.includes("done"), "A was killed while the cell still printed");
+
+    await until("the page on B to show the end", () => pageText(onB, cellId).includes("done"), 90_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}: the page's connection is ${JSON.stringify(onB.getState().connection)}, it shows ${pageText(onB, cellId).split("\n").length} lines, balanced ${pageText(balanced, cellId).split("\n").length}; B said: ${b.logs.slice(-6).join("\n")}`);
+    });
+    await until("the page through the balancer to show the end", () => pageText(balanced, cellId).includes("done"), 90_000).catch((error: unknown) => {
+      const state = balanced.getState();
+      throw new Error(`${String(error)}: the page's connection is ${JSON.stringify(state.connection)}, it shows ${pageText(balanced, cellId).split("\n").length} lines; B said: ${b.logs.slice(-15).join("\n")}`);
+    });
+    assertComplete(pageText(onB, cellId), "the page on B");
+    assertComplete(pageText(balanced, cellId), "the page through the balancer");
+    const stored = await connectClient(b.url, cookie);
+    cleanup.push(() => stored.close());
+    const doc = await storedDoc(stored, notebookId);
+    assertComplete(storedText(doc, cellId), "the database");
+    assert.ok(storedText(doc, cellId).startsWith(seen), "what the page saw before the kill is the start of what is stored");
+    assert.equal(doc.cells.find((cell) => cell.id === cellId)?.lastRun?.status, "ok");
+    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(b), "B drives the notebook now");
+    assert.ok(b.logs.some((line) => line.includes("takes over notebook") && line.includes(notebookId)), "B says it took the notebook over");
+  });
+});
