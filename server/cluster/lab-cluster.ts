@@ -38,6 +38,7 @@ export interface LabClusterOptions {
 }
 
 export class LabCluster implements NotebookDrivers {
+  readonly several = true;
   private keeper: NodeJS.Timeout | null = null;
   private sweeper: NodeJS.Timeout | null = null;
   private sweeping: Promise<void> | null = null;

@@ -27,6 +27,8 @@ export interface DrivenCommand {
 export type NotebookOp = Extract<ClusterRequest, { kind: "notebook-op" }>["op"];
 
 export interface NotebookDrivers {
+  /** Several lab servers share the lab (a console or viewer may be on any of them). */
+  readonly several: boolean;
   /** Runs the command where the notebook is driven; failures come back as the ack's error (never thrown). */
   command(notebookId: string, driven: DrivenCommand): Promise<CommandAck>;
   /** A connection of this server joined or left the notebook's room. */
@@ -109,6 +111,8 @@ export class LocalDriver {
 
 /** One lab server: every notebook is driven here. */
 export class LocalDrivers implements NotebookDrivers {
+  readonly several = false;
+
   constructor(private readonly local: LocalDriver) {}
 
   command(notebookId: string, driven: DrivenCommand): Promise<CommandAck> {

@@ -99,7 +99,8 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
     participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),
-    watching: (workshopId) => (io.of("/").adapter.rooms.get(consoleRoom(workshopId))?.size ?? 0) > 0,
+    // With several servers a console may be open on another one: the views are computed wherever the events happen.
+    watching: (workshopId) => services.drivers.several || (io.of("/").adapter.rooms.get(consoleRoom(workshopId))?.size ?? 0) > 0,
   });
   io.on("connection", (socket: LabSocket) => {
     // A participant's roster row says whether a tab of theirs is connected.

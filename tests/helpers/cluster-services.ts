@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { createServer, connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { nginxConf } from "../../scripts/nginx-conf";
 
 const REDIS_SERVER = "/usr/bin/redis-server";
 const NGINX = "/usr/sbin/nginx";
@@ -145,40 +146,4 @@ export class NginxBalancer {
     await stopChild(this.child, "SIGQUIT");
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-/** The same configuration the README's example documents (scripts/cluster.sh writes it for real use). */
-export function nginxConf(port: number, upstreams: number[], dir: string): string {
-  const temp = path.join(dir, "temp");
-  return `worker_processes 1;
-pid ${path.join(dir, "nginx.pid")};
-${process.getuid?.() === 0 ? "user root;\n" : ""}events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${temp}/body;
-  proxy_temp_path ${temp}/proxy;
-  fastcgi_temp_path ${temp}/fastcgi;
-  uwsgi_temp_path ${temp}/uwsgi;
-  scgi_temp_path ${temp}/scgi;
-  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
-  upstream lab {
-${upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=1 fail_timeout=2s;`).join("\n")}
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 64m;
-    location / {
-      proxy_pass http://lab;
-      proxy_http_version 1.1;
-      proxy_set_header Upgrade $http_upgrade;
-      proxy_set_header Connection $connection_upgrade;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout http_502;
-      proxy_connect_timeout 2s;
-    }
-  }
-}
-`;
 }

@@ -1,0 +1,110 @@
+/**
+ * Requests between lab servers over a real Redis (server-link.ts): a reply
+ * reaches its sender; a failure keeps its code; a server that is gone, or a
+ * Redis that is away, is an "unavailable" error at once (not a wait for the
+ * timeout); a forged message on a server's channel is ignored; a restarted
+ * Redis is used again.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { createClient } from "redis";
+import { ServerLink } from "../../server/cluster/server-link";
+import { CommandError } from "../../server/errors";
+import { RedisService } from "../helpers/cluster-services";
+
+describe("requests between lab servers", () => {
+  let redis: RedisService;
+  const links: ServerLink[] = [];
+  const warnings: string[] = [];
+  const open = async (serverId: string, labId = "lab1") => {
+    const link = await ServerLink.open({ redisUrl: redis.url, labId, serverId, timeoutMs: 3_000, log: (_level, message) => warnings.push(message) });
+    links.push(link);
+    return link;
+  };
+
+  before(async () => {
+    redis = await RedisService.start();
+  });
+  after(async () => {
+    for (const link of links) await link.close();
+    await redis.stop();
+  });
+
+  it("a request reaches the named server and its answer comes back; a refusal keeps its code", async () => {
+    const [a, b] = [await open("a"), await open("b")];
+    b.serve(async (request, from) => {
+      if (request.kind === "workshop-ended") throw new CommandError("not-found", `no workshop ${request.workshopId} (asked by ${from})`);
+      return { served: "b", kind: request.kind };
+    });
+    assert.deepEqual(await a.request("b", { kind: "list-kernels" }), { served: "b", kind: "list-kernels" });
+    await assert.rejects(a.request("b", { kind: "workshop-ended", workshopId: "w1" }), (error: unknown) => {
+      assert.ok(error instanceof CommandError);
+      assert.equal(error.code, "not-found");
+      assert.match(error.message, /no workshop w1 \(asked by a\)/);
+      return true;
+    });
+  });
+
+  it("a server that is not running is known at once, not after the timeout", async () => {
+    const a = await open("a2");
+    const began = performance.now();
+    await assert.rejects(a.request("ghost", { kind: "list-kernels" }), /lab server ghost is not running/);
+    assert.ok(performance.now() - began < 1_000, "answered without waiting for the 3 s timeout");
+  });
+
+  it("another lab's servers on the same Redis never hear this lab's requests", async () => {
+    const mine = await open("shared-id", "lab-one");
+    const theirs = await open("shared-id", "lab-two");
+    let theirsHeard = false;
+    theirs.serve(async () => {
+      theirsHeard = true;
+      return "theirs";
+    });
+    mine.serve(async () => "mine");
+    const asker = await open("asker", "lab-one");
+    assert.equal(await asker.request("shared-id", { kind: "agent-holders" }), "mine");
+    assert.equal(theirsHeard, false);
+  });
+
+  it("a malformed or forged message on a server's channel is ignored and said in the log", async () => {
+    const target = await open("target");
+    let served = 0;
+    target.serve(async () => {
+      served += 1;
+      return null;
+    });
+    const forger = createClient({ url: redis.url });
+    await forger.connect();
+    try {
+      await forger.publish("mgpulab:lab1:server:target", "not json");
+      await forger.publish("mgpulab:lab1:server:target", JSON.stringify({ type: "request", id: "x", from: "f", request: { kind: "drop-database" } }));
+      const asker = await open("asker2");
+      assert.equal(await asker.request("target", { kind: "list-kernels" }), null, "the channel still works");
+    } finally {
+      await forger.quit();
+    }
+    assert.equal(served, 1, "only the well-formed request was served");
+    assert.ok(warnings.filter((line) => line.includes("malformed")).length >= 2);
+  });
+
+  it("while Redis is away a request fails at once with 'unavailable'; once it is back, requests work again", async () => {
+    const [a, b] = [await open("a3"), await open("b3")];
+    b.serve(async () => "pong");
+    assert.equal(await a.request("b3", { kind: "list-kernels" }), "pong");
+    await redis.kill();
+    const began = performance.now();
+    await assert.rejects(a.request("b3", { kind: "list-kernels" }), (error: unknown) => error instanceof CommandError && error.code === "unavailable");
+    assert.ok(performance.now() - began < 1_000, "no offline queue: not held until Redis returns");
+    await redis.restart();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        assert.equal(await a.request("b3", { kind: "list-kernels" }), "pong");
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  });
+});
