@@ -29,6 +29,9 @@ pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 # PostgreSQL refuses to run as root: as root, it runs as Debian's postgres user.
 as_pg=()
 if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); fi
+if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$dir"; then
+  die "PostgreSQL runs as the postgres user, who cannot reach $dir: choose MGPULAB_CLUSTER_DIR under folders others may enter (chmod o+x)"
+fi
 if [ ! -f "$dir/pg/PG_VERSION" ]; then
   say "creating the PostgreSQL cluster in $dir/pg"
   mkdir -p "$dir/pg"
@@ -46,7 +49,7 @@ stop_all() {
 trap stop_all EXIT
 trap 'exit 0' INT TERM
 
-"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/pg" -w -l "$dir/logs/postgres.log" \
+"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/pg" -w -l "$dir/pg/server.log" \
   -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" start >/dev/null
 "${as_pg[@]}" "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U lab -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'lab'" | grep -q 1 ||
   "${as_pg[@]}" "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U lab lab
@@ -63,7 +66,7 @@ export MGPULAB_DATA_DIR="$dir/lab"
 export NODE_ENV=production HOST=127.0.0.1
 for port in "${lab_ports[@]}"; do
   log="$dir/logs/lab-$port.log"
-  PORT=$port npx tsx server/main.ts >"$log" 2>&1 &
+  PORT=$port node --import tsx server/main.ts >"$log" 2>&1 &
   pids+=($!)
   # One at a time: the first applies the migrations and makes the shared auth secret.
   for _ in $(seq 1 240); do
@@ -75,9 +78,14 @@ for port in "${lab_ports[@]}"; do
   say "lab server on 127.0.0.1:$port (log: $log)"
 done
 
-npx tsx scripts/nginx-conf.ts "$public" "$dir/nginx" "${lab_ports[@]}" >"$dir/nginx/nginx.conf"
+node --import tsx scripts/nginx-conf.ts "$public" "$dir/nginx" "${lab_ports[@]}" >"$dir/nginx/nginx.conf"
 nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e stderr -g "daemon off;" 2>"$dir/logs/nginx.log" &
 pids+=($!)
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$public") 2>/dev/null && break
+  kill -0 "${pids[-1]}" 2>/dev/null || die "nginx stopped: $(tail -5 "$dir/logs/nginx.log")"
+  sleep 0.1
+done
 token=$(grep -o '"signInUrl":"[^"]*' "$dir/logs/lab-${lab_ports[0]}.log" | tail -1 | sed 's/.*token=//')
 say "nginx on http://127.0.0.1:$public balances ${lab_ports[*]}"
 say "open the lab (this link signs you in once): http://127.0.0.1:$public/api/auth/local-token?token=$token"
