@@ -23,6 +23,8 @@ import { Workshops } from "./workshops/workshops";
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
   dataDir?: string;
+  /** A PostgreSQL URL instead of lab.db (default MGPULAB_DATABASE_URL). */
+  databaseUrl?: string;
   /** Where kernels run when no `hosts` are given (tests of the kernel path: a PTY per kernel). */
   host?: () => KernelLauncher;
   /** The configured hosts and their agents (named by this lab's id); kernels they run outlive this server. */
@@ -61,7 +63,7 @@ export interface Lab {
 }
 
 export async function openLab(options: LabOptions): Promise<Lab> {
-  const db = await openDatabase({ dataDir: options.dataDir });
+  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl });
   await new UserRepository(db.prisma).ensure();
   const runs = new RunRepository(db.prisma);
   const hosts = options.hosts ? options.hosts(await labIdOf(db)) : null;
