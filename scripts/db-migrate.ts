@@ -2,7 +2,7 @@
  * Applies pending migrations to the lab's database (what the server also does
  * when it opens it) and checks that the result matches schema.prisma.
  *
- *   npx tsx scripts/db-migrate.ts            $MGPULAB_DATA_DIR/lab.db (default ./data/lab.db)
+ *   npx tsx scripts/db-migrate.ts            $MGPULAB_DATABASE_URL, else $MGPULAB_DATA_DIR/lab.db (default ./data/lab.db)
  *   npx tsx scripts/db-migrate.ts <file.db>
  */
 import { checkDrift, openDatabase } from "../server/persistence/database";

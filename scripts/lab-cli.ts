@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: rest, options: { email: { type: "string" }, name: { type: "string" }, url: { type: "string" } } });
   const dataDir = process.env.MGPULAB_DATA_DIR || undefined;
   // login-url is for a lab that is running (and so has migrated its database): its locks would stall the schema engine.
-  if (command === "login-url" && !existsSync(resolveDatabaseFile({ dataDir }))) return usage("no lab database here yet: start the lab once (npm start), or set MGPULAB_DATA_DIR");
+  if (command === "login-url" && !process.env.MGPULAB_DATABASE_URL && !existsSync(resolveDatabaseFile({ dataDir }))) return usage("no lab database here yet: start the lab once (npm start), or set MGPULAB_DATA_DIR");
   const db = await openDatabase({ dataDir, alreadyMigrated: command === "login-url" });
   try {
     if (command === "create-admin") {

@@ -27,6 +27,8 @@ import { ServerLink } from "./cluster/server-link";
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
   dataDir?: string;
+  /** A PostgreSQL URL instead of lab.db (default MGPULAB_DATABASE_URL). */
+  databaseUrl?: string;
   /** Where kernels run when no `hosts` are given (tests of the kernel path: a PTY per kernel). */
   host?: () => KernelLauncher;
   /** The configured hosts and their agents (named by this lab's id); kernels they run outlive this server. */
@@ -86,7 +88,7 @@ export interface Lab {
 }
 
 export async function openLab(options: LabOptions): Promise<Lab> {
-  const db = await openDatabase({ dataDir: options.dataDir });
+  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl });
   await new UserRepository(db.prisma).ensure();
   const runs = new RunRepository(db.prisma);
   const labId = await labIdOf(db);

@@ -15,7 +15,7 @@ import { APIError, createAuthEndpoint, getSessionFromCtx } from "better-auth/api
 import { setSessionCookie } from "better-auth/cookies";
 import { fromNodeHeaders } from "better-auth/node";
 import { z } from "zod";
-import { LOCAL_USER, type PrismaClient } from "../persistence";
+import { databaseProviderOf, LOCAL_USER, type PrismaClient } from "../persistence";
 import { consumeLocalToken, LOCAL_TOKEN_PATH } from "./local-token";
 import { hashPassword, verifyPassword } from "./password-hash";
 import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from "./accounts";
@@ -55,7 +55,8 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
   return betterAuth({
     basePath: AUTH_BASE_PATH,
     secret: settings.secret,
-    database: prismaAdapter(prisma, { provider: "sqlite" }),
+    // Better Auth words some queries per provider (case-insensitive matches, transactions).
+    database: prismaAdapter(prisma, { provider: databaseProviderOf(prisma) }),
     trustedOrigins: () => [...settings.origins()],
     emailAndPassword: {
       enabled: true,

@@ -1,7 +1,9 @@
 /**
- * The lab's database: one SQLite file under the data directory, migrated on
- * open with the WebAssembly schema engine, and one shared PrismaClient per
- * process (cached on globalThis so dev reloads and route handlers reuse it).
+ * The lab's database, migrated on open with the WebAssembly schema engine,
+ * and one shared PrismaClient per process (cached on globalThis so dev
+ * reloads and route handlers reuse it). Where it lives (database-target.ts):
+ * a SQLite file under the data directory by default, or the PostgreSQL
+ * server MGPULAB_DATABASE_URL names.
  *
  *   const db = await getDatabase();          // the shared one
  *   const notebooks = new NotebookRepository(db.prisma);
@@ -10,22 +12,22 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
+import type { PoolConfig } from "pg";
 import { PrismaClient } from "./generated/client";
+import { PrismaClient as PostgresPrismaClient } from "./generated-pg/client";
 import { applyMigrations, diffToSchema, readMigrationList, type MigrationPaths } from "./migrations";
+import { resolveDatabaseTarget, type DatabaseProvider, type DatabaseTarget, type TargetOptions } from "./database-target";
 
 export type { PrismaClient } from "./generated/client";
 export { MigrationError } from "./migrations";
+export { DEFAULT_DB_FILE_NAME, resolveDatabaseFile, type DatabaseProvider } from "./database-target";
 
-export const DEFAULT_DB_FILE_NAME = "lab.db";
 /** How long a writer waits for another connection's lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 10_000;
 
-export interface DatabaseOptions extends MigrationPaths {
-  /** Directory of the database file; default $MGPULAB_DATA_DIR or ./data. */
-  dataDir?: string;
-  /** The database file; default <dataDir>/lab.db. */
-  file?: string;
+export interface DatabaseOptions extends MigrationPaths, TargetOptions {
   /** Told about applied migrations. */
   onMigrated?: (names: string[]) => void;
   /** Open a database a running lab has migrated, without the schema engine (which would wait on that lab's locks). */
@@ -34,46 +36,79 @@ export interface DatabaseOptions extends MigrationPaths {
 
 export interface Database {
   readonly prisma: PrismaClient;
+  readonly provider: DatabaseProvider;
+  /** The SQLite file; for PostgreSQL, the URL without its password (for logs). */
   readonly file: string;
-  /** Migrations applied by this open (empty when the file was up to date). */
+  readonly target: DatabaseTarget;
+  /** Migrations applied by this open (empty when the database was up to date). */
   readonly appliedMigrations: string[];
   close(): Promise<void>;
 }
 
-export function resolveDatabaseFile(options: Pick<DatabaseOptions, "dataDir" | "file"> = {}, env = process.env): string {
-  if (options.file) return path.resolve(options.file);
-  const dataDir = options.dataDir ?? (env.MGPULAB_DATA_DIR || path.resolve("data"));
-  return path.resolve(dataDir, DEFAULT_DB_FILE_NAME);
+/** Which provider each open client talks to: Better Auth's adapter must be told (lab-auth.ts). */
+const providers = new WeakMap<PrismaClient, DatabaseProvider>();
+
+export function databaseProviderOf(prisma: PrismaClient): DatabaseProvider {
+  const provider = providers.get(prisma);
+  if (!provider) throw new Error("this PrismaClient was not opened by openDatabase(): its provider is unknown");
+  return provider;
 }
 
 /**
- * Opens (creating if needed) the database file, applies pending migrations
- * and returns a client on it. Each call opens a new client: use
- * `getDatabase()` in the server, this in tests and tools.
+ * Opens (creating if needed) the database, applies pending migrations and
+ * returns a client on it. Each call opens a new client: use `getDatabase()`
+ * in the server, this in tests and tools.
  */
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
-  const file = resolveDatabaseFile(options);
+  const target = resolveDatabaseTarget(options);
+  // Another lab server on the same SQLite file holds connections the schema engine would wait on: it is skipped when nothing is pending.
+  const upToDate = target.provider === "sqlite" ? await prepareSqliteFile(target.file, options) : false;
+  const appliedMigrations = options.alreadyMigrated || upToDate ? [] : await applyMigrations(target, options);
+  if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
+  const prisma = target.provider === "sqlite" ? openSqliteClient(target.file) : openPostgresClient(target.pool);
+  await prisma.$connect();
+  providers.set(prisma, target.provider);
+  return {
+    prisma,
+    provider: target.provider,
+    file: target.description,
+    target,
+    appliedMigrations,
+    close: () => prisma.$disconnect(),
+  };
+}
+
+/**
+ * Creates the file's directory and puts the file in WAL mode, a property of
+ * the file: readers never block the one writer. Says whether every migration
+ * is already applied.
+ */
+async function prepareSqliteFile(file: string, paths: MigrationPaths): Promise<boolean> {
   mkdirSync(path.dirname(file), { recursive: true });
-  // WAL is a property of the file: readers never block the one writer.
   const raw = new BetterSqlite3(file, { timeout: BUSY_TIMEOUT_MS });
   let upToDate: boolean;
   try {
     raw.pragma("journal_mode = WAL");
-    upToDate = await migrationsRecorded(raw, options);
+    upToDate = await migrationsRecorded(raw, paths);
   } finally {
     raw.close();
   }
-  // Another lab server on the same file holds connections the schema engine would wait on: skip it when nothing is pending.
-  const appliedMigrations = options.alreadyMigrated || upToDate ? [] : await applyMigrations(file, options);
-  if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
-  const prisma = new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
-  await prisma.$connect();
-  return {
-    prisma,
-    file,
-    appliedMigrations,
-    close: () => prisma.$disconnect(),
-  };
+  return upToDate;
+}
+
+function openSqliteClient(file: string): PrismaClient {
+  return new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
+}
+
+/**
+ * PostgreSQL's client is generated from the same models (prisma/postgres/
+ * schema.prisma is derived from schema.prisma, only the provider differs),
+ * so its API is the SQLite client's: the repositories are typed against one
+ * and take either. The cast is where that is asserted, not proven — the
+ * persistence suite runs every repository on both databases for that.
+ */
+function openPostgresClient(pool: PoolConfig): PrismaClient {
+  return new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
 }
 
 /** Whether every migration in the directory is recorded as finished in the file (nothing for the schema engine to do). */
@@ -106,6 +141,7 @@ function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapt
 }
 
 /**
+ * SQLite only: PostgreSQL isolates each pooled connection's transaction itself.
  * The better-sqlite3 adapter has one connection and only orders transactions
  * among themselves: a statement issued outside a transaction while an
  * interactive transaction is open runs inside it — it reads uncommitted rows
@@ -172,13 +208,13 @@ function serialised(adapter: SqlDriverAdapter): SqlDriverAdapter {
 }
 
 /**
- * The SQL that would make the database file match schema.prisma; "" when it
- * does. Non-empty means the file was changed outside the migrations, or
+ * The SQL that would make the database match schema.prisma; "" when it
+ * does. Non-empty means the database was changed outside the migrations, or
  * schema.prisma was changed without a migration
- * (`npx tsx scripts/db-migrate-diff.ts --write <name>`).
+ * (`npx tsx scripts/db-migrate-diff.ts --write <name>`). A string is a SQLite file.
  */
 export function checkDrift(target: Database | string, paths: MigrationPaths = {}): Promise<string> {
-  return diffToSchema("database", typeof target === "string" ? target : target.file, paths);
+  return diffToSchema("database", typeof target === "string" ? target : target.target, paths);
 }
 
 const globalForDatabase = globalThis as typeof globalThis & { __mgpulabDatabase?: Promise<Database> };

@@ -1,5 +1,5 @@
 /** The persistence API: open the database, then build repositories on its client. */
-export { checkDrift, closeDatabase, getDatabase, openDatabase, resolveDatabaseFile, type Database, type DatabaseOptions, type PrismaClient } from "./database";
+export { checkDrift, closeDatabase, databaseProviderOf, getDatabase, openDatabase, resolveDatabaseFile, type Database, type DatabaseOptions, type DatabaseProvider, type PrismaClient } from "./database";
 export { AlreadyExistsError, InvalidDataError, isPersistenceError, NotFoundError, PersistenceError, VersionConflictError, type PersistenceErrorCode } from "./errors";
 export { MetricRepository, type SeriesFilter, type SeriesInfo } from "./metric-repository";
 export { MigrationError } from "./migrations";

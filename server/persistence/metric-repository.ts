@@ -16,7 +16,7 @@ import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 type Tx = Prisma.TransactionClient;
 
-/** Points per INSERT statement (4 parameters each; SQLite allows 32,766). */
+/** Points per INSERT statement (4 parameters each; SQLite allows 32,766, PostgreSQL 65,535). */
 const POINTS_PER_STATEMENT = 2_000;
 const DEFAULT_SINCE_LIMIT = 100_000;
 const CACHED_RUNS = 64;

@@ -1,12 +1,16 @@
 /**
- * Migrations without the Prisma CLI: apply `prisma/migrations/*` and diff the
- * schema against them with the WebAssembly schema engine. Same directory
- * layout and `_prisma_migrations` bookkeeping as `prisma migrate deploy`.
+ * Migrations without the Prisma CLI: apply `prisma/migrations/*` (SQLite) or
+ * `prisma/postgres/migrations/*` (PostgreSQL) and diff the schema against
+ * them with the WebAssembly schema engine. Same directory layout and
+ * `_prisma_migrations` bookkeeping as `prisma migrate deploy`.
  */
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import type { DatabaseProvider, DatabaseTarget } from "./database-target";
+import { postgresEngineAdapter } from "./postgres-engine-adapter";
 import { NO_FILTER, startSchemaEngine, type MigrationList, type SchemaEngine } from "./schema-engine";
 
 /**
@@ -26,6 +30,16 @@ function findPrismaDir(): string {
 export const SCHEMA_PATH = path.join(PRISMA_DIR, "schema.prisma");
 export const MIGRATIONS_DIR = path.join(PRISMA_DIR, "migrations");
 export const LOCKFILE_NAME = "migration_lock.toml";
+/** PostgreSQL's schema (derived from schema.prisma: postgres-schema.ts) and its own migrations. */
+export const POSTGRES_SCHEMA_PATH = path.join(PRISMA_DIR, "postgres", "schema.prisma");
+export const POSTGRES_MIGRATIONS_DIR = path.join(PRISMA_DIR, "postgres", "migrations");
+
+/** The schema file and migrations directory of a provider. */
+export function defaultPaths(provider: DatabaseProvider): Required<MigrationPaths> {
+  return provider === "sqlite"
+    ? { schemaPath: SCHEMA_PATH, migrationsDir: MIGRATIONS_DIR }
+    : { schemaPath: POSTGRES_SCHEMA_PATH, migrationsDir: POSTGRES_MIGRATIONS_DIR };
+}
 
 export class MigrationError extends Error {
   override readonly name: string = "MigrationError";
@@ -60,11 +74,27 @@ export interface MigrationPaths {
   migrationsDir?: string;
 }
 
-/** Runs `body` with an engine connected to the SQLite file `dbFile`, and frees it afterwards. */
-async function withEngine<T>(dbFile: string, paths: MigrationPaths, body: (engine: SchemaEngine) => Promise<T>): Promise<T> {
-  const schema = await readSchema(paths.schemaPath);
-  const adapter = new PrismaBetterSqlite3({ url: dbFile, timeout: 10_000 });
-  const handle = await startSchemaEngine(schema, adapter);
+/** Where the engine works: a SQLite file (a path; ":memory:" for none) or a database target. */
+export type EngineTarget = string | DatabaseTarget;
+
+function targetOf(target: EngineTarget): DatabaseTarget {
+  return typeof target === "string" ? { provider: "sqlite", file: target, description: target } : target;
+}
+
+function pathsFor(target: DatabaseTarget, paths: MigrationPaths): Required<MigrationPaths> {
+  const defaults = defaultPaths(target.provider);
+  return { schemaPath: paths.schemaPath ?? defaults.schemaPath, migrationsDir: paths.migrationsDir ?? defaults.migrationsDir };
+}
+
+/** The engine's connections (PostgreSQL's: two are plenty, and a shadow database beside them). */
+function adapterFactory(target: DatabaseTarget): SqlMigrationAwareDriverAdapterFactory {
+  return target.provider === "sqlite" ? new PrismaBetterSqlite3({ url: target.file, timeout: 10_000 }) : postgresEngineAdapter({ ...target.pool, max: 2 });
+}
+
+/** Runs `body` with an engine connected to `target`, and frees it afterwards. */
+async function withEngine<T>(target: DatabaseTarget, schemaPath: string, body: (engine: SchemaEngine) => Promise<T>): Promise<T> {
+  const schema = await readSchema(schemaPath);
+  const handle = await startSchemaEngine(schema, adapterFactory(target));
   try {
     return await body(handle.engine);
   } catch (error) {
@@ -75,39 +105,44 @@ async function withEngine<T>(dbFile: string, paths: MigrationPaths, body: (engin
 }
 
 /** Applies every migration not yet recorded in `_prisma_migrations`; returns their names. */
-export async function applyMigrations(dbFile: string, paths: MigrationPaths = {}): Promise<string[]> {
-  const migrationsList = await readMigrationList(paths.migrationsDir);
+export async function applyMigrations(target: EngineTarget, paths: MigrationPaths = {}): Promise<string[]> {
+  const resolved = targetOf(target);
+  const { schemaPath, migrationsDir } = pathsFor(resolved, paths);
+  const migrationsList = await readMigrationList(migrationsDir);
   if (migrationsList.migrationDirectories.length === 0) {
     throw new MigrationError(`no migrations in ${migrationsList.baseDir}`);
   }
-  return withEngine(dbFile, paths, async (engine) => {
+  return withEngine(resolved, schemaPath, async (engine) => {
     const result = await engine.applyMigrations({ migrationsList, filters: NO_FILTER });
     return result.appliedMigrationNames;
   });
 }
 
 export type DiffSource =
-  /** Replays prisma/migrations on a shadow database in memory: "what is the next migration?" */
+  /** Replays the migrations on a shadow database: "what is the next migration?" */
   | "migrations"
-  /** Introspects the database `dbFile` itself: "does this database match schema.prisma?" */
+  /** Introspects the target database itself: "does this database match the schema?" */
   | "database"
   /** Nothing: the whole schema as one script. */
   | "empty";
 
 /**
- * The SQL script that takes `from` to schema.prisma; "" when they match.
- * For "migrations" and "empty", `dbFile` is only the engine's connection and
- * is not changed (":memory:" is fine).
+ * The SQL script that takes `from` to the provider's schema; "" when they
+ * match. For "migrations" and "empty", `target` is only the engine's
+ * connection and is not changed (":memory:" is fine for SQLite; PostgreSQL's
+ * shadow database is a throwaway database the adapter creates beside it).
  */
-export async function diffToSchema(from: DiffSource, dbFile = ":memory:", paths: MigrationPaths = {}): Promise<string> {
-  const schema = await readSchema(paths.schemaPath);
+export async function diffToSchema(from: DiffSource, target: EngineTarget = ":memory:", paths: MigrationPaths = {}): Promise<string> {
+  const resolved = targetOf(target);
+  const { schemaPath, migrationsDir } = pathsFor(resolved, paths);
+  const schema = await readSchema(schemaPath);
   const source =
     from === "migrations"
-      ? { tag: "migrations" as const, ...(await readMigrationList(paths.migrationsDir)) }
+      ? { tag: "migrations" as const, ...(await readMigrationList(migrationsDir)) }
       : from === "database"
         ? { tag: "schemaDatasource" as const, files: [schema], configDir: path.dirname(schema.path) }
         : { tag: "empty" as const };
-  return withEngine(dbFile, paths, async (engine) => {
+  return withEngine(resolved, schemaPath, async (engine) => {
     const result = await engine.diff({
       from: source,
       to: { tag: "schemaDatamodel", files: [schema] },

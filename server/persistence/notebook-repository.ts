@@ -387,8 +387,10 @@ async function positions(tx: Tx, notebookId: string): Promise<Array<{ id: string
 /**
  * Multi-row INSERTs: Prisma's createMany costs about 0.3 ms per cell here
  * (query compiler overhead), a 2,000-cell import ten times what SQLite needs.
- * JSON columns are bound as their text, which is how SQLite stores Prisma's
- * Json; a PostgreSQL port casts them (CAST(... AS jsonb)).
+ * JSON columns are bound as their text: SQLite stores Prisma's Json so, and
+ * PostgreSQL gives a parameter sent without a type (node-postgres sends none)
+ * the type of the column it is inserted into, jsonb. One statement serves
+ * both; the persistence suite runs it on both.
  */
 async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInput | StoredCell)[], keys: readonly string[]): Promise<void> {
   const now = new Date();

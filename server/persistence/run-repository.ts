@@ -402,7 +402,8 @@ export function foldOutputs(outputs: readonly CellOutput[]): CellOutput[] {
 async function insertOutputs(tx: Tx, notebookId: string, runId: string, executionId: string, cellId: string, outputs: CellOutput[]): Promise<SequencedOutput[]> {
   const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
   const records = outputs.map((output, index) => ({ seq: first + index, runId, executionId, cellId, output }));
-  // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json.
+  // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json
+  // and as PostgreSQL takes it into a jsonb column (an untyped parameter gets the column's type: see insertCells).
   const createdAt = new Date();
   for (let i = 0; i < records.length; i += CHUNK) {
     const rows = records

@@ -36,11 +36,19 @@ export class SocketHarness {
     readonly cookie: string,
   ) {}
 
-  /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one). */
+  /** A server on a fresh database in a temp directory (or `dataDir`, to reopen one; or the PostgreSQL database `databaseUrl`). */
   /** `hosts`: the lab's hosts with their agents (the hosts page, kernel specs); without it, kernels run on local PTYs. */
   /** `auth`: sign-in settings (rate limits) for tests of them. */
   static async start(
-    options: { dataDir?: string; hangAfterMs?: number; kernelLimits?: KernelLimits; hosts?: (labId: string) => LabHosts; auth?: Parameters<typeof openLab>[0]["auth"] } = {},
+    options: {
+      dataDir?: string;
+      /** A PostgreSQL database instead of the data directory's lab.db. */
+      databaseUrl?: string;
+      hangAfterMs?: number;
+      kernelLimits?: KernelLimits;
+      hosts?: (labId: string) => LabHosts;
+      auth?: Parameters<typeof openLab>[0]["auth"];
+    } = {},
   ): Promise<SocketHarness> {
     const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), "mgpulab-socket-"));
     // The same handshake guard as server/main.ts: only the lab's names and origins.
@@ -51,6 +59,7 @@ export class SocketHarness {
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, socketServerOptions(() => names, () => undefined));
     const lab = await openLab({
       dataDir,
+      databaseUrl: options.databaseUrl,
       ...(options.hosts ? { hosts: options.hosts } : { host: () => localHost() }),
       hangAfterMs: options.hangAfterMs,
       kernelLimits: options.kernelLimits,

@@ -9,126 +9,131 @@ import { NotebookRepository, resolveDatabaseFile } from "../../server/persistenc
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { LabServer } from "../helpers/lab-server";
 import { SocketHarness, connectClient, type TestClient } from "../helpers/socket-harness";
+import { forEachDatabase } from "./persistence-harness";
 
 const LIMIT = { timeout: 120_000 };
 
-describe("notebooks in the database", () => {
-  let harness: SocketHarness;
-  let alice: TestClient;
-  let bob: TestClient;
-  before(async () => {
-    harness = await SocketHarness.start();
-    alice = await harness.client();
-    bob = await harness.client();
-  });
-  after(async () => {
-    alice.close();
-    bob.close();
-    await harness.close();
-  });
+// The socket API's notebook operations on each database; the restart below runs a real server process on SQLite.
+forEachDatabase((kind) => {
+  describe("notebooks in the database", () => {
+    let harness: SocketHarness;
+    let alice: TestClient;
+    let bob: TestClient;
+    before(async () => {
+      const place = await kind.fresh();
+      harness = await SocketHarness.start({ dataDir: place.where.dataDir, databaseUrl: place.where.url });
+      alice = await harness.client();
+      bob = await harness.client();
+    });
+    after(async () => {
+      alice.close();
+      bob.close();
+      await harness.close();
+    });
 
-  it("creates, lists, renames, duplicates, deletes and restores notebooks, telling open viewers", LIMIT, async () => {
-    const created = await alice.sendLab({ op: "create-notebook", title: "  DDP hangs  " });
-    assert.ok(created.ok && created.notebook);
-    const id = created.notebook.id;
-    assert.equal(created.notebook.title, "DDP hangs");
-    assert.equal(created.notebook.cellCount, 1);
-    await bob.send({ op: "open", notebookId: id });
+    it("creates, lists, renames, duplicates, deletes and restores notebooks, telling open viewers", LIMIT, async () => {
+      const created = await alice.sendLab({ op: "create-notebook", title: "  DDP hangs  " });
+      assert.ok(created.ok && created.notebook);
+      const id = created.notebook.id;
+      assert.equal(created.notebook.title, "DDP hangs");
+      assert.equal(created.notebook.cellCount, 1);
+      await bob.send({ op: "open", notebookId: id });
 
-    const renamed = await alice.sendLab({ op: "rename-notebook", notebookId: id, title: "Why DDP hangs" });
-    assert.ok(renamed.ok && renamed.notebook?.title === "Why DDP hangs");
-    await bob.waitFor((event) => event.type === "notebook-renamed" && event.title === "Why DDP hangs");
+      const renamed = await alice.sendLab({ op: "rename-notebook", notebookId: id, title: "Why DDP hangs" });
+      assert.ok(renamed.ok && renamed.notebook?.title === "Why DDP hangs");
+      await bob.waitFor((event) => event.type === "notebook-renamed" && event.title === "Why DDP hangs");
 
-    const copy = await alice.sendLab({ op: "duplicate-notebook", notebookId: id });
-    assert.ok(copy.ok && copy.notebook && copy.notebook.id !== id && copy.notebook.title === "Why DDP hangs (copy)");
+      const copy = await alice.sendLab({ op: "duplicate-notebook", notebookId: id });
+      assert.ok(copy.ok && copy.notebook && copy.notebook.id !== id && copy.notebook.title === "Why DDP hangs (copy)");
 
-    assert.ok((await alice.sendLab({ op: "delete-notebook", notebookId: id })).ok);
-    await bob.waitFor((event) => event.type === "notebook-deleted");
-    const active = await alice.sendLab({ op: "list-notebooks" });
-    const deleted = await alice.sendLab({ op: "list-notebooks", state: "deleted" });
-    assert.ok(active.ok && deleted.ok);
-    assert.ok(!active.notebooks!.some((item) => item.id === id));
-    assert.ok(deleted.notebooks!.some((item) => item.id === id && item.deletedAt !== null));
+      assert.ok((await alice.sendLab({ op: "delete-notebook", notebookId: id })).ok);
+      await bob.waitFor((event) => event.type === "notebook-deleted");
+      const active = await alice.sendLab({ op: "list-notebooks" });
+      const deleted = await alice.sendLab({ op: "list-notebooks", state: "deleted" });
+      assert.ok(active.ok && deleted.ok);
+      assert.ok(!active.notebooks!.some((item) => item.id === id));
+      assert.ok(deleted.notebooks!.some((item) => item.id === id && item.deletedAt !== null));
 
-    assert.ok((await alice.sendLab({ op: "restore-notebook", notebookId: id })).ok);
-    await bob.waitFor((event) => event.type === "notebook-restored");
-    const again = await alice.sendLab({ op: "list-notebooks" });
-    assert.ok(again.ok && again.notebooks!.some((item) => item.id === id));
-  });
+      assert.ok((await alice.sendLab({ op: "restore-notebook", notebookId: id })).ok);
+      await bob.waitFor((event) => event.type === "notebook-restored");
+      const again = await alice.sendLab({ op: "list-notebooks" });
+      assert.ok(again.ok && again.notebooks!.some((item) => item.id === id));
+    });
 
-  it("refuses bad titles and unknown notebooks clearly", LIMIT, async () => {
-    const empty = await alice.sendLab({ op: "create-notebook", title: "   " });
-    assert.equal(empty.ok, false);
-    assert.match(empty.ok ? "" : empty.error, /title/);
-    const missing = await alice.send({ op: "open", notebookId: "doesnotexist" });
-    assert.equal(missing.ok, false);
-    assert.match(missing.ok ? "" : missing.error, /not found/);
-    const renameMissing = await alice.sendLab({ op: "rename-notebook", notebookId: "doesnotexist", title: "x" });
-    assert.equal(renameMissing.ok, false);
-  });
+    it("refuses bad titles and unknown notebooks clearly", LIMIT, async () => {
+      const empty = await alice.sendLab({ op: "create-notebook", title: "   " });
+      assert.equal(empty.ok, false);
+      assert.match(empty.ok ? "" : empty.error, /title/);
+      const missing = await alice.send({ op: "open", notebookId: "doesnotexist" });
+      assert.equal(missing.ok, false);
+      assert.match(missing.ok ? "" : missing.error, /not found/);
+      const renameMissing = await alice.sendLab({ op: "rename-notebook", notebookId: "doesnotexist", title: "x" });
+      assert.equal(renameMissing.ok, false);
+    });
 
-  it("saves an edit before acknowledging it", LIMIT, async () => {
-    const id = await harness.createNotebook("autosave");
-    const opened = await alice.send({ op: "open", notebookId: id });
-    assert.ok(opened.ok && opened.notebook);
-    const cellId = opened.notebook.cells[0]!.id;
-    assert.deepEqual(await alice.send({ op: "set-source", notebookId: id, cellId, source: "x = 1", baseHash: sourceHash("") }), { ok: true });
-    assert.deepEqual(await alice.send({ op: "insert-cell", notebookId: id, index: 1, cell: { id: "second", kind: "markdown", source: "# notes" } }), { ok: true });
-    const stored = await new NotebookRepository(harness.lab.db.prisma).load(id);
-    assert.deepEqual(stored.cells.map((cell) => [cell.id, cell.kind, cell.source]), [[cellId, "code", "x = 1"], ["second", "markdown", "# notes"]]);
-  });
+    it("saves an edit before acknowledging it", LIMIT, async () => {
+      const id = await harness.createNotebook("autosave");
+      const opened = await alice.send({ op: "open", notebookId: id });
+      assert.ok(opened.ok && opened.notebook);
+      const cellId = opened.notebook.cells[0]!.id;
+      assert.deepEqual(await alice.send({ op: "set-source", notebookId: id, cellId, source: "x = 1", baseHash: sourceHash("") }), { ok: true });
+      assert.deepEqual(await alice.send({ op: "insert-cell", notebookId: id, index: 1, cell: { id: "second", kind: "markdown", source: "# notes" } }), { ok: true });
+      const stored = await new NotebookRepository(harness.lab.db.prisma).load(id);
+      assert.deepEqual(stored.cells.map((cell) => [cell.id, cell.kind, cell.source]), [[cellId, "code", "x = 1"], ["second", "markdown", "# notes"]]);
+    });
 
-  it("turns an edit on top of text another tab replaced into a conflict, never a silent overwrite", LIMIT, async () => {
-    const id = await harness.createNotebook("conflict");
-    const opened = await alice.send({ op: "open", notebookId: id });
-    await bob.send({ op: "open", notebookId: id });
-    assert.ok(opened.ok && opened.notebook);
-    const cellId = opened.notebook.cells[0]!.id;
-    const base = sourceHash("");
-    assert.deepEqual(await alice.send({ op: "set-source", notebookId: id, cellId, source: "alice()", baseHash: base }), { ok: true });
-    const refused = await bob.send({ op: "set-source", notebookId: id, cellId, source: "bob()", baseHash: base });
-    assert.equal(refused.ok, false);
-    assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "alice()" });
-    assert.deepEqual(await bob.send({ op: "set-source", notebookId: id, cellId, source: "bob()", baseHash: base, force: true }), { ok: true });
-    await alice.waitFor((event) => event.type === "cell-source" && event.source === "bob()");
-    const stored = await new NotebookRepository(harness.lab.db.prisma).load(id);
-    assert.equal(stored.cells[0]!.source, "bob()");
-  });
+    it("turns an edit on top of text another tab replaced into a conflict, never a silent overwrite", LIMIT, async () => {
+      const id = await harness.createNotebook("conflict");
+      const opened = await alice.send({ op: "open", notebookId: id });
+      await bob.send({ op: "open", notebookId: id });
+      assert.ok(opened.ok && opened.notebook);
+      const cellId = opened.notebook.cells[0]!.id;
+      const base = sourceHash("");
+      assert.deepEqual(await alice.send({ op: "set-source", notebookId: id, cellId, source: "alice()", baseHash: base }), { ok: true });
+      const refused = await bob.send({ op: "set-source", notebookId: id, cellId, source: "bob()", baseHash: base });
+      assert.equal(refused.ok, false);
+      assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "alice()" });
+      assert.deepEqual(await bob.send({ op: "set-source", notebookId: id, cellId, source: "bob()", baseHash: base, force: true }), { ok: true });
+      await alice.waitFor((event) => event.type === "cell-source" && event.source === "bob()");
+      const stored = await new NotebookRepository(harness.lab.db.prisma).load(id);
+      assert.equal(stored.cells[0]!.source, "bob()");
+    });
 
-  it("refuses to run text typed on top of a source another tab replaced", LIMIT, async () => {
-    const id = await harness.createNotebook("run conflict");
-    const opened = await alice.send({ op: "open", notebookId: id });
-    await bob.send({ op: "open", notebookId: id });
-    assert.ok(opened.ok && opened.notebook);
-    const cellId = opened.notebook.cells[0]!.id;
-    await alice.send({ op: "set-source", notebookId: id, cellId, source: "print('alice')", baseHash: sourceHash("") });
-    // Bob's tab shows its own unsaved text: the run names the hash of what Bob sees, and the server stores Alice's.
-    const refused = await bob.send({ op: "execute", notebookId: id, cellIds: [cellId], sourceHashes: { [cellId]: sourceHash("print('bob')") } });
-    assert.equal(refused.ok, false);
-    assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "print('alice')" });
-    const again = await bob.send({ op: "open", notebookId: id });
-    assert.ok(again.ok && again.notebook);
-    assert.equal(again.notebook.cells[0]!.source, "print('alice')");
-    assert.equal(again.notebook.cells[0]!.runState, "idle", "nothing was queued");
-  });
+    it("refuses to run text typed on top of a source another tab replaced", LIMIT, async () => {
+      const id = await harness.createNotebook("run conflict");
+      const opened = await alice.send({ op: "open", notebookId: id });
+      await bob.send({ op: "open", notebookId: id });
+      assert.ok(opened.ok && opened.notebook);
+      const cellId = opened.notebook.cells[0]!.id;
+      await alice.send({ op: "set-source", notebookId: id, cellId, source: "print('alice')", baseHash: sourceHash("") });
+      // Bob's tab shows its own unsaved text: the run names the hash of what Bob sees, and the server stores Alice's.
+      const refused = await bob.send({ op: "execute", notebookId: id, cellIds: [cellId], sourceHashes: { [cellId]: sourceHash("print('bob')") } });
+      assert.equal(refused.ok, false);
+      assert.deepEqual(refused.ok ? null : refused.conflict, { cellId, theirSource: "print('alice')" });
+      const again = await bob.send({ op: "open", notebookId: id });
+      assert.ok(again.ok && again.notebook);
+      assert.equal(again.notebook.cells[0]!.source, "print('alice')");
+      assert.equal(again.notebook.cells[0]!.runState, "idle", "nothing was queued");
+    });
 
-  it("streams metrics of a run into the cell's live view and the database", LIMIT, async () => {
-    const id = await harness.createNotebook("metrics");
-    const opened = await alice.send({ op: "open", notebookId: id });
-    assert.ok(opened.ok && opened.notebook);
-    const cellId = opened.notebook.cells[0]!.id;
-    const code = "import mgpulab as lab\nfor step in range(20):\n    lab.log(step, loss=1.0 / (step + 1), rank=step % 2, forward_ms=2.5)";
-    await alice.run(id, { [cellId]: code });
-    await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
-    const live = [...alice.events].reverse().find((event) => event.type === "cell-metrics" && event.cellId === cellId);
-    assert.ok(live && live.type === "cell-metrics");
-    assert.equal(live.liveMetrics.points, 20);
-    assert.deepEqual(live.liveMetrics.ranks.map((row) => [row.rank, row.step, row.values.loss]), [[0, 18, 1 / 19], [1, 19, 1 / 20]]);
-    // Metrics are written in batches behind the run; disposing the runtime drains its write queue.
-    await (await harness.lab.hub.get(id))!.dispose();
-    const runs = await harness.lab.catalog.repos.runs.list(id);
-    const series = await harness.lab.catalog.repos.metrics.series(runs[0]!.id, { name: "loss" });
-    assert.deepEqual(series.map((one) => one.step.length).sort(), [10, 10], "one loss series per rank, every point stored");
+    it("streams metrics of a run into the cell's live view and the database", LIMIT, async () => {
+      const id = await harness.createNotebook("metrics");
+      const opened = await alice.send({ op: "open", notebookId: id });
+      assert.ok(opened.ok && opened.notebook);
+      const cellId = opened.notebook.cells[0]!.id;
+      const code = "import mgpulab as lab\nfor step in range(20):\n    lab.log(step, loss=1.0 / (step + 1), rank=step % 2, forward_ms=2.5)";
+      await alice.run(id, { [cellId]: code });
+      await alice.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+      const live = [...alice.events].reverse().find((event) => event.type === "cell-metrics" && event.cellId === cellId);
+      assert.ok(live && live.type === "cell-metrics");
+      assert.equal(live.liveMetrics.points, 20);
+      assert.deepEqual(live.liveMetrics.ranks.map((row) => [row.rank, row.step, row.values.loss]), [[0, 18, 1 / 19], [1, 19, 1 / 20]]);
+      // Metrics are written in batches behind the run; disposing the runtime drains its write queue.
+      await (await harness.lab.hub.get(id))!.dispose();
+      const runs = await harness.lab.catalog.repos.runs.list(id);
+      const series = await harness.lab.catalog.repos.metrics.series(runs[0]!.id, { name: "loss" });
+      assert.deepEqual(series.map((one) => one.step.length).sort(), [10, 10], "one loss series per rank, every point stored");
+    });
   });
 });
 

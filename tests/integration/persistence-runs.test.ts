@@ -1,17 +1,14 @@
-/** Runs, executions and the output log: replay after any seq, and recovery after a server restart. */
+/** Runs, executions and the output log, on SQLite and PostgreSQL: replay after any seq, and recovery after a server restart. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError } from "../../server/persistence/errors";
 import { foldOutputs, SERVER_RESTARTED } from "../../server/persistence/run-repository";
 import type { SequencedOutput } from "../../server/persistence/types";
-import { createTestDatabase, type TestDatabase } from "./persistence-harness";
+import { forEachDatabase, type TestDatabase } from "./persistence-harness";
 
+// Each half of forEachDatabase sets it for its own tests (the halves run one after the other).
 let t: TestDatabase;
-before(async () => {
-  t = await createTestDatabase();
-});
-after(() => t.close());
 
 const out = (text: string, name: "stdout" | "stderr" = "stdout"): CellOutput => ({ kind: "stream", name, text });
 
@@ -21,117 +18,124 @@ async function notebookWithRun(cells = ["a", "b"]) {
   return { notebook, run };
 }
 
-describe("RunRepository", () => {
-  it("records a run from start to finish and stores what the cell shows", async () => {
-    const { notebook, run } = await notebookWithRun();
-    assert.equal(run.status, "running");
-    const [execution] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "print(1)" }]);
-    await t.runs.startExecution(execution!, { executionCount: 1 });
-    const appended = await t.runs.appendOutputs(execution!, [out("1\n"), { kind: "result", executionCount: 1, data: { "text/plain": "1" } }]);
-    assert.deepEqual(appended.map((record) => record.seq), [1, 2]);
-    await t.runs.finishExecution(execution!, { status: "ok", durationMs: 5, outputs: foldOutputs(await t.runs.executionOutputs(execution!)) });
-    const cell = (await t.notebooks.load(notebook.id)).cells[0]!;
-    assert.deepEqual(cell.outputs, [out("1\n"), { kind: "result", executionCount: 1, data: { "text/plain": "1" } }]);
-    assert.equal(cell.executionCount, 1);
-    assert.deepEqual(cell.lastRun, { status: "ok", durationMs: 5 });
-    assert.equal((await t.notebooks.load(notebook.id)).version, 0, "outputs are not edits");
-
-    const finished = await t.runs.finish(run.id, { status: "finished", exitReason: "shutdown" });
-    assert.equal(finished.status, "finished");
-    assert.ok(finished.endedAt);
-    assert.equal((await t.runs.finish(run.id, { status: "died" })).status, "finished", "an ended run stays as it ended");
-    await assert.rejects(t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }]), InvalidDataError);
-    const [summary] = await t.runs.listExecutions(run.id);
-    assert.equal(summary!.status, "ok");
-    assert.equal(summary!.durationMs, 5);
+forEachDatabase((kind) => {
+  before(async () => {
+    t = await kind.create();
   });
+  after(() => t.close());
 
-  it("replays exactly what a viewer missed: every record once, none lost, across executions, runs and metrics", async () => {
-    const { notebook, run } = await notebookWithRun(["a", "b", "c"]);
-    const written: SequencedOutput[] = [];
-    let runId = run.id;
-    for (let round = 0; round < 6; round++) {
-      if (round === 3) {
-        await t.runs.finish(runId, { status: "died", exitReason: "SIGKILL" });
-        runId = (await t.runs.start({ notebookId: notebook.id, host: "local", deviceMode: "1× cpu" })).id;
+  describe("RunRepository", () => {
+    it("records a run from start to finish and stores what the cell shows", async () => {
+      const { notebook, run } = await notebookWithRun();
+      assert.equal(run.status, "running");
+      const [execution] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "print(1)" }]);
+      await t.runs.startExecution(execution!, { executionCount: 1 });
+      const appended = await t.runs.appendOutputs(execution!, [out("1\n"), { kind: "result", executionCount: 1, data: { "text/plain": "1" } }]);
+      assert.deepEqual(appended.map((record) => record.seq), [1, 2]);
+      await t.runs.finishExecution(execution!, { status: "ok", durationMs: 5, outputs: foldOutputs(await t.runs.executionOutputs(execution!)) });
+      const cell = (await t.notebooks.load(notebook.id)).cells[0]!;
+      assert.deepEqual(cell.outputs, [out("1\n"), { kind: "result", executionCount: 1, data: { "text/plain": "1" } }]);
+      assert.equal(cell.executionCount, 1);
+      assert.deepEqual(cell.lastRun, { status: "ok", durationMs: 5 });
+      assert.equal((await t.notebooks.load(notebook.id)).version, 0, "outputs are not edits");
+
+      const finished = await t.runs.finish(run.id, { status: "finished", exitReason: "shutdown" });
+      assert.equal(finished.status, "finished");
+      assert.ok(finished.endedAt);
+      assert.equal((await t.runs.finish(run.id, { status: "died" })).status, "finished", "an ended run stays as it ended");
+      await assert.rejects(t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }]), InvalidDataError);
+      const [summary] = await t.runs.listExecutions(run.id);
+      assert.equal(summary!.status, "ok");
+      assert.equal(summary!.durationMs, 5);
+    });
+
+    it("replays exactly what a viewer missed: every record once, none lost, across executions, runs and metrics", async () => {
+      const { notebook, run } = await notebookWithRun(["a", "b", "c"]);
+      const written: SequencedOutput[] = [];
+      let runId = run.id;
+      for (let round = 0; round < 6; round++) {
+        if (round === 3) {
+          await t.runs.finish(runId, { status: "died", exitReason: "SIGKILL" });
+          runId = (await t.runs.start({ notebookId: notebook.id, host: "local", deviceMode: "1× cpu" })).id;
+        }
+        const executions = await t.runs.queueExecutions(runId, [{ cellId: "a", source: "" }, { cellId: "b", source: "" }, { cellId: "c", source: "" }]);
+        // Writers interleave: outputs of three executions and metric batches share the notebook's sequence.
+        await Promise.all([
+          ...executions.map(async (executionId, i) => {
+            for (let k = 0; k < 5; k++) written.push(...(await t.runs.appendOutputs(executionId, [out(`r${round} e${i} k${k}\n`), out(`err${k}`, "stderr")])));
+          }),
+          t.metrics.append(runId, [{ rank: 0, step: round, values: { loss: 1 / (round + 1) } }]),
+        ]);
       }
-      const executions = await t.runs.queueExecutions(runId, [{ cellId: "a", source: "" }, { cellId: "b", source: "" }, { cellId: "c", source: "" }]);
-      // Writers interleave: outputs of three executions and metric batches share the notebook's sequence.
-      await Promise.all([
-        ...executions.map(async (executionId, i) => {
-          for (let k = 0; k < 5; k++) written.push(...(await t.runs.appendOutputs(executionId, [out(`r${round} e${i} k${k}\n`), out(`err${k}`, "stderr")])));
-        }),
-        t.metrics.append(runId, [{ rank: 0, step: round, values: { loss: 1 / (round + 1) } }]),
+      const seqs = written.map((record) => record.seq).sort((a, b) => a - b);
+      assert.equal(new Set(seqs).size, seqs.length, "no seq given twice");
+
+      // A viewer that saw everything up to each possible cursor, paging 7 at a time.
+      const lastSeq = await t.runs.lastSeq(notebook.id);
+      assert.equal(lastSeq, seqs.length + 6, "outputs and the 6 metric messages share one sequence");
+      for (const cursor of [0, 1, 17, seqs[seqs.length - 1]! - 1, lastSeq]) {
+        const received: SequencedOutput[] = [];
+        let at = cursor;
+        for (;;) {
+          const page = await t.runs.outputsSince({ notebookId: notebook.id }, at, 7);
+          received.push(...page);
+          if (page.length < 7) break;
+          at = page[page.length - 1]!.seq;
+        }
+        const expected = written.filter((record) => record.seq > cursor).sort((a, b) => a.seq - b.seq);
+        assert.deepEqual(received, expected, `replay after ${cursor}`);
+      }
+      const byRun = await t.runs.outputsSince({ runId }, 0);
+      assert.deepEqual(byRun, written.filter((record) => record.runId === runId).sort((a, b) => a.seq - b.seq));
+    });
+
+    it("on server start, marks running runs interrupted and keeps what their cells printed", async () => {
+      const { notebook, run } = await notebookWithRun(["a", "b", "c"]);
+      const [done, running, queued] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }, { cellId: "b", source: "" }, { cellId: "c", source: "" }]);
+      await t.runs.startExecution(done!, { executionCount: 1 });
+      await t.runs.finishExecution(done!, { status: "ok", outputs: [out("done\n")] });
+      await t.runs.startExecution(running!, { executionCount: 2 });
+      await t.runs.appendOutputs(running!, [out("step 1\n"), out("step 2\n"), out("warn", "stderr"), out("step 3\n")]);
+      const other = await notebookWithRun(["z"]);
+      await t.runs.finish(other.run.id, { status: "finished" });
+
+      // The server dies here; a new process opens the same file.
+      t = await t.reopen();
+      const interrupted = await t.runs.interruptRunningRuns();
+      assert.ok(interrupted.some((entry) => entry.id === run.id));
+      assert.ok(!interrupted.some((entry) => entry.id === other.run.id), "an ended run is not touched");
+      const after_ = await t.runs.get(run.id);
+      assert.equal(after_.status, "interrupted");
+      assert.equal(after_.exitReason, SERVER_RESTARTED);
+      assert.ok(after_.endedAt);
+      const statuses = Object.fromEntries((await t.runs.listExecutions(run.id)).map((execution) => [execution.id, execution.status]));
+      assert.deepEqual(statuses, { [done!]: "ok", [running!]: "interrupted", [queued!]: "aborted" });
+      const cells = (await t.notebooks.load(notebook.id)).cells;
+      assert.deepEqual(cells[0]!.outputs, [out("done\n")]);
+      assert.deepEqual(cells[1]!.outputs, [out("step 1\nstep 2\n"), out("warn", "stderr"), out("step 3\n")]);
+      assert.equal(cells[1]!.executionCount, 2);
+      assert.equal(cells[1]!.lastRun?.status, "interrupted");
+      assert.deepEqual(await t.runs.interruptRunningRuns(), [], "nothing left running");
+    });
+
+    it("refuses invalid outputs and unknown ids without writing", async () => {
+      const { run } = await notebookWithRun();
+      const [execution] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }]);
+      const before_ = await t.counts();
+      await assert.rejects(t.runs.appendOutputs(execution!, [{ kind: "stream", name: "stdin", text: "" } as never]), InvalidDataError);
+      await assert.rejects(t.runs.appendOutputs("nope", [out("x")]), NotFoundError);
+      await assert.rejects(t.runs.finishExecution("nope", { status: "ok" }), NotFoundError);
+      await assert.rejects(t.runs.get("nope"), NotFoundError);
+      assert.deepEqual(await t.counts(), before_);
+    });
+
+    it("foldOutputs merges neighbouring chunks of one stream only", () => {
+      assert.deepEqual(foldOutputs([out("a"), out("b"), out("c", "stderr"), { kind: "elided", elidedBytes: 3 }, out("d"), out("e")]), [
+        out("ab"),
+        out("c", "stderr"),
+        { kind: "elided", elidedBytes: 3 },
+        out("de"),
       ]);
-    }
-    const seqs = written.map((record) => record.seq).sort((a, b) => a - b);
-    assert.equal(new Set(seqs).size, seqs.length, "no seq given twice");
-
-    // A viewer that saw everything up to each possible cursor, paging 7 at a time.
-    const lastSeq = await t.runs.lastSeq(notebook.id);
-    assert.equal(lastSeq, seqs.length + 6, "outputs and the 6 metric messages share one sequence");
-    for (const cursor of [0, 1, 17, seqs[seqs.length - 1]! - 1, lastSeq]) {
-      const received: SequencedOutput[] = [];
-      let at = cursor;
-      for (;;) {
-        const page = await t.runs.outputsSince({ notebookId: notebook.id }, at, 7);
-        received.push(...page);
-        if (page.length < 7) break;
-        at = page[page.length - 1]!.seq;
-      }
-      const expected = written.filter((record) => record.seq > cursor).sort((a, b) => a.seq - b.seq);
-      assert.deepEqual(received, expected, `replay after ${cursor}`);
-    }
-    const byRun = await t.runs.outputsSince({ runId }, 0);
-    assert.deepEqual(byRun, written.filter((record) => record.runId === runId).sort((a, b) => a.seq - b.seq));
-  });
-
-  it("on server start, marks running runs interrupted and keeps what their cells printed", async () => {
-    const { notebook, run } = await notebookWithRun(["a", "b", "c"]);
-    const [done, running, queued] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }, { cellId: "b", source: "" }, { cellId: "c", source: "" }]);
-    await t.runs.startExecution(done!, { executionCount: 1 });
-    await t.runs.finishExecution(done!, { status: "ok", outputs: [out("done\n")] });
-    await t.runs.startExecution(running!, { executionCount: 2 });
-    await t.runs.appendOutputs(running!, [out("step 1\n"), out("step 2\n"), out("warn", "stderr"), out("step 3\n")]);
-    const other = await notebookWithRun(["z"]);
-    await t.runs.finish(other.run.id, { status: "finished" });
-
-    // The server dies here; a new process opens the same file.
-    t = await t.reopen();
-    const interrupted = await t.runs.interruptRunningRuns();
-    assert.ok(interrupted.some((entry) => entry.id === run.id));
-    assert.ok(!interrupted.some((entry) => entry.id === other.run.id), "an ended run is not touched");
-    const after_ = await t.runs.get(run.id);
-    assert.equal(after_.status, "interrupted");
-    assert.equal(after_.exitReason, SERVER_RESTARTED);
-    assert.ok(after_.endedAt);
-    const statuses = Object.fromEntries((await t.runs.listExecutions(run.id)).map((execution) => [execution.id, execution.status]));
-    assert.deepEqual(statuses, { [done!]: "ok", [running!]: "interrupted", [queued!]: "aborted" });
-    const cells = (await t.notebooks.load(notebook.id)).cells;
-    assert.deepEqual(cells[0]!.outputs, [out("done\n")]);
-    assert.deepEqual(cells[1]!.outputs, [out("step 1\nstep 2\n"), out("warn", "stderr"), out("step 3\n")]);
-    assert.equal(cells[1]!.executionCount, 2);
-    assert.equal(cells[1]!.lastRun?.status, "interrupted");
-    assert.deepEqual(await t.runs.interruptRunningRuns(), [], "nothing left running");
-  });
-
-  it("refuses invalid outputs and unknown ids without writing", async () => {
-    const { run } = await notebookWithRun();
-    const [execution] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "" }]);
-    const before_ = await t.counts();
-    await assert.rejects(t.runs.appendOutputs(execution!, [{ kind: "stream", name: "stdin", text: "" } as never]), InvalidDataError);
-    await assert.rejects(t.runs.appendOutputs("nope", [out("x")]), NotFoundError);
-    await assert.rejects(t.runs.finishExecution("nope", { status: "ok" }), NotFoundError);
-    await assert.rejects(t.runs.get("nope"), NotFoundError);
-    assert.deepEqual(await t.counts(), before_);
-  });
-
-  it("foldOutputs merges neighbouring chunks of one stream only", () => {
-    assert.deepEqual(foldOutputs([out("a"), out("b"), out("c", "stderr"), { kind: "elided", elidedBytes: 3 }, out("d"), out("e")]), [
-      out("ab"),
-      out("c", "stderr"),
-      { kind: "elided", elidedBytes: 3 },
-      out("de"),
-    ]);
+    });
   });
 });
