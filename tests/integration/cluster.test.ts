@@ -1,6 +1,7 @@
 /**
  * Several lab servers, one lab: two real servers (server/main.ts) on one
- * database, meeting in a real Redis, behind a real nginx, all on loopback.
+ * PostgreSQL, meeting in a real Redis, behind a real nginx, all on loopback
+ * and all started here from Debian's packages.
  * - A client of server B runs a cell on the kernel server A drives.
  * - Redis restarts while a cell streams to a viewer of the other server:
  *   the viewer catches up, every line once and in order.
@@ -22,6 +23,7 @@ import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { shownText, storedText } from "../helpers/cell-text";
 import { freePort, NginxBalancer, RedisService } from "../helpers/cluster-services";
+import { startPostgres, type TestPostgres } from "../helpers/postgres";
 
 const LIMIT = { timeout: 240_000 };
 const LINES = 300;
@@ -74,8 +76,8 @@ function pageText(page: NotebookController, cellId: string): string {
   return doc ? storedText(doc, cellId) : "";
 }
 
-async function driverOf(dataDir: string, notebookId: string): Promise<string | null> {
-  const db = await openDatabase({ dataDir, alreadyMigrated: true });
+async function driverOf(url: string, notebookId: string): Promise<string | null> {
+  const db = await openDatabase({ url, alreadyMigrated: true });
   try {
     return (await db.prisma.notebookDriver.findUnique({ where: { notebookId }, select: { serverId: true } }))?.serverId ?? null;
   } finally {
@@ -92,6 +94,8 @@ async function storedDoc(client: TestClient, notebookId: string): Promise<Notebo
 describe("several lab servers behind a load balancer", () => {
   let dataDir: string;
   let redis: RedisService;
+  let postgres: TestPostgres;
+  let databaseUrl: string;
   let nginx: NginxBalancer;
   let a: LabServer;
   let b: LabServer;
@@ -101,9 +105,12 @@ describe("several lab servers behind a load balancer", () => {
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "mgpulab-cluster-"));
     redis = await RedisService.start();
+    postgres = await startPostgres();
+    databaseUrl = await postgres.createDatabase("cluster");
     const balancerPort = await freePort();
     const env = {
       MGPULAB_DATA_DIR: dataDir,
+      MGPULAB_DATABASE_URL: databaseUrl,
       MGPULAB_AGENT_RUNTIME_DIR: path.join(dataDir, "agents"),
       MGPULAB_REDIS_URL: redis.url,
       MGPULAB_DRIVER_LEASE_SECONDS: "3",
@@ -122,6 +129,7 @@ describe("several lab servers behind a load balancer", () => {
     await b?.stop("SIGTERM");
     await nginx?.stop();
     await redis?.stop();
+    await postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -133,7 +141,7 @@ describe("several lab servers behind a load balancer", () => {
     const notebookId = created.notebook.id;
     const opened = await client.send({ op: "open", notebookId });
     assert.ok(opened.ok && opened.notebook);
-    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(a), "the server a notebook is first opened on drives it");
+    assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(a), "the server a notebook is first opened on drives it");
     return { client, notebookId, cellId: opened.notebook.cells[0]!.id };
   }
 
@@ -155,7 +163,7 @@ describe("several lab servers behind a load balancer", () => {
     assert.ok(pid);
     assert.match(shownText(onB.events, cellId), new RegExp(`^42 kernel ${pid}\\n`), "the cell ran in A's kernel (its variable, its process)");
     await onA.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.startsWith("42"));
-    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(a), "A still drives it");
+    assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(a), "A still drives it");
     assert.ok(!b.logs.some((line) => line.includes("takes over")), "nothing was taken over");
   });
 
@@ -203,7 +211,7 @@ describe("several lab servers behind a load balancer", () => {
     assertComplete(storedText(doc, cellId), "the database");
     assert.ok(storedText(doc, cellId).startsWith(seen), "what the page saw before the kill is the start of what is stored");
     assert.equal(doc.cells.find((cell) => cell.id === cellId)?.lastRun?.status, "ok");
-    assert.equal(await driverOf(dataDir, notebookId), serverIdOf(b), "B drives the notebook now");
+    assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(b), "B drives the notebook now");
     assert.ok(b.logs.some((line) => line.includes("takes over notebook") && line.includes(notebookId)), "B says it took the notebook over");
   });
 });
