@@ -219,7 +219,10 @@ export class LabCluster implements NotebookDrivers {
       const claim = await this.options.leases.claim(notebookId);
       if (claim.mine) {
         this.held.add(notebookId);
-        if (claim.from !== null) this.takenOver.add(notebookId);
+        if (claim.from !== null) {
+          this.takenOver.add(notebookId);
+          this.options.log?.("info", `lab server ${this.serverId} takes over notebook ${notebookId} from server ${claim.from}: its lease lapsed`);
+        }
         // Its kernel may still run on a host agent for a driver that is gone (killed, or stopped cleanly): take it over before anything else runs here.
         if (!(await this.options.hub.get(notebookId))) await this.takeOverOnce(notebookId);
         return here();

@@ -213,5 +213,6 @@ describe("several lab servers behind a load balancer", () => {
     assert.equal(doc.cells.find((cell) => cell.id === cellId)?.lastRun?.status, "ok");
     assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(b), "B drives the notebook now");
     assert.ok(b.logs.some((line) => line.includes("takes over notebook") && line.includes(notebookId)), "B says it took the notebook over");
+    assert.ok(b.logs.some((line) => line.includes(`took over the kernel of notebook ${notebookId}`)), "B says it took the kernel over from the host agent");
   });
 });
