@@ -32,3 +32,18 @@ describe("kernel settings", () => {
     it(`refuses ${JSON.stringify(env)}`, () => assert.throws(() => readConfig([], only(env)), message));
   }
 });
+
+describe("several lab servers: settings", () => {
+  it("alone by default; MGPULAB_REDIS_URL makes it one of several, with a 15 s driver lease unless set", () => {
+    assert.equal(readConfig([], only({})).redisUrl, undefined);
+    const several = readConfig([], only({ MGPULAB_REDIS_URL: "redis://:secret@10.0.0.5:6379/2" }));
+    assert.equal(several.redisUrl, "redis://:secret@10.0.0.5:6379/2");
+    assert.equal(several.driverLeaseSeconds, 15);
+    assert.equal(readConfig([], only({ MGPULAB_REDIS_URL: "rediss://cache.example.com", MGPULAB_DRIVER_LEASE_SECONDS: "4" })).driverLeaseSeconds, 4);
+  });
+
+  it("refuses a Redis URL of another scheme and a lease out of range, saying which", () => {
+    assert.throws(() => readConfig([], only({ MGPULAB_REDIS_URL: "http://redis:6379" })), /redisUrl: a Redis URL starts with redis:\/\//);
+    assert.throws(() => readConfig([], only({ MGPULAB_REDIS_URL: "redis://r", MGPULAB_DRIVER_LEASE_SECONDS: "0" })), /driverLeaseSeconds/);
+  });
+});
