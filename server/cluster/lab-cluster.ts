@@ -134,8 +134,12 @@ export class LabCluster implements NotebookDrivers {
       return await this.onDriver(
         notebookId,
         () => this.options.local.command(notebookId, driven),
-        async (serverId) =>
-          parseAck(await this.options.link.request(serverId, { kind: "notebook-command", notebookId, command: driven.command, socketId: driven.socketId, participant: driven.participant })),
+        async (serverId) => {
+          const ack = parseAck(await this.options.link.request(serverId, { kind: "notebook-command", notebookId, command: driven.command, socketId: driven.socketId, participant: driven.participant }));
+          // The socket joined the room before its driver was known here: the driver counts it as a viewer now (its idle shutdown asks).
+          if (driven.command.op === "open" && ack.ok) this.viewer(notebookId, driven.socketId, "joined");
+          return ack;
+        },
       );
     } catch (error) {
       const { error: message, code } = toClientError(error);

@@ -164,6 +164,13 @@ describe("several lab servers behind a load balancer", () => {
     assert.match(shownText(onB.events, cellId), new RegExp(`^42 kernel ${pid}\\n`), "the cell ran in A's kernel (its variable, its process)");
     await onA.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.startsWith("42"));
     assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(a), "A still drives it");
+    // The running-kernels page on B lists A's kernel, counting B's viewer too.
+    const listed = await onB.sendLab({ op: "list-kernels" });
+    assert.ok(listed.ok && listed.kernels, JSON.stringify(listed));
+    const kernel = listed.kernels.kernels.find((entry) => entry.notebookId === notebookId);
+    assert.ok(kernel, "B's list has the kernel A drives");
+    assert.equal(kernel.pid, Number(pid));
+    assert.equal(kernel.viewers, 2, "A's viewer and B's");
     assert.ok(!b.logs.some((line) => line.includes("takes over")), "nothing was taken over");
   });
 
