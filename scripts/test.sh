@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 set -e
 # openssh-server and Slurm (slurmctld, slurmd, slurm-client, munge) are the real remote hosts of the transport tests
-ensure_debian_packages python3 python3-torch python3-pytest python3-nbformat python3-pyflakes python3-mypy chromium openssh-server openssh-client slurmctld slurmd slurm-client munge
+ensure_debian_packages python3 python3-torch python3-pytest python3-nbformat python3-pyflakes python3-mypy python3-ipython python3-matplotlib python3-tqdm python3-jedi chromium openssh-server openssh-client slurmctld slurmd slurm-client munge
 ensure_node_modules
 set +e
 

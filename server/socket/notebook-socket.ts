@@ -141,6 +141,8 @@ async function handleCommand(socket: LabSocket, actor: Actor, services: SocketSe
   }
   // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
   if (command.op === "execute" && actor.role === "participant") await services.workshops.checkRevealed(command.notebookId, runtime.doc.cells, command.cellIds);
+  if (command.op === "complete") return { ok: true, completion: await runtime.complete(command.code, command.cursor) };
+  if (command.op === "inspect") return { ok: true, inspection: await runtime.inspect(command.code, command.cursor, command.detail ?? false) };
   if (command.op === "presence") hub.viewerVisibility(command.notebookId, socket.id, command.visible);
   else await runtime.handle(command, socket.id);
   return { ok: true };
