@@ -115,6 +115,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
               onFocus={() => controller.editorFocused(cell.id)}
               onBlur={() => controller.editorBlurred(cell.id)}
               onKey={(input) => controller.handleKey(input)}
+              assist={canRun && !isMarkdown ? controller.kernelAssist : null}
             />
           ) : revealed || shownAnyway ? (
             <MarkdownCell cellId={cell.id} source={cell.source} onEdit={() => controller.selectCell(cell.id, "edit")} />

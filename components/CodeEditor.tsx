@@ -5,6 +5,7 @@
  */
 import dynamic from "next/dynamic";
 import type { KeyInput } from "./model/command-mode";
+import type { KernelAssist } from "./model/kernel-assist";
 import EditorFallback, { EditorSourceContext } from "./EditorFallback";
 
 import "./CodeEditor.css";
@@ -28,6 +29,8 @@ export interface Props {
   onBlur(): void;
   /** Run keys and Escape, handed to the command-mode machine. */
   onKey(input: KeyInput): void;
+  /** Tab completion and Shift+Tab help from the kernel; null or absent: words of the cell only. */
+  assist?: KernelAssist | null;
 }
 
 export default function CodeEditor(props: Props) {

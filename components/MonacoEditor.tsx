@@ -13,6 +13,7 @@
 import Editor, { type OnMount } from "@monaco-editor/react";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { monaco } from "./monaco-setup";
+import { attachKernelAssist } from "./monaco-kernel-assist";
 import EditorFallback from "./EditorFallback";
 import type { Props } from "./CodeEditor";
 import type { KeyInput } from "./model/command-mode";
@@ -102,6 +103,10 @@ export default function MonacoEditor(props: Props) {
     bind("run-in-place", "Run cell", [KeyMod.CtrlCmd | KeyCode.Enter, KeyMod.WinCtrl | KeyCode.Enter], { ...enter, ctrl: true });
     bind("run-and-insert", "Run cell and insert below", [KeyMod.Alt | KeyCode.Enter], { ...enter, alt: true });
     bind("command-mode", "Leave edit mode", [KeyCode.Escape], { ...enter, key: "Escape" }, ESCAPE_WHEN);
+    if (latest.current.language === "python") {
+      const attached = attachKernelAssist(editor, () => latest.current.assist ?? null);
+      editor.onDidDispose(() => attached.dispose());
+    }
     if (latest.current.focused) editor.focus();
   };
 

@@ -87,6 +87,11 @@ export type ControlCommand = Extract<
   { op: "execute" | "interrupt" | "restart" | "shutdown" | "set-kernel-spec" | "set-parameters" | "detach-template" | "reattach-template" | "undo-reattach" | "commit-prediction" }
 >;
 
+/** Questions for the kernel from the editor (Tab, Shift+Tab). */
+export type AssistCommand = Extract<NotebookCommand, { op: "complete" | "inspect" }>;
+/** The server answers within its own kernel timeout (3 s); this covers the round trip. */
+const ASK_TIMEOUT_MS = 4_000;
+
 export interface ConnectionListener {
   state(state: ConnectionState): void;
   /**
@@ -595,14 +600,25 @@ export class NotebookConnection {
     }
   }
 
-  private emit(command: NotebookCommand): Promise<Reply> {
+  /**
+   * Completion and inspection: answered now or not at all (within
+   * `timeoutMs`; the editor then falls back to words of the cell), never
+   * queued for a reconnect.
+   */
+  async ask(command: AssistCommand, timeoutMs = ASK_TIMEOUT_MS): Promise<CommandAck> {
+    if (!this.synced) return { ok: false, error: NOT_CONNECTED, code: "unavailable" };
+    const reply = await this.emit(command, timeoutMs);
+    return isLost(reply) ? { ok: false, error: reply.error, code: reply.code } : reply;
+  }
+
+  private emit(command: NotebookCommand, timeoutMs = this.ackTimeoutMs): Promise<Reply> {
     const socket = this.socket;
     if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable", lost: true });
     // Past the transport's cap the server would close the connection: refuse here, with the reason.
     const tooLarge = messageTooLarge(command);
     if (tooLarge !== null) return Promise.resolve({ ok: false, error: tooLarge, code: "too-large" });
     return new Promise((resolve) => {
-      socket.timeout(this.ackTimeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
+      socket.timeout(timeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
         resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable", lost: true } : reply);
       });
     });

@@ -32,6 +32,7 @@ import {
 } from "./connection";
 import { newCellId } from "./ids";
 import { mayDo, refusedText, type AccessNeed } from "./notebook-access";
+import type { KernelAssist } from "./kernel-assist";
 import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
@@ -416,6 +417,24 @@ export class NotebookController {
   }
 
   /** The same object per cell, so components can depend on it. */
+  /**
+   * The kernel's completions and inspection for the editors (Tab, Shift+Tab).
+   * Any failure (offline, refused, slow, busy kernel) is "unavailable": the
+   * editor then falls back to words of the cell, it never waits on it.
+   */
+  readonly kernelAssist: KernelAssist = {
+    complete: async (code, cursor) => {
+      const ack = await this.connection.ask({ op: "complete", notebookId: this.notebookId, code, cursor });
+      if (!ack.ok) return { status: "unavailable", reason: ack.error };
+      return ack.completion ?? { status: "unavailable", reason: "the server sent no completion" };
+    },
+    inspect: async (code, cursor) => {
+      const ack = await this.connection.ask({ op: "inspect", notebookId: this.notebookId, code, cursor });
+      if (!ack.ok) return { status: "unavailable", reason: ack.error };
+      return ack.inspection ?? { status: "unavailable", reason: "the server sent no inspection" };
+    },
+  };
+
   metricFeed(cellId: string): CellMetricFeed {
     let feed = this.feeds.get(cellId);
     if (!feed) {

@@ -23,7 +23,10 @@ from typing import Any, BinaryIO, Callable, Dict, Literal, Optional
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
 
-from . import diagnostics, environment, executor, magics, streams
+from . import assist, diagnostics, environment, executor, ipython_display, magics, mime, optional, outputs, shell, streams
+
+# matplotlib's backend in cells (and in processes they start, where show() does nothing): figures inline.
+INLINE_BACKEND = "module://mgpulab_kernel.mpl_inline"
 
 
 _installed: Optional["Kernel"] = None
@@ -67,6 +70,7 @@ class Kernel:
         self._interrupt_requested = False
         self._stdout = streams.make_raw_stdout()
         self._stderr = streams.FramedStream("stderr", lambda: self._current_id, self._flush_stdout)
+        self.shell = shell.LightShell(self._namespace)
 
     # --- set-up -------------------------------------------------------------
 
@@ -79,6 +83,14 @@ class Kernel:
         sys.stderr = self._stderr  # type: ignore[assignment]
         sys.stdin = streams.NoStdin()  # type: ignore[assignment]
         self._namespace["display"] = self.display
+        self._namespace["get_ipython"] = lambda: self.shell
+        self.shell.hide_current_names()
+        outputs.set_publisher(self._publish)
+        # As ipykernel does: an explicit MPLBACKEND in the environment wins.
+        if not os.environ.get("MPLBACKEND"):
+            os.environ["MPLBACKEND"] = INLINE_BACKEND
+        if optional.available("IPython"):
+            ipython_display.install()
         signal.signal(signal.SIGINT, self._on_sigint)
         # Crashes (segfaults) print their Python stack on the raw tty before the
         # process dies, and Ctrl-\ (SIGQUIT) asks for every thread's stack.
@@ -131,6 +143,10 @@ class Kernel:
                 request = self._requests.get()
                 if request["type"] == "execute":
                     self._execute(request)
+                elif request["type"] == "complete":
+                    self._complete(request)
+                elif request["type"] == "inspect":
+                    self._inspect(request)
                 elif request["type"] == "ping":
                     self._emit(wire.pong_message(id=request["id"]))
                 elif request["type"] == "shutdown":
@@ -167,7 +183,7 @@ class Kernel:
                 self._executing = False
             if has_value and value is not None:
                 self._namespace["_"] = value
-                self._emit(wire.execute_result_message(id=request_id, count=count, data=executor.mime_bundle(value)))
+                self._emit(wire.execute_result_message(id=request_id, count=count, data=mime.mime_bundle(value)))
         except KeyboardInterrupt as exc:
             status = "interrupted"
             self._recover_stdout()
@@ -176,11 +192,39 @@ class Kernel:
             status = "error"
             self._report_error(request_id, exc)
         self._flush_deferred_metrics(wait=status != "interrupted")
+        self._show_open_figures()
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
         self.execution = None
         self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
         self._emit(wire.status_message(id=request_id, state="idle"))
+
+    def _show_open_figures(self) -> None:
+        """Figures still open at the end of a cell are shown, as IPython's inline backend does."""
+        backend = sys.modules.get("mgpulab_kernel.mpl_inline")
+        if backend is None:
+            return
+        try:
+            backend.flush_figures()
+        except Exception as exc:  # noqa: BLE001 - a figure that cannot be drawn must not lose the cell's reply
+            self._report_error(self._current_id, exc)
+
+    def _complete(self, request: wire.CompleteRequest) -> None:
+        try:
+            found = assist.complete(request["code"], request["cursor"], self._namespace)
+            matches: list[wire.CompleteReplyMessageMatchesItem] = [{"text": match.text, "type": match.type} for match in found.matches]
+            self._emit(wire.complete_reply_message(id=request["id"], matches=matches, cursor_start=found.cursor_start, cursor_end=found.cursor_end))
+        except BaseException as exc:  # noqa: BLE001 - a failed completion answers "nothing", it never ends the kernel
+            self._log("warning", f"completion failed: {type(exc).__name__}: {exc}")
+            self._emit(wire.complete_reply_message(id=request["id"], matches=[], cursor_start=request["cursor"], cursor_end=request["cursor"]))
+
+    def _inspect(self, request: wire.InspectRequest) -> None:
+        try:
+            text = assist.inspect_at(request["code"], request["cursor"], self._namespace, detail=request.get("detail", False))
+        except BaseException as exc:  # noqa: BLE001 - as above
+            self._log("warning", f"inspection failed: {type(exc).__name__}: {exc}")
+            text = None
+        self._emit(wire.inspect_reply_message(id=request["id"], found=text is not None, text=text or ""))
 
     def _flush_deferred_metrics(self, wait: bool) -> None:
         """Metric frames still waiting for a GPU copy belong to this cell: send them before its reply.
@@ -205,10 +249,13 @@ class Kernel:
 
     # --- output -------------------------------------------------------------
 
-    def display(self, *objects: Any) -> None:
-        """`display(obj)` in a cell, as in Jupyter."""
+    def display(self, *objects: Any, **_options: Any) -> None:
+        """`display(obj)` in a cell, as in Jupyter (IPython's keyword options are accepted and ignored)."""
         for obj in objects:
-            self._emit(wire.display_data_message(id=self._current_id, data=executor.mime_bundle(obj)))
+            self._publish(mime.mime_bundle(obj))
+
+    def _publish(self, bundle: Dict[str, str]) -> None:
+        self._emit(wire.display_data_message(id=self._current_id, data=bundle))
 
     def _emit(self, message: wire.KernelMessage) -> None:
         self._flush_stdout()

@@ -1,6 +1,7 @@
-"""Cell magics. ``%%ranks N`` runs the cell's code on N ranks under the
-toolkit's launcher, outside the kernel process: fork/spawn of a notebook's
-``__main__`` and "CUDA already initialised" traps do not apply, and a hung
+"""The ``%%ranks`` cell magic (the other magics are the shell's: shell.py).
+
+``%%ranks N`` runs the cell's code on N ranks under the toolkit's launcher,
+outside the kernel process: fork/spawn of a notebook's ``__main__`` and "CUDA already initialised" traps do not apply, and a hung
 rank cannot wedge the kernel.
 
     %%ranks 4 [--backend gloo|nccl] [--placement auto|cuda|cpu] [--timeout S] [--hang S] [--time-limit S] [--no-init]

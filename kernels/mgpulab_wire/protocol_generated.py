@@ -20,14 +20,16 @@ FRAME_END: Final = "\x07"
 FRAME_PREFIX: Final = "\x1b]mgl;"
 INTERRUPT_BYTE: Final = "\x03"
 KERNEL_PROTOCOL_VERSION: Final = 1
+MAX_COMPLETIONS: Final = 500
+MAX_COMPLETION_CHARS: Final = 1000
 MAX_METRIC_STEP: Final = 2147483647
 MAX_METRIC_TAG_CHARS: Final = 64
 METRIC_NAME_PATTERN: Final = re.compile("^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}\\Z")
 NONCE_HEX_LENGTH: Final = 32
 
 
-KERNEL_MESSAGE_TYPES: Final = ("hello", "status", "stream", "execute_result", "display_data", "error", "execute_reply", "pong", "metric", "stacks", "kernel_log", "device_plan")
-KERNEL_REQUEST_TYPES: Final = ("execute", "ping", "stacks", "shutdown")
+KERNEL_MESSAGE_TYPES: Final = ("hello", "status", "stream", "execute_result", "display_data", "error", "execute_reply", "pong", "metric", "stacks", "kernel_log", "complete_reply", "inspect_reply", "device_plan")
+KERNEL_REQUEST_TYPES: Final = ("execute", "ping", "complete", "inspect", "stacks", "shutdown")
 
 
 _REQUIRED_0: Final[Tuple[str, ...]] = ("kind", "engine", "count", "placement", "gpus", "gpusUsed", "backend", "hostCores", "devices", "names", "streams", "memorySource", "label", "reason")
@@ -64,11 +66,18 @@ _KNOWN_30: Final[FrozenSet[str]] = frozenset(("type", "id", "processes"))
 _REQUIRED_31: Final[Tuple[str, ...]] = ("type", "level", "message")
 _KNOWN_32: Final[FrozenSet[str]] = frozenset(("type", "level", "message"))
 _CHOICES_33: Final[Tuple[Literal["info", "warning", "error"], ...]] = ("info", "warning", "error",)
-_REQUIRED_34: Final[Tuple[str, ...]] = ("type", "plan")
-_KNOWN_35: Final[FrozenSet[str]] = frozenset(("type", "runId", "plan"))
-_REQUIRED_36: Final[Tuple[str, ...]] = ("type", "id", "code")
-_PATTERN_37: Final[Pattern[str]] = re.compile("^[A-Za-z0-9_-]+\\Z")
-_REQUIRED_38: Final[Tuple[str, ...]] = ("type",)
+_REQUIRED_34: Final[Tuple[str, ...]] = ("text", "type")
+_KNOWN_35: Final[FrozenSet[str]] = frozenset(("text", "type"))
+_REQUIRED_36: Final[Tuple[str, ...]] = ("type", "id", "matches", "cursorStart", "cursorEnd")
+_KNOWN_37: Final[FrozenSet[str]] = frozenset(("type", "id", "matches", "cursorStart", "cursorEnd"))
+_REQUIRED_38: Final[Tuple[str, ...]] = ("type", "id", "found", "text")
+_KNOWN_39: Final[FrozenSet[str]] = frozenset(("type", "id", "found", "text"))
+_REQUIRED_40: Final[Tuple[str, ...]] = ("type", "plan")
+_KNOWN_41: Final[FrozenSet[str]] = frozenset(("type", "runId", "plan"))
+_REQUIRED_42: Final[Tuple[str, ...]] = ("type", "id", "code")
+_PATTERN_43: Final[Pattern[str]] = re.compile("^[A-Za-z0-9_-]+\\Z")
+_REQUIRED_44: Final[Tuple[str, ...]] = ("type", "id", "code", "cursor")
+_REQUIRED_45: Final[Tuple[str, ...]] = ("type",)
 
 
 class DevicePlan(TypedDict):
@@ -173,6 +182,26 @@ class KernelLogMessage(TypedDict):
     message: str
 
 
+class CompleteReplyMessageMatchesItem(TypedDict):
+    text: str
+    type: str
+
+
+class CompleteReplyMessage(TypedDict):
+    type: Literal["complete_reply"]
+    id: str
+    matches: List[CompleteReplyMessageMatchesItem]
+    cursorStart: int
+    cursorEnd: int
+
+
+class InspectReplyMessage(TypedDict):
+    type: Literal["inspect_reply"]
+    id: str
+    found: bool
+    text: str
+
+
 class DevicePlanMessage(TypedDict):
     type: Literal["device_plan"]
     runId: NotRequired[str]
@@ -192,6 +221,21 @@ class PingRequest(TypedDict):
     id: str
 
 
+class CompleteRequest(TypedDict):
+    type: Literal["complete"]
+    id: str
+    code: str
+    cursor: int
+
+
+class InspectRequest(TypedDict):
+    type: Literal["inspect"]
+    id: str
+    code: str
+    cursor: int
+    detail: NotRequired[bool]
+
+
 class StacksRequest(TypedDict):
     type: Literal["stacks"]
     id: str
@@ -201,8 +245,8 @@ class ShutdownRequest(TypedDict):
     type: Literal["shutdown"]
 
 
-KernelMessage = Union[HelloMessage, StatusMessage, StreamMessage, ExecuteResultMessage, DisplayDataMessage, ErrorMessage, ExecuteReplyMessage, PongMessage, MetricMessage, StacksMessage, KernelLogMessage, DevicePlanMessage]
-KernelRequest = Union[ExecuteRequest, PingRequest, StacksRequest, ShutdownRequest]
+KernelMessage = Union[HelloMessage, StatusMessage, StreamMessage, ExecuteResultMessage, DisplayDataMessage, ErrorMessage, ExecuteReplyMessage, PongMessage, MetricMessage, StacksMessage, KernelLogMessage, CompleteReplyMessage, InspectReplyMessage, DevicePlanMessage]
+KernelRequest = Union[ExecuteRequest, PingRequest, CompleteRequest, InspectRequest, StacksRequest, ShutdownRequest]
 
 
 def _check_device_plan(value: object, where: str) -> DevicePlan:
@@ -360,8 +404,40 @@ def _check_kernel_log_message(value: object, where: str) -> KernelLogMessage:
     return checked
 
 
-def _check_device_plan_message(value: object, where: str) -> DevicePlanMessage:
+def _check_complete_reply_message_matches_item(value: object, where: str) -> CompleteReplyMessageMatchesItem:
     fields = check_fields(value, where, _REQUIRED_34, _KNOWN_35)
+    checked: CompleteReplyMessageMatchesItem = {
+        "text": check_str(fields["text"], where + ".text", max_length=1000),
+        "type": check_str(fields["type"], where + ".type", max_length=40),
+    }
+    return checked
+
+
+def _check_complete_reply_message(value: object, where: str) -> CompleteReplyMessage:
+    fields = check_fields(value, where, _REQUIRED_36, _KNOWN_37)
+    checked: CompleteReplyMessage = {
+        "type": "complete_reply",
+        "id": check_str(fields["id"], where + ".id"),
+        "matches": check_list(fields["matches"], where + ".matches", lambda item, where: _check_complete_reply_message_matches_item(item, where), max_items=500),
+        "cursorStart": check_int(fields["cursorStart"], where + ".cursorStart", 0, 9007199254740991),
+        "cursorEnd": check_int(fields["cursorEnd"], where + ".cursorEnd", 0, 9007199254740991),
+    }
+    return checked
+
+
+def _check_inspect_reply_message(value: object, where: str) -> InspectReplyMessage:
+    fields = check_fields(value, where, _REQUIRED_38, _KNOWN_39)
+    checked: InspectReplyMessage = {
+        "type": "inspect_reply",
+        "id": check_str(fields["id"], where + ".id"),
+        "found": check_bool(fields["found"], where + ".found"),
+        "text": check_str(fields["text"], where + ".text"),
+    }
+    return checked
+
+
+def _check_device_plan_message(value: object, where: str) -> DevicePlanMessage:
+    fields = check_fields(value, where, _REQUIRED_40, _KNOWN_41)
     checked: DevicePlanMessage = {
         "type": "device_plan",
         "plan": _check_device_plan(fields["plan"], where + ".plan"),
@@ -372,16 +448,16 @@ def _check_device_plan_message(value: object, where: str) -> DevicePlanMessage:
 
 
 def _check_execute_request(value: object, where: str) -> ExecuteRequest:
-    fields = check_fields(value, where, _REQUIRED_36, None)
+    fields = check_fields(value, where, _REQUIRED_42, None)
     checked: ExecuteRequest = {
         "type": "execute",
         "id": check_str(fields["id"], where + ".id"),
         "code": check_str(fields["code"], where + ".code"),
     }
     if "cellId" in fields:
-        checked["cellId"] = check_str(fields["cellId"], where + ".cellId", min_length=1, max_length=64, pattern=_PATTERN_37)
+        checked["cellId"] = check_str(fields["cellId"], where + ".cellId", min_length=1, max_length=64, pattern=_PATTERN_43)
     if "executionId" in fields:
-        checked["executionId"] = check_str(fields["executionId"], where + ".executionId", min_length=1, max_length=64, pattern=_PATTERN_37)
+        checked["executionId"] = check_str(fields["executionId"], where + ".executionId", min_length=1, max_length=64, pattern=_PATTERN_43)
     return checked
 
 
@@ -391,6 +467,30 @@ def _check_ping_request(value: object, where: str) -> PingRequest:
         "type": "ping",
         "id": check_str(fields["id"], where + ".id"),
     }
+    return checked
+
+
+def _check_complete_request(value: object, where: str) -> CompleteRequest:
+    fields = check_fields(value, where, _REQUIRED_44, None)
+    checked: CompleteRequest = {
+        "type": "complete",
+        "id": check_str(fields["id"], where + ".id"),
+        "code": check_str(fields["code"], where + ".code"),
+        "cursor": check_int(fields["cursor"], where + ".cursor", 0, 9007199254740991),
+    }
+    return checked
+
+
+def _check_inspect_request(value: object, where: str) -> InspectRequest:
+    fields = check_fields(value, where, _REQUIRED_44, None)
+    checked: InspectRequest = {
+        "type": "inspect",
+        "id": check_str(fields["id"], where + ".id"),
+        "code": check_str(fields["code"], where + ".code"),
+        "cursor": check_int(fields["cursor"], where + ".cursor", 0, 9007199254740991),
+    }
+    if "detail" in fields:
+        checked["detail"] = check_bool(fields["detail"], where + ".detail")
     return checked
 
 
@@ -404,7 +504,7 @@ def _check_stacks_request(value: object, where: str) -> StacksRequest:
 
 
 def _check_shutdown_request(value: object, where: str) -> ShutdownRequest:
-    check_fields(value, where, _REQUIRED_38, None)
+    check_fields(value, where, _REQUIRED_45, None)
     checked: ShutdownRequest = {
         "type": "shutdown",
     }
@@ -539,6 +639,29 @@ def kernel_log_message(*, level: Literal["info", "warning", "error"], message: s
     return _message
 
 
+def complete_reply_message(*, id: str, matches: Sequence[CompleteReplyMessageMatchesItem], cursor_start: int, cursor_end: int) -> CompleteReplyMessage:
+    """The ``complete_reply`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
+    _message: CompleteReplyMessage = {
+        "type": "complete_reply",
+        "id": check_str(id, "complete_reply message: id"),
+        "matches": check_list(matches, "complete_reply message: matches", lambda item, where: _check_complete_reply_message_matches_item(item, where), max_items=500),
+        "cursorStart": check_int(cursor_start, "complete_reply message: cursor_start", 0, 9007199254740991),
+        "cursorEnd": check_int(cursor_end, "complete_reply message: cursor_end", 0, 9007199254740991),
+    }
+    return _message
+
+
+def inspect_reply_message(*, id: str, found: bool, text: str) -> InspectReplyMessage:
+    """The ``inspect_reply`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
+    _message: InspectReplyMessage = {
+        "type": "inspect_reply",
+        "id": check_str(id, "inspect_reply message: id"),
+        "found": check_bool(found, "inspect_reply message: found"),
+        "text": check_str(text, "inspect_reply message: text"),
+    }
+    return _message
+
+
 def device_plan_message(*, run_id: Optional[str] = None, plan: DevicePlan) -> DevicePlanMessage:
     """The ``device_plan`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
     _message: DevicePlanMessage = {
@@ -557,6 +680,10 @@ def read_kernel_request(value: object) -> KernelRequest:
         return _check_execute_request(value, "execute request")
     if kind == "ping":
         return _check_ping_request(value, "ping request")
+    if kind == "complete":
+        return _check_complete_request(value, "complete request")
+    if kind == "inspect":
+        return _check_inspect_request(value, "inspect request")
     if kind == "stacks":
         return _check_stacks_request(value, "stacks request")
     if kind == "shutdown":
@@ -589,6 +716,10 @@ def check_kernel_message(value: object) -> KernelMessage:
         return _check_stacks_message(value, "stacks message")
     if kind == "kernel_log":
         return _check_kernel_log_message(value, "kernel_log message")
+    if kind == "complete_reply":
+        return _check_complete_reply_message(value, "complete_reply message")
+    if kind == "inspect_reply":
+        return _check_inspect_reply_message(value, "inspect_reply message")
     if kind == "device_plan":
         return _check_device_plan_message(value, "device_plan message")
     raise ProtocolError(f"not a kernel message: its type must be one of {', '.join(KERNEL_MESSAGE_TYPES)}, got {kind!r}")

@@ -12,8 +12,15 @@ any package is unpacked, so they cannot import this module.
 """
 from __future__ import annotations
 
+import fcntl
+import struct
 import termios
 from typing import List, Union
+
+# The window size a kernel's tty reports, as the server's own PTYs (server/kernel/pty-process.ts):
+# without one a PTY is 0×0, and progress bars (tqdm) that size themselves to it draw no bar.
+KERNEL_TTY_ROWS = 40
+KERNEL_TTY_COLS = 120
 
 _Attrs = List[Union[int, List[Union[bytes, int]]]]
 
@@ -41,5 +48,6 @@ def set_raw(fd: int, *, signals: bool) -> None:
 
 
 def set_kernel_tty(fd: int) -> None:
-    """A kernel's tty: raw-ish, with ISIG (Ctrl-C, Ctrl-\\ are signals) and NOFLSH."""
+    """A kernel's tty: raw-ish, with ISIG (Ctrl-C, Ctrl-\\ are signals) and NOFLSH, and a window size."""
     set_raw(fd, signals=True)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", KERNEL_TTY_ROWS, KERNEL_TTY_COLS, 0, 0))

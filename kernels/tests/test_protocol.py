@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from mgpulab_kernel import executor
+from mgpulab_kernel import executor, mime
 from mgpulab_wire import frames
 
 FIXTURES = json.load(open(os.path.join(os.path.dirname(__file__), "..", "protocol", "fixtures.json"), encoding="utf-8"))
@@ -67,7 +67,7 @@ def test_mime_bundle_prefers_rich_reprs_and_survives_a_broken_one():
         def _repr_html_(self):
             raise RuntimeError("broken")
 
-    bundle = executor.mime_bundle(Rich())
+    bundle = mime.mime_bundle(Rich())
     assert bundle["text/plain"] == "Rich()"
     assert bundle["image/png"] == "iVBORw=="
     assert "text/html" not in bundle

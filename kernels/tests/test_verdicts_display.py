@@ -10,7 +10,7 @@ import sys
 
 
 import mgpulab_scenarios as sc
-from mgpulab_kernel.executor import MAX_REPR_CHARS, mime_bundle
+from mgpulab_kernel.mime import MAX_REPR_CHARS, mime_bundle
 from mgpulab_scenarios.report import VERDICTS_MIME, VerdictsDisplay, call_tracked, numbers, verdict_report
 
 KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

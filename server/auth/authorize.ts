@@ -16,6 +16,9 @@ export const NOTEBOOK_COMMAND_NEEDS: Record<NotebookCommand["op"], NotebookActio
   open: "read",
   presence: "read",
   execute: "run",
+  // Completion and inspection read attributes in the kernel: that runs user code, as a cell does.
+  complete: "run",
+  inspect: "run",
   interrupt: "run",
   restart: "run",
   shutdown: "run",

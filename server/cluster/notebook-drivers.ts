@@ -62,6 +62,9 @@ export class LocalDriver {
       }
       // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
       if (command.op === "execute" && participant) await this.workshops().checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
+      // Answered from the live kernel (never started for it), in the acknowledgement.
+      if (command.op === "complete") return { ok: true, completion: await runtime.complete(command.code, command.cursor) };
+      if (command.op === "inspect") return { ok: true, inspection: await runtime.inspect(command.code, command.cursor, command.detail ?? false) };
       await runtime.handle(command, socketId);
       return { ok: true };
     } catch (error) {

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
 import { assertNever } from "../core/assert-never";
-import { isExecutionRef, type KernelMessage, type KernelMessageOf } from "../core/protocol/kernel-messages";
+import { isExecutionRef, type KernelMessage, type KernelMessageOf, type KernelRequest } from "../core/protocol/kernel-messages";
 import { KernelStartError } from "./kernel-channel";
 import { describeKernelExit, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
 import { summarizeProcess, type ProcessStack } from "./stack-summary";
@@ -80,6 +80,12 @@ interface Execution {
 
 export const DEFAULT_HANG_AFTER_MS = 120_000;
 const STACKS_ANSWER_MS = 5_000;
+/**
+ * How long an editor waits for a completion before it falls back to words of
+ * the cell: long enough for jedi's first answer (it reads the modules it
+ * completes from), short enough that Tab never feels stuck.
+ */
+export const ASSIST_ANSWER_MS = 3_000;
 
 const LAST_OUTPUT_KEPT = 8 * 1024;
 
@@ -103,6 +109,8 @@ export class KernelSession {
   private readonly statusListeners = new Set<(status: KernelStatus) => void>();
   private readonly pings = new Map<string, () => void>();
   private readonly stackRequests = new Map<string, (processes: ProcessStack[]) => void>();
+  /** Completion and inspection requests waiting for their reply. */
+  private readonly assistRequests = new Map<string, (reply: KernelMessageOf<"complete_reply" | "inspect_reply">) => void>();
   private watchdog: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: KernelSessionOptions) {}
@@ -257,6 +265,38 @@ export class KernelSession {
     });
   }
 
+  /**
+   * Completions from the kernel's namespace, or null when it cannot answer now:
+   * it is not idle (a running cell holds its main loop; completion must not
+   * wait behind it), not started, or silent for `timeoutMs`.
+   */
+  async complete(code: string, cursor: number, timeoutMs = ASSIST_ANSWER_MS): Promise<KernelMessageOf<"complete_reply"> | null> {
+    const reply = await this.askIdle({ type: "complete", id: randomUUID(), code, cursor }, timeoutMs);
+    return reply?.type === "complete_reply" ? reply : null;
+  }
+
+  /** Signature and docstring at the cursor, or null as for `complete`. */
+  async inspect(code: string, cursor: number, detail = false, timeoutMs = ASSIST_ANSWER_MS): Promise<KernelMessageOf<"inspect_reply"> | null> {
+    const reply = await this.askIdle({ type: "inspect", id: randomUUID(), code, cursor, ...(detail ? { detail } : {}) }, timeoutMs);
+    return reply?.type === "inspect_reply" ? reply : null;
+  }
+
+  private askIdle(request: Extract<KernelRequest, { type: "complete" | "inspect" }>, timeoutMs: number): Promise<KernelMessageOf<"complete_reply" | "inspect_reply"> | null> {
+    const channel = this.channel;
+    if (!channel?.alive || this.currentStatus.state !== "idle" || this.running !== null || this.queue.length > 0) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.assistRequests.delete(request.id);
+        resolve(null);
+      }, timeoutMs);
+      this.assistRequests.set(request.id, (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      });
+      channel.send(request);
+    });
+  }
+
   private async start(): Promise<void> {
     if (this.currentStatus.state !== "restarting") this.setStatus({ state: "starting" });
     this.recentOutput = "";
@@ -346,6 +386,11 @@ export class KernelSession {
       case "stacks":
         this.stackRequests.get(message.id)?.(message.processes);
         this.stackRequests.delete(message.id);
+        return;
+      case "complete_reply":
+      case "inspect_reply":
+        this.assistRequests.get(message.id)?.(message);
+        this.assistRequests.delete(message.id);
         return;
       case "hello":
         return;

@@ -19,6 +19,7 @@ import { randomUUID } from "node:crypto";
 import { applyServerEvent, newCell } from "../core/notebook/notebook-state";
 import type { Cell, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
 import type { KernelMessageOf } from "../core/protocol/kernel-messages";
+import { toCodePoints, toUtf16, type CompletionAnswer, type InspectionAnswer } from "../core/protocol/assist-model";
 import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
 import { sourceHash } from "../core/protocol/source-hash";
 import { assertNever } from "../core/assert-never";
@@ -202,7 +203,32 @@ export class NotebookRuntime {
     return reply;
   }
 
-  async handle(command: Exclude<NotebookCommand, { op: "open" | "presence" }>, by: string): Promise<void> {
+  /** Tab in a cell's editor: the kernel's completions, offsets converted between the editor's UTF-16 and Python's code points. */
+  async complete(code: string, cursor: number): Promise<CompletionAnswer> {
+    const unavailable = this.assistUnavailable();
+    if (unavailable !== null) return unavailable;
+    const reply = await this.kernel.complete(code, toCodePoints(code, cursor));
+    if (reply === null) return { status: "unavailable", reason: "the kernel did not answer in time" };
+    return { status: "ok", matches: reply.matches, from: toUtf16(code, reply.cursorStart), to: toUtf16(code, reply.cursorEnd) };
+  }
+
+  /** Shift+Tab: signature and docstring at the cursor. */
+  async inspect(code: string, cursor: number, detail: boolean): Promise<InspectionAnswer> {
+    const unavailable = this.assistUnavailable();
+    if (unavailable !== null) return unavailable;
+    const reply = await this.kernel.inspect(code, toCodePoints(code, cursor), detail);
+    if (reply === null) return { status: "unavailable", reason: "the kernel did not answer in time" };
+    return { status: "ok", found: reply.found, text: reply.text };
+  }
+
+  /** Completion never starts a kernel, and never waits behind a running cell. */
+  private assistUnavailable(): { status: "unavailable"; reason: string } | null {
+    const state = this.kernel.status.state;
+    if (state === "idle") return null;
+    return { status: "unavailable", reason: state === "busy" || state === "interrupting" ? "the kernel is running a cell" : `the kernel is ${state}` };
+  }
+
+  async handle(command: Exclude<NotebookCommand, { op: "open" | "presence" | "complete" | "inspect" }>, by: string): Promise<void> {
     // Checked and held from before anything changes until the kernel counts as live itself, so concurrent starts cannot pass the cap.
     const starts = (command.op === "execute" || command.op === "restart") && startsKernel(command.op, this.kernel.status.state);
     const release = starts ? this.options.claimKernel?.() : undefined;
@@ -213,7 +239,7 @@ export class NotebookRuntime {
     }
   }
 
-  private async apply(command: Exclude<NotebookCommand, { op: "open" | "presence" }>, by: string): Promise<void> {
+  private async apply(command: Exclude<NotebookCommand, { op: "open" | "presence" | "complete" | "inspect" }>, by: string): Promise<void> {
     switch (command.op) {
       case "insert-cell": {
         const event = insertCell(this.doc, command.index, newCell(command.cell.id, command.cell.kind, command.cell.source));

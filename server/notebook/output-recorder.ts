@@ -7,6 +7,7 @@
  * timers, no sockets. Imported .ipynb outputs go through the same recorder.
  */
 import type { CellOutput } from "../core/protocol/notebook-model";
+import { appendCollapsed, collapseOverwrites } from "../core/notebook/stream-overwrites";
 
 export type StreamName = "stdout" | "stderr";
 export interface StreamSegment {
@@ -59,6 +60,11 @@ export class OutputRecorder {
     const changes: RecorderChange[] = [];
     if (!this.overflowing) {
       const room = this.budget.headChars - this.headStreamChars;
+      // A progress bar's redraws collapse (stream-overwrites.ts): what counts is what the head keeps.
+      if (text.includes("\r") && this.collapsedGrowth(name, text) <= room) {
+        this.appendToHead(name, text);
+        return [{ kind: "append", name, text }];
+      }
       const kept = text.length <= room ? text : cutBeforeSurrogate(text, room);
       if (kept.length > 0) {
         this.appendToHead(name, kept);
@@ -98,13 +104,23 @@ export class OutputRecorder {
     return outputs;
   }
 
+  /** How many characters the head's stream text grows by when `text` is appended (less than its length when `\r` overwrites collapse). */
+  private collapsedGrowth(name: StreamName, text: string): number {
+    const last = this.head[this.head.length - 1];
+    if (last?.kind === "stream" && last.name === name) return appendCollapsed(last.text, text).length - last.text.length;
+    return collapseOverwrites(text).length;
+  }
+
   private appendToHead(name: StreamName, text: string): void {
-    this.headStreamChars += text.length;
     const last = this.head[this.head.length - 1];
     if (last?.kind === "stream" && last.name === name) {
-      this.head[this.head.length - 1] = { ...last, text: last.text + text };
+      const joined = appendCollapsed(last.text, text);
+      this.headStreamChars += joined.length - last.text.length;
+      this.head[this.head.length - 1] = { ...last, text: joined };
     } else {
-      this.head.push({ kind: "stream", name, text });
+      const collapsed = collapseOverwrites(text);
+      this.headStreamChars += collapsed.length;
+      this.head.push({ kind: "stream", name, text: collapsed });
     }
   }
 

@@ -43,6 +43,9 @@ const NOTEBOOK_ACTIONS: Action[] = [
   { name: "open", needs: "read", kind: "notebook" },
   { name: "presence", needs: "read", kind: "notebook" },
   { name: "interrupt", needs: "run", kind: "notebook" },
+  // Completion and inspection read attributes in the kernel (user code runs): as running a cell.
+  { name: "complete", needs: "run", kind: "notebook" },
+  { name: "inspect", needs: "run", kind: "notebook" },
   { name: "set-source", needs: "edit", kind: "notebook" },
   { name: "set-kernel-spec", needs: "edit", kind: "notebook" },
   { name: "commit-prediction", needs: "edit", kind: "notebook" },
@@ -294,6 +297,8 @@ describe("authorization matrix", () => {
       open: { op: "open", notebookId },
       presence: { op: "presence", notebookId, visible: true },
       interrupt: { op: "interrupt", notebookId },
+      complete: { op: "complete", notebookId, code: "import os\nos.pa", cursor: 15 },
+      inspect: { op: "inspect", notebookId, code: "len(", cursor: 4 },
       "set-source": { op: "set-source", notebookId, cellId, source: `# edited by ${actor}`, force: true },
       "set-kernel-spec": { op: "set-kernel-spec", notebookId, hostId: "local", gpus: 0 },
       "commit-prediction": { op: "commit-prediction", notebookId, questionId: "dp-basics/claim", question: "q?", choice: "yes" },

@@ -20,6 +20,7 @@
 import type { Cell, CellKind, CellOutput, NotebookDocument } from "../protocol/notebook-model";
 import type { NotebookEvent } from "../protocol/socket-api";
 import { assertNever } from "../assert-never";
+import { appendCollapsed, collapseOverwrites } from "./stream-overwrites";
 
 export type LocalAction =
   | { type: "insert-cell"; index: number; cell: Cell }
@@ -111,14 +112,14 @@ export function applyServerEvent(doc: NotebookDocument, event: NotebookEvent): N
   }
 }
 
-/** Append to the last output if it is the same stream, otherwise start a new stream output. */
+/** Append to the last output if it is the same stream, otherwise start a new stream output; `\r` overwrites collapse (stream-overwrites.ts). */
 export function appendStream(outputs: readonly CellOutput[], name: "stdout" | "stderr", text: string): CellOutput[] {
   if (text === "") return [...outputs];
   const last = outputs[outputs.length - 1];
   if (last !== undefined && last.kind === "stream" && last.name === name) {
-    return [...outputs.slice(0, -1), { kind: "stream", name, text: last.text + text }];
+    return [...outputs.slice(0, -1), { kind: "stream", name, text: appendCollapsed(last.text, text) }];
   }
-  return [...outputs, { kind: "stream", name, text }];
+  return [...outputs, { kind: "stream", name, text: collapseOverwrites(text) }];
 }
 
 /**

@@ -28,6 +28,9 @@ export const NONCE_HEX_LENGTH = 32;
 export const KERNEL_PROTOCOL_VERSION = 1;
 
 export const INTERRUPT_BYTE = "\x03";
+/** The most completions one reply carries, and the longest one. */
+export const MAX_COMPLETIONS = 500;
+export const MAX_COMPLETION_CHARS = 1_000;
 /** Ask every process on the kernel's tty for its Python stacks (faulthandler on SIGQUIT). */
 export const DUMP_STACKS_BYTE = "\x1c";
 
@@ -101,6 +104,20 @@ export const kernelMessageSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("kernel_log"), level: z.enum(["info", "warning", "error"]), message: z.string() }),
   /**
+   * Answer to a `complete` request: what may replace code[cursorStart:cursorEnd]
+   * (positions in code points, as in the request). `type` is jedi's kind
+   * ("function", "module", "keyword", …), "name" from the plain completer, "magic".
+   */
+  z.object({
+    type: z.literal("complete_reply"),
+    id: z.string(),
+    matches: z.array(z.object({ text: z.string().max(MAX_COMPLETION_CHARS), type: z.string().max(40) })).max(MAX_COMPLETIONS),
+    cursorStart: z.number().int().nonnegative(),
+    cursorEnd: z.number().int().nonnegative(),
+  }),
+  /** Answer to an `inspect` request: signature, type and docstring as text; found false when the cursor names nothing known. */
+  z.object({ type: z.literal("inspect_reply"), id: z.string(), found: z.boolean(), text: z.string() }),
+  /**
    * The devices a run (its metric tag `runId`) used, as the toolkit's one
    * planning function decided (mgpulab/plan.py): what the charts and stored
    * run say ran, and why.
@@ -124,6 +141,14 @@ export const kernelRequestSchema = z.discriminatedUnion("type", [
   /** `cellId` / `executionId`: which notebook cell and which of its executions this is (the toolkit records them with evidence). */
   z.object({ type: z.literal("execute"), id: z.string(), code: z.string(), cellId: executionRef.optional(), executionId: executionRef.optional() }),
   z.object({ type: z.literal("ping"), id: z.string() }),
+  /**
+   * Completions at `cursor` (a code-point offset into `code`, the editor's text)
+   * from the live namespace. Served by the main loop between cells: while a
+   * cell runs it is not answered, and the server does not ask.
+   */
+  z.object({ type: z.literal("complete"), id: z.string(), code: z.string(), cursor: z.number().int().nonnegative() }),
+  /** Signature and docstring of the name at (or the call around) `cursor`; `detail` adds the source. Served like `complete`. */
+  z.object({ type: z.literal("inspect"), id: z.string(), code: z.string(), cursor: z.number().int().nonnegative(), detail: z.boolean().optional() }),
   /** Python stacks of the kernel and its registered child processes (answered even while a cell runs). */
   z.object({ type: z.literal("stacks"), id: z.string() }),
   z.object({ type: z.literal("shutdown") }),

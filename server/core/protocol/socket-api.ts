@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { ErrorCode } from "../errors";
 import { MAX_CELLS, MAX_ID_CHARS, MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS, MAX_TITLE_CHARS } from "../limits";
 import { ACCOUNT_ROLES, type Me, type NotebookAccessLevel, type SessionEndReason, type ShareView, type UserView, type WorkshopView } from "./accounts-model";
+import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
 import type { DevicePlan } from "./kernel-messages";
 import type { HostView } from "./hosts-model";
 import type { RunningKernels } from "./kernels-model";
@@ -115,6 +116,15 @@ export const notebookCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("presence"), notebookId: id, visible: z.boolean() }),
   z.object({ op: z.literal("restart"), notebookId: id }),
   z.object({ op: z.literal("shutdown"), notebookId: id }),
+  /**
+   * Tab in the editor: completions at `cursor` (a UTF-16 offset into `code`,
+   * the editor's current text) from the kernel's live namespace. Answered in
+   * the ack (`completion`); "unavailable" at once while the kernel is busy.
+   * Needs "run": attribute access runs user code (properties).
+   */
+  z.object({ op: z.literal("complete"), notebookId: id, code: source, cursor: z.number().int().nonnegative().max(MAX_SOURCE_CHARS) }),
+  /** Shift+Tab: signature and docstring at `cursor` (`detail`: the source too), answered in the ack (`inspection`). */
+  z.object({ op: z.literal("inspect"), notebookId: id, code: source, cursor: z.number().int().nonnegative().max(MAX_SOURCE_CHARS), detail: z.boolean().optional() }),
 ]);
 
 export type NotebookCommand = z.infer<typeof notebookCommandSchema>;
@@ -148,6 +158,10 @@ export type CommandAck =
       journal?: JournalPosition;
       /** On open: what this viewer may do with the notebook ("read": a read-only view). */
       access?: NotebookAccessLevel;
+      /** On complete. */
+      completion?: CompletionAnswer;
+      /** On inspect. */
+      inspection?: InspectionAnswer;
     }
   /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
   | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
