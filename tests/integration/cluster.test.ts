@@ -150,6 +150,8 @@ describe("several lab servers behind a load balancer", () => {
     const ranOnA = await onA.run(notebookId, { [cellId]: "x = 41\nimport os\nprint('kernel', os.getpid())" });
     assert.ok(ranOnA.ok, JSON.stringify(ranOnA));
     await onA.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    const pid = /kernel (\d+)/.exec(shownText(onA.events, cellId))?.[1];
+    assert.ok(pid);
 
     const onB = await connectClient(b.url, cookie);
     cleanup.push(() => onB.close());
@@ -159,8 +161,6 @@ describe("several lab servers behind a load balancer", () => {
     const ranOnB = await onB.run(notebookId, { [cellId]: "import os\nprint(x + 1, 'kernel', os.getpid())" });
     assert.ok(ranOnB.ok, JSON.stringify(ranOnB));
     await onB.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
-    const pid = /kernel (\d+)/.exec(shownText(onA.events, cellId))?.[1];
-    assert.ok(pid);
     assert.match(shownText(onB.events, cellId), new RegExp(`^42 kernel ${pid}\\n`), "the cell ran in A's kernel (its variable, its process)");
     await onA.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.startsWith("42"));
     assert.equal(await driverOf(databaseUrl, notebookId), serverIdOf(a), "A still drives it");
