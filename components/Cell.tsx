@@ -18,6 +18,7 @@ import type { NotebookController } from "./model/notebook-controller";
 import OutputArea from "./OutputArea";
 import ParameterForm from "./ParameterForm";
 import PredictionPrompt from "./PredictionPrompt";
+import RunTimer from "./RunTimer";
 import TemplateBar from "./TemplateBar";
 import CellCharts from "./CellCharts";
 
@@ -132,7 +133,11 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
       {!isMarkdown && (cell.runState !== "idle" || cell.lastRun !== null) && (
         <div className={`cell-status cell-status-${statusClass(cell)}`} data-testid="cell-status">
           {cell.runState === "queued" && "queued"}
-          {cell.runState === "running" && "running…"}
+          {cell.runState === "running" && (
+            <>
+              running… <RunTimer key={cell.executionId ?? "run"} outputs={cell.outputs} />
+            </>
+          )}
           {cell.runState === "idle" && cell.lastRun !== null && lastRunLabel(cell.lastRun)}
         </div>
       )}

@@ -38,7 +38,7 @@ export default function EditableTitle({ title, testId, disabled = false, onSave 
       className="title-button"
       data-testid={testId}
       data-saving={saving !== null}
-      title={disabled ? title : "Click to rename"}
+      title={disabled ? title : `${title} — click to rename`}
       disabled={disabled}
       onClick={() => setEditing(true)}
     >

@@ -9,6 +9,7 @@
 import { createElement, useMemo } from "react";
 import { inlineMarkdownToSafeHtml, markdownToSafeHtml } from "./sanitize-html";
 
+import "katex/dist/katex.min.css";
 import "./Markdown.css";
 
 interface Props {

@@ -1,11 +1,13 @@
 "use client";
 /**
- * A markdown cell when it is not being edited: rendered with marked, then
- * sanitised with DOMPurify. Double-click edits it (as in Jupyter).
+ * A markdown cell when it is not being edited: rendered with marked (TeX
+ * math by KaTeX, see model/markdown-math.ts), then sanitised with DOMPurify. Double-click edits it (as in Jupyter).
  */
 import { useMemo } from "react";
 import { markdownToSafeHtml } from "./sanitize-html";
 
+// KaTeX's stylesheet: Next bundles it and its fonts (served from this origin: no CDN is reachable).
+import "katex/dist/katex.min.css";
 import "./MarkdownCell.css";
 
 interface Props {

@@ -18,6 +18,7 @@ import EditorFallback from "./EditorFallback";
 import type { Props } from "./CodeEditor";
 import type { KeyInput } from "./model/command-mode";
 import { EditorEchoes, minimalReplacement } from "./model/text-diff";
+import { useEditorTheme } from "./use-theme";
 
 const LINE_HEIGHT = 19;
 const PADDING = 6;
@@ -140,7 +141,7 @@ export default function MonacoEditor(props: Props) {
       height={height}
       defaultValue={props.value}
       language={props.language}
-      theme="vs"
+      theme={useEditorTheme()}
       options={options}
       onChange={(value) => {
         if (applying.current) return;

@@ -32,6 +32,14 @@ import StepHidden from "./StepHidden";
 import Toolbar from "./Toolbar";
 import UndoToast from "./UndoToast";
 import WorkshopBanner from "./WorkshopBanner";
+import CommandPalette from "./CommandPalette";
+import FindBar from "./FindBar";
+import ShortcutHelp from "./ShortcutHelp";
+import ThemeToggle from "./ThemeToggle";
+import TocPanel from "./TocPanel";
+import { notebookCommands } from "./model/notebook-commands";
+import { findShortcut } from "./model/shortcuts";
+import { themeStore } from "./model/theme";
 
 import "./Notebook.css";
 
@@ -64,6 +72,8 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserDrafts() }));
   const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
   const container = useRef<HTMLDivElement>(null);
+  const top = useRef<HTMLDivElement>(null);
+  const page = useRef<HTMLDivElement>(null);
   const { doc, ui } = state;
   const cells = doc?.cells;
   const predictions = doc?.predictions;
@@ -116,7 +126,21 @@ export default function Notebook({ notebookId, peek = false }: Props) {
     if (active === null || active === document.body || active.closest(".monaco-editor") !== null) {
       root.focus({ preventScroll: true });
     }
-  }, [ui.mode, ui.selectedId]);
+  }, [ui.mode, ui.selectedId, state.panel]);
+
+  // The palette's keys work inside an editor too: taken before Monaco sees them (the run keys come through Monaco's own actions).
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (!(e.target instanceof Element) || e.target.closest(".monaco-editor") === null) return;
+      const input = { key: e.key, shift: e.shiftKey, ctrl: e.ctrlKey, alt: e.altKey, meta: e.metaKey, at: e.timeStamp };
+      if (findShortcut("edit", input)?.shortcut.command !== "palette") return;
+      e.preventDefault();
+      e.stopPropagation();
+      controller.handleKey(input);
+    };
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
+  }, [controller]);
 
   // Keep the selected cell in view, but never move a cell the user can see (and may be clicking into: a
   // scroll between mousedown and mouseup would swallow the click on a form field or a radio button).
@@ -127,6 +151,15 @@ export default function Notebook({ notebookId, peek = false }: Props) {
     const { top, bottom } = el.getBoundingClientRect();
     if (bottom <= 0 || top >= window.innerHeight) el.scrollIntoView({ block: "nearest" });
   }, [ui.selectedId]);
+
+  // The table of contents starts below the sticky header, whose height changes as it wraps.
+  useEffect(() => {
+    const header = top.current;
+    if (header === null || typeof ResizeObserver === "undefined") return;
+    const observer = new ResizeObserver(() => page.current?.style.setProperty("--notebook-top-height", `${header.offsetHeight}px`));
+    observer.observe(header);
+    return () => observer.disconnect();
+  }, [state.connection.status]);
 
   // Host labels and leased GPUs' names come from the hosts list: asked for once connected (opening the kernel form asks again).
   const hostsListed = state.hosts !== null;
@@ -166,9 +199,26 @@ export default function Notebook({ notebookId, peek = false }: Props) {
 
   if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
 
+  const closePanel = () => controller.setPanel(null);
+  /** The TOC and find bar: select the cell and bring it to the top of the view. */
+  const showCell = (cellId: string) => {
+    controller.selectCell(cellId);
+    container.current?.querySelector(`[data-testid="cell"][data-cell-id="${CSS.escape(cellId)}"]`)?.scrollIntoView({ block: "center" });
+  };
+  const commands = () =>
+    notebookCommands({
+      controller,
+      kernel: doc?.kernel.state ?? "not-started",
+      canEdit,
+      canRun,
+      hasSelection: selectedCell !== undefined,
+      setTheme: (choice) => themeStore()?.choose(choice),
+      exportNotebook: () => window.location.assign(notebookExportPath(notebookId)),
+    });
+
   return (
-    <div className="notebook-page">
-      <div className="notebook-top">
+    <div ref={page} className={`notebook-page${state.tocOpen ? " toc-open" : ""}`}>
+      <div ref={top} className="notebook-top">
         <header className="notebook-header">
           <Link href="/" className="brand" data-testid="back-to-list" title="All notebooks">
             ← Notebooks
@@ -204,6 +254,10 @@ export default function Notebook({ notebookId, peek = false }: Props) {
               onApply={(hostId, gpus) => controller.setKernelSpec(hostId, gpus)}
             />
           )}
+          <ThemeToggle />
+          <button type="button" className="button button-ghost button-small" data-testid="open-palette" title="Command palette (Ctrl+Shift+P)" onClick={() => controller.setPanel("palette")}>
+            ⌘ Commands
+          </button>
           <div className="notebook-header-status">
             <ConnectionStatus state={state.connection} unsavedCells={state.unsavedCells} />
             {doc !== null && (
@@ -224,7 +278,12 @@ export default function Notebook({ notebookId, peek = false }: Props) {
           connected={connected}
           canEdit={canEdit}
           canRun={canRun}
+          tocOpen={state.tocOpen}
+          onToggleToc={() => controller.toggleToc()}
         />
+        {state.panel === "find" && doc !== null && (
+          <FindBar cells={doc.cells} canEdit={canEdit} onShow={showCell} onReplace={(sources, message) => controller.replaceSources(sources, message)} onClose={closePanel} />
+        )}
         {doc?.deleted === true && <DeletedBanner onRestore={canEdit ? () => controller.restore() : null} />}
         {doc?.kernelIdleShutdownAt && <IdleShutdownBanner shutdownAt={doc.kernelIdleShutdownAt} />}
         {importNotes !== null && <ImportNotes notes={importNotes} onDismiss={() => setImportNotes(null)} />}
@@ -281,8 +340,19 @@ export default function Notebook({ notebookId, peek = false }: Props) {
           </button>
         )}
       </div>
-      {(state.notices.length > 0 || state.undo !== null) && (
+      {state.tocOpen && doc !== null && <TocPanel cells={doc.cells} selectedId={ui.selectedId} onJump={showCell} onClose={() => controller.toggleToc()} />}
+      {state.panel === "help" && <ShortcutHelp onClose={closePanel} />}
+      {state.panel === "palette" && <CommandPalette commands={commands()} onClose={closePanel} />}
+      {(state.notices.length > 0 || state.undo !== null || state.replaceUndo !== null) && (
         <div className="notices" role="status">
+          {state.replaceUndo !== null && (
+            <UndoToast
+              message={state.replaceUndo.message}
+              undoTestId="undo-replace"
+              onUndo={() => controller.undoReplace()}
+              onDismiss={() => controller.dismissReplaceUndo()}
+            />
+          )}
           {state.undo !== null && (
             <UndoToast
               message={`Reattached the cell to ${state.undo.templateId}; your edits were replaced`}

@@ -1,6 +1,7 @@
 /** The top line of a signed-in page: the way back to the notebooks (or the page's own title) and the user menu. */
 import Link from "next/link";
 import type { ReactNode } from "react";
+import ThemeToggle from "./ThemeToggle";
 import UserMenu from "./UserMenu";
 
 import "./PageBar.css";
@@ -18,7 +19,10 @@ export default function PageBar({ children }: Props) {
           ← Notebooks
         </Link>
       )}
-      <UserMenu />
+      <span className="page-bar-end">
+        <ThemeToggle />
+        <UserMenu />
+      </span>
     </div>
   );
 }

@@ -70,7 +70,9 @@ export default function ScenarioPicker({ transport }: Props) {
               <div className="scenario-text">
                 <strong>{scenario.title}</strong>
                 <span className="scenario-summary">{scenario.summary}</span>
-                <span className="scenario-source">article: {scenario.source}</span>
+                <span className="scenario-source" data-testid="scenario-source" title={scenario.source}>
+                  article: <cite>{scenario.sourceTitle || scenario.source}</cite> <span className="scenario-source-file">({scenario.source})</span>
+                </span>
               </div>
               {choice?.scenarioId === scenario.id ? (
                 <div className="scenario-choice" data-testid="scenario-choice" role="group" aria-label="You already have a copy of this scenario">
@@ -89,7 +91,7 @@ export default function ScenarioPicker({ transport }: Props) {
                   </button>
                 </div>
               ) : (
-                <button type="button" data-testid="scenario-open" disabled={opening !== null} onClick={() => follow(scenario.id, openScenario)}>
+                <button type="button" className="button button-primary" data-testid="scenario-open" disabled={opening !== null} onClick={() => follow(scenario.id, openScenario)}>
                   {opening === scenario.id ? "Opening…" : "Open as notebook"}
                 </button>
               )}

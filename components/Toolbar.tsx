@@ -6,6 +6,7 @@
  */
 import type { CellKind, KernelStatus } from "../server/core/protocol/notebook-model";
 import type { NotebookController } from "./model/notebook-controller";
+import { shortcutLabel } from "./model/shortcuts";
 import ToolbarButton from "./ToolbarButton";
 
 import "./Toolbar.css";
@@ -22,10 +23,31 @@ interface Props {
   canEdit: boolean;
   /** May run, interrupt and restart its kernel. */
   canRun: boolean;
+  tocOpen: boolean;
+  onToggleToc(): void;
 }
 
-export default function Toolbar({ controller, selected, cellCount, kernel, connected, canEdit, canRun }: Props) {
-  if (!canEdit && !canRun) return null;
+export default function Toolbar({ controller, selected, cellCount, kernel, connected, canEdit, canRun, tocOpen, onToggleToc }: Props) {
+  const views = (
+    <>
+      <ToolbarButton testId="toolbar-toc" title={`${tocOpen ? "Hide" : "Show"} the table of contents (${shortcutLabel("toggle-toc")})`} onClick={onToggleToc}>
+        ☰ Contents
+      </ToolbarButton>
+      <ToolbarButton testId="toolbar-find" title={`Find and replace (${shortcutLabel("find")})`} onClick={() => controller.setPanel("find")}>
+        Find
+      </ToolbarButton>
+      <ToolbarButton testId="toolbar-help" title={`Keyboard shortcuts (${shortcutLabel("help")})`} onClick={() => controller.setPanel("help")}>
+        ?
+      </ToolbarButton>
+    </>
+  );
+  if (!canEdit && !canRun) {
+    return (
+      <div className="toolbar" role="toolbar" aria-label="Notebook actions">
+        {views}
+      </div>
+    );
+  }
   return (
     <div className="toolbar" role="toolbar" aria-label="Notebook actions">
       {canEdit && <CellButtons controller={controller} selected={selected} cellCount={cellCount} />}
@@ -33,6 +55,8 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
       {canRun && <KernelButtons controller={controller} selected={selected} kernel={kernel} connected={connected} />}
       {canEdit && <span className="toolbar-separator" />}
       {canEdit && <OutputButtons controller={controller} selected={selected} />}
+      <span className="toolbar-separator" />
+      {views}
     </div>
   );
 }
@@ -40,7 +64,7 @@ export default function Toolbar({ controller, selected, cellCount, kernel, conne
 function CellButtons({ controller, selected, cellCount }: { controller: NotebookController; selected: Selected; cellCount: number }) {
   return (
     <>
-      <ToolbarButton testId="toolbar-add-cell" title="Insert a code cell below (B)" onClick={() => controller.insertBelowSelected()}>
+      <ToolbarButton testId="toolbar-add-cell" title={`Insert a code cell below (${shortcutLabel("insert-below")})`} onClick={() => controller.insertBelowSelected()}>
         + Cell
       </ToolbarButton>
       <ToolbarButton
@@ -59,7 +83,7 @@ function CellButtons({ controller, selected, cellCount }: { controller: Notebook
       >
         ↓
       </ToolbarButton>
-      <ToolbarButton testId="toolbar-delete" title="Delete cell (D, D)" disabled={selected === null} onClick={() => controller.deleteSelected()}>
+      <ToolbarButton testId="toolbar-delete" title={`Delete cell (${shortcutLabel("delete-cell")})`} disabled={selected === null} onClick={() => controller.deleteSelected()}>
         Delete
       </ToolbarButton>
     </>
@@ -72,7 +96,7 @@ function KernelButtons({ controller, selected, kernel, connected }: { controller
     <>
       <ToolbarButton
         testId="toolbar-run"
-        title="Run cell and select below (Shift+Enter)"
+        title={`Run cell and select below (${shortcutLabel("run-advance")})`}
         disabled={selected === null || !connected}
         onClick={() => controller.runSelectedAndAdvance()}
       >
@@ -81,10 +105,10 @@ function KernelButtons({ controller, selected, kernel, connected }: { controller
       <ToolbarButton testId="toolbar-run-all" title="Run all cells" disabled={!connected} onClick={() => controller.runAll()}>
         ▶▶ Run all
       </ToolbarButton>
-      <ToolbarButton testId="toolbar-interrupt" title="Interrupt the kernel (I, I)" disabled={!connected || !kernelBusy} onClick={() => controller.interrupt()}>
+      <ToolbarButton testId="toolbar-interrupt" title={`Interrupt the kernel (${shortcutLabel("interrupt")})`} disabled={!connected || !kernelBusy} onClick={() => controller.interrupt()}>
         ■ Interrupt
       </ToolbarButton>
-      <ToolbarButton testId="toolbar-restart" title="Restart the kernel (0, 0)" disabled={!connected} onClick={() => controller.requestRestart()}>
+      <ToolbarButton testId="toolbar-restart" title={`Restart the kernel (${shortcutLabel("restart")})`} disabled={!connected} onClick={() => controller.requestRestart()}>
         ↻ Restart
       </ToolbarButton>
     </>

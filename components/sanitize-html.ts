@@ -5,8 +5,10 @@
  */
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { mathExtension } from "./model/markdown-math";
 
-const markdown = new Marked({ gfm: true, breaks: false, async: false });
+// Markdown with TeX math ($…$, $$…$$) rendered by KaTeX; the HTML still goes through DOMPurify below.
+export const markdown = new Marked({ gfm: true, breaks: false, async: false }, mathExtension);
 
 if (DOMPurify.isSupported) {
   // Links in notebooks open beside the notebook, never in place of it.
@@ -20,7 +22,7 @@ if (DOMPurify.isSupported) {
 
 export function sanitizeHtml(html: string): string | null {
   if (!DOMPurify.isSupported) return null;
-  return DOMPurify.sanitize(html, { USE_PROFILES: { html: true, svg: true }, FORBID_TAGS: ["style", "form"] });
+  return DOMPurify.sanitize(html, { USE_PROFILES: { html: true, svg: true, mathMl: true }, FORBID_TAGS: ["style", "form"] });
 }
 
 export function markdownToSafeHtml(source: string): string | null {

@@ -50,10 +50,10 @@ export default function ChartCard({ testId, title, points, legend, csv, note, ac
         <h4 className="chart-title">{title}</h4>
         <div className="chart-actions">
           {actions}
-          <button type="button" className="chart-button" data-testid="chart-export-csv" onClick={saveCsv} title="Download the chart's data as CSV">
+          <button type="button" className="button button-small chart-button" data-testid="chart-export-csv" onClick={saveCsv} title="Download the chart's data as CSV">
             CSV
           </button>
-          <button type="button" className="chart-button" data-testid="chart-export-png" onClick={savePng} title="Download the chart as a PNG image">
+          <button type="button" className="button button-small chart-button" data-testid="chart-export-png" onClick={savePng} title="Download the chart as a PNG image">
             PNG
           </button>
         </div>

@@ -152,7 +152,7 @@ function LossChart({ lines, version, budget, height = 220 }: Props) {
   );
   const visible = zoom.window;
   const reset = visible ? (
-    <button type="button" className="chart-button" data-testid="chart-zoom-reset" onClick={() => dispatch({ type: "reset" })}>
+    <button type="button" className="button button-small chart-button" data-testid="chart-zoom-reset" onClick={() => dispatch({ type: "reset" })}>
       reset zoom
     </button>
   ) : null;

@@ -4,14 +4,14 @@
  * (send commands, insert cells) and renders from the state (which cell is
  * selected, whether its editor has focus).
  *
- * Command mode: Enter edit · A/B insert above/below · D,D delete · I,I
- * interrupt · 0,0 restart · M/Y markdown/code · ↑/K ↓/J select.
- * Both modes: Shift+Enter run and select next (a new cell at the end if it
- * was the last) · Ctrl/Cmd+Enter run in place · Alt+Enter run and insert below.
- * Edit mode: Esc → command mode; every other key belongs to the editor.
+ * Which key does what is the table in shortcuts.ts (the help dialog lists
+ * it); this file says what each command does. Shift+Enter on the last cell
+ * appends a new one; D,D on the only cell leaves a fresh empty one.
+ * Edit mode: every key without a shortcut belongs to the editor.
  */
 import { assertNever } from "../../server/core/assert-never";
 import type { CellKind } from "../../server/core/protocol/notebook-model";
+import { findShortcut, type ShortcutCommand } from "./shortcuts";
 
 export type Mode = "command" | "edit";
 
@@ -48,7 +48,13 @@ export type CommandAction =
   | { type: "delete-cell"; cellId: string }
   | { type: "set-kind"; cellId: string; kind: CellKind }
   | { type: "interrupt" }
-  | { type: "restart" };
+  | { type: "restart" }
+  /** Put the most recently deleted cell back (the controller keeps the deleted cells). */
+  | { type: "undo-delete" }
+  /** A panel or dialog of the page: shortcuts help, command palette, find and replace, table of contents. */
+  | { type: "open"; panel: PanelCommand };
+
+export type PanelCommand = "help" | "palette" | "find" | "toggle-toc";
 
 export interface KeyResult {
   state: CommandModeState;
@@ -64,31 +70,78 @@ export const initialCommandModeState: CommandModeState = { mode: "command", sele
 export function handleKey(state: CommandModeState, input: KeyInput, ctx: KeyContext): KeyResult {
   const chord = state.chord !== null && input.at - state.chord.at <= CHORD_TIMEOUT_MS ? state.chord : null;
   const s: CommandModeState = { ...state, chord: null, selectedId: normaliseSelection(state.selectedId, ctx) };
-
-  if (input.key === "Enter" && (input.shift || input.ctrl || input.meta || input.alt)) {
-    return runKey(s, input, ctx);
+  const found = findShortcut(s.mode, input);
+  // In edit mode every key without a shortcut belongs to the editor (and the state, a pending chord included, stays).
+  if (found === null) return s.mode === "edit" ? { state, actions: [], handled: false } : unhandled(s);
+  const { shortcut, binding } = found;
+  if (binding.chord === true && (chord === null || chord.key !== binding.key)) {
+    return done({ ...s, chord: { key: binding.key as ChordKey, at: input.at } });
   }
-  if (s.mode === "edit") {
-    if (input.key === "Escape" && !input.shift && !input.ctrl && !input.alt && !input.meta) {
-      return done({ ...s, mode: "command" });
-    }
-    return { state: state, actions: [], handled: false };
-  }
-  if (input.ctrl || input.alt || input.meta) return unhandled(s);
-  return commandKey(s, chord, input, ctx);
+  return commandAction(s, shortcut.command, ctx);
 }
 
-function runKey(s: CommandModeState, input: KeyInput, ctx: KeyContext): KeyResult {
+/** What a shortcut's command does to the selection and mode, and the actions for the caller (also the palette's way in). */
+export function runCommand(state: CommandModeState, command: ShortcutCommand, ctx: KeyContext): KeyResult {
+  return commandAction({ ...state, chord: null, selectedId: normaliseSelection(state.selectedId, ctx) }, command, ctx);
+}
+
+function commandAction(s: CommandModeState, command: ShortcutCommand, ctx: KeyContext): KeyResult {
+  const index = indexOf(s.selectedId, ctx);
+  const selected = index === -1 ? undefined : ctx.cells[index];
+  switch (command) {
+    case "run-advance":
+    case "run-in-place":
+    case "run-insert":
+      return runKey(s, command, ctx);
+    case "edit-mode":
+      return selected === undefined ? done(s) : done({ ...s, mode: "edit" });
+    case "command-mode":
+      return done({ ...s, mode: "command" });
+    case "select-up":
+      return done({ ...s, selectedId: neighbour(ctx, index, -1) });
+    case "select-down":
+      return done({ ...s, selectedId: neighbour(ctx, index, +1) });
+    case "insert-above":
+    case "insert-below": {
+      const above = command === "insert-above";
+      const at = index === -1 ? (above ? 0 : ctx.cells.length) : above ? index : index + 1;
+      return done({ ...s, selectedId: ctx.newCellId }, [{ type: "insert-cell", index: at, cellId: ctx.newCellId, kind: "code" }]);
+    }
+    case "to-markdown":
+    case "to-code": {
+      const kind: CellKind = command === "to-markdown" ? "markdown" : "code";
+      if (selected === undefined || selected.kind === kind) return done(s);
+      return done(s, [{ type: "set-kind", cellId: selected.id, kind }]);
+    }
+    case "delete-cell":
+      return deleteSelected(s, index, ctx);
+    case "undo-delete":
+      return done(s, [{ type: "undo-delete" }]);
+    case "interrupt":
+      return done(s, [{ type: "interrupt" }]);
+    case "restart":
+      return done(s, [{ type: "restart" }]);
+    case "help":
+    case "palette":
+    case "find":
+    case "toggle-toc":
+      return done(s, [{ type: "open", panel: command }]);
+    default:
+      return assertNever(command, "shortcut command");
+  }
+}
+
+function runKey(s: CommandModeState, command: "run-advance" | "run-in-place" | "run-insert", ctx: KeyContext): KeyResult {
   const index = indexOf(s.selectedId, ctx);
   if (s.selectedId === null || index === -1) return done(s);
   const run: CommandAction = { type: "run", cellIds: [s.selectedId] };
-  if (input.alt) {
+  if (command === "run-insert") {
     return done({ ...s, mode: "edit", selectedId: ctx.newCellId }, [
       run,
       { type: "insert-cell", index: index + 1, cellId: ctx.newCellId, kind: "code" },
     ]);
   }
-  if (input.ctrl || input.meta) return done({ ...s, mode: "command" }, [run]);
+  if (command === "run-in-place") return done({ ...s, mode: "command" }, [run]);
   // Shift+Enter: run and advance, appending a fresh cell after the last one.
   const next = ctx.cells[index + 1];
   if (next !== undefined) return done({ ...s, mode: "command", selectedId: next.id }, [run]);
@@ -98,73 +151,18 @@ function runKey(s: CommandModeState, input: KeyInput, ctx: KeyContext): KeyResul
   ]);
 }
 
-function commandKey(
-  s: CommandModeState,
-  chord: CommandModeState["chord"],
-  input: KeyInput,
-  ctx: KeyContext,
-): KeyResult {
-  const index = indexOf(s.selectedId, ctx);
-  const selected = index === -1 ? undefined : ctx.cells[index];
-  const key = input.key.length === 1 ? input.key.toLowerCase() : input.key;
-  if (input.shift && key.length === 1) return unhandled(s);
-
-  switch (key) {
-    case "Enter":
-      return selected === undefined ? done(s) : done({ ...s, mode: "edit" });
-    case "Escape":
-      return done(s);
-    case "ArrowUp":
-    case "k":
-      return done({ ...s, selectedId: neighbour(ctx, index, -1) });
-    case "ArrowDown":
-    case "j":
-      return done({ ...s, selectedId: neighbour(ctx, index, +1) });
-    case "a":
-    case "b": {
-      const at = index === -1 ? (key === "a" ? 0 : ctx.cells.length) : key === "a" ? index : index + 1;
-      return done({ ...s, selectedId: ctx.newCellId }, [
-        { type: "insert-cell", index: at, cellId: ctx.newCellId, kind: "code" },
-      ]);
-    }
-    case "m":
-    case "y": {
-      const kind: CellKind = key === "m" ? "markdown" : "code";
-      if (selected === undefined || selected.kind === kind) return done(s);
-      return done(s, [{ type: "set-kind", cellId: selected.id, kind }]);
-    }
-    case "d":
-    case "i":
-    case "0":
-      if (chord === null || chord.key !== key) return done({ ...s, chord: { key, at: input.at } });
-      return chordAction(s, key, index, ctx);
-    default:
-      return unhandled(s);
+function deleteSelected(s: CommandModeState, index: number, ctx: KeyContext): KeyResult {
+  const selected = ctx.cells[index];
+  if (selected === undefined) return done(s);
+  if (ctx.cells.length === 1) {
+    // A notebook is never left without a cell (as in JupyterLab).
+    return done({ ...s, selectedId: ctx.newCellId }, [
+      { type: "delete-cell", cellId: selected.id },
+      { type: "insert-cell", index: 0, cellId: ctx.newCellId, kind: "code" },
+    ]);
   }
-}
-
-function chordAction(s: CommandModeState, key: ChordKey, index: number, ctx: KeyContext): KeyResult {
-  switch (key) {
-    case "i":
-      return done(s, [{ type: "interrupt" }]);
-    case "0":
-      return done(s, [{ type: "restart" }]);
-    case "d": {
-      const selected = ctx.cells[index];
-      if (selected === undefined) return done(s);
-      if (ctx.cells.length === 1) {
-        // A notebook is never left without a cell (as in JupyterLab).
-        return done({ ...s, selectedId: ctx.newCellId }, [
-          { type: "delete-cell", cellId: selected.id },
-          { type: "insert-cell", index: 0, cellId: ctx.newCellId, kind: "code" },
-        ]);
-      }
-      const after = ctx.cells[index + 1] ?? ctx.cells[index - 1];
-      return done({ ...s, selectedId: after?.id ?? null }, [{ type: "delete-cell", cellId: selected.id }]);
-    }
-    default:
-      return assertNever(key, "chord");
-  }
+  const after = ctx.cells[index + 1] ?? ctx.cells[index - 1];
+  return done({ ...s, selectedId: after?.id ?? null }, [{ type: "delete-cell", cellId: selected.id }]);
 }
 
 /** Keep the selection on an existing cell (a remote delete may have removed it). */

@@ -21,7 +21,9 @@ import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-mo
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
-import { handleKey, initialCommandModeState, type CommandAction, type CommandModeState, type KeyInput } from "./command-mode";
+import { handleKey, initialCommandModeState, runCommand, type CommandAction, type CommandModeState, type KeyInput, type PanelCommand } from "./command-mode";
+import { popDeleted, pushDeleted, type DeletedCell } from "./deleted-cells";
+import type { ShortcutCommand } from "./shortcuts";
 import {
   NotebookConnection,
   type CellConflicts,
@@ -69,7 +71,24 @@ export interface NotebookViewState {
   access: NotebookAccessLevel | null;
   /** The owner's name, for a notebook someone else shared (null for one's own, or until known). */
   owner: string | null;
+  /** The dialog or bar open over the notebook (shortcuts help, command palette, find and replace), if any. */
+  panel: OpenPanel | null;
+  /** The table of contents is shown beside the cells. */
+  tocOpen: boolean;
+  /** Cells deleted here that Z can put back, newest last. */
+  deletedCells: readonly DeletedCell[];
+  /** The last "replace all": Undo puts the cells' previous text back. */
+  replaceUndo: ReplaceUndoOffer | null;
 }
+
+export interface ReplaceUndoOffer {
+  message: string;
+  /** Each changed cell's text before, and after, the replace. */
+  before: Readonly<Record<string, string>>;
+  after: Readonly<Record<string, string>>;
+}
+
+export type OpenPanel = Exclude<PanelCommand, "toggle-toc">;
 
 /** Live metric points of one cell, for its charts (outside the document: they never re-render cells). */
 export interface CellMetricFeed {
@@ -177,6 +196,10 @@ export class NotebookController {
       hosts: null,
       access: null,
       owner: null,
+      panel: null,
+      tocOpen: false,
+      deletedCells: [],
+      replaceUndo: null,
     };
     this.state = { ...this.state, save: this.computeSave(this.state.connection) };
   }
@@ -225,8 +248,8 @@ export class NotebookController {
     const cells = this.state.doc?.cells ?? [];
     const result = handleKey(this.state.ui, input, { cells, newCellId: newCellId() });
     // A key whose action this viewer may not do changes nothing (not even the selection a new cell would take).
-    const refused = result.actions.map(actionNeed).find((need) => !mayDo(this.state.access, need));
-    if (refused !== undefined) {
+    const refused = result.actions.map(actionNeed).find((need) => need !== null && !mayDo(this.state.access, need));
+    if (refused !== undefined && refused !== null) {
       this.allowed(refused);
       this.update({ ui: { ...this.state.ui, chord: null } });
       return result.handled;
@@ -234,6 +257,43 @@ export class NotebookController {
     this.update({ ui: result.state });
     for (const action of result.actions) this.perform(action);
     return result.handled;
+  }
+
+  /** A shortcut's command chosen elsewhere (the command palette): the same effect as its keys. */
+  runCommand(command: ShortcutCommand): void {
+    const cells = this.state.doc?.cells ?? [];
+    const result = runCommand({ ...this.state.ui, mode: "command" }, command, { cells, newCellId: newCellId() });
+    const refused = result.actions.map(actionNeed).find((need) => need !== null && !mayDo(this.state.access, need));
+    if (refused !== undefined && refused !== null) {
+      this.allowed(refused);
+      return;
+    }
+    this.update({ ui: result.state });
+    for (const action of result.actions) this.perform(action);
+  }
+
+  /** Opens a dialog or bar (closing any other), or closes it with null. */
+  setPanel(panel: OpenPanel | null): void {
+    if (this.state.panel !== panel) this.update({ panel });
+  }
+
+  toggleToc(): void {
+    this.update({ tocOpen: !this.state.tocOpen });
+  }
+
+  /** Z: the newest deleted cell back where it was (text and kind; its outputs are gone with it). */
+  undoDelete(): void {
+    const doc = this.state.doc;
+    if (doc === null || !this.allowed("edit")) return;
+    const popped = popDeleted(this.state.deletedCells, doc.cells);
+    if (popped === null) {
+      this.notify("No deleted cell to restore");
+      return;
+    }
+    this.update({ deletedCells: popped.rest });
+    const id = newCellId();
+    this.structural({ op: "insert-cell", notebookId: this.notebookId, index: popped.index, cell: { id, kind: popped.cell.kind, source: popped.cell.source } });
+    this.selectCell(id);
   }
 
   selectCell(cellId: string, mode: CommandModeState["mode"] = "command"): void {
@@ -263,6 +323,35 @@ export class NotebookController {
     const base = this.serverDoc?.cells.find((c) => c.id === cellId)?.source ?? cell.source;
     this.connection.editSource(cellId, source, cell.kind, index, sourceHash(base));
     this.recompute();
+  }
+
+  /**
+   * Find and replace: new text for several cells at once, each saved like typing (so it is durable and
+   * merges with other edits the same way). Undo is offered until the next replace.
+   */
+  replaceSources(sources: Readonly<Record<string, string>>, message: string): void {
+    const doc = this.state.doc;
+    if (doc === null || !this.allowed("edit")) return;
+    const before: Record<string, string> = {};
+    for (const cell of doc.cells) if (cell.id in sources) before[cell.id] = cell.source;
+    for (const [cellId, source] of Object.entries(sources)) this.editSource(cellId, source);
+    if (Object.keys(before).length > 0) this.update({ replaceUndo: { message, before, after: { ...sources } } });
+  }
+
+  /** Puts back the text the last replace all changed, in the cells nobody edited since. */
+  undoReplace(): void {
+    const offer = this.state.replaceUndo;
+    if (offer === null) return;
+    this.update({ replaceUndo: null });
+    const cells = this.state.doc?.cells ?? [];
+    for (const [cellId, source] of Object.entries(offer.before)) {
+      const now = cells.find((c) => c.id === cellId);
+      if (now !== undefined && now.source === offer.after[cellId]) this.editSource(cellId, source);
+    }
+  }
+
+  dismissReplaceUndo(): void {
+    if (this.state.replaceUndo !== null) this.update({ replaceUndo: null });
   }
 
   /** The user's answer to "this cell was changed in another tab". */
@@ -509,7 +598,15 @@ export class NotebookController {
         this.insertCell(action.index, action.kind, action.cellId);
         return;
       case "delete-cell":
+        this.rememberDeleted(action.cellId);
         this.structural({ op: "delete-cell", notebookId: this.notebookId, cellId: action.cellId });
+        return;
+      case "undo-delete":
+        this.undoDelete();
+        return;
+      case "open":
+        if (action.panel === "toggle-toc") this.toggleToc();
+        else this.setPanel(action.panel);
         return;
       case "set-kind":
         this.setKind(action.cellId, action.kind);
@@ -521,6 +618,16 @@ export class NotebookController {
         this.requestRestart();
         return;
     }
+  }
+
+  private rememberDeleted(cellId: string): void {
+    const cells = this.state.doc?.cells ?? [];
+    const index = cells.findIndex((c) => c.id === cellId);
+    const cell = cells[index];
+    // An empty cell is not worth a Z (deleting the only cell adds one that would otherwise come back first).
+    if (cell === undefined || (cell.source === "" && cell.outputs.length === 0)) return;
+    const entry = { source: cell.source, kind: cell.kind, index, afterId: cells[index - 1]?.id ?? null };
+    this.state = { ...this.state, deletedCells: pushDeleted(this.state.deletedCells, entry) };
   }
 
   /** Whether this viewer may do what an intent needs; a dropped intent says why (a key pressed on a shared notebook). */
@@ -646,8 +753,12 @@ function keepSelection(ui: CommandModeState, before: readonly Cell[], after: rea
   return { ...ui, selectedId: next.id, mode: "command" };
 }
 
-function actionNeed(action: CommandAction): AccessNeed {
+function actionNeed(action: CommandAction): AccessNeed | null {
   switch (action.type) {
+    case "open":
+      return null;
+    case "undo-delete":
+      return "edit";
     case "run":
     case "interrupt":
     case "restart":

@@ -99,9 +99,9 @@ export class NotebookListController {
     });
   }
 
-  /** A new notebook with this title; its id, or null (the reason is shown). */
-  async create(title: string): Promise<string | null> {
-    const ack = await this.command({ op: "create-notebook", title: title.trim() }, "Creating the notebook");
+  /** A new notebook with this title ("Untitled", numbered, without one); its id, or null (the reason is shown). */
+  async create(title?: string): Promise<string | null> {
+    const ack = await this.command(title === undefined ? { op: "create-notebook" } : { op: "create-notebook", title: title.trim() }, "Creating the notebook");
     if (ack === null) return null;
     if (ack.notebook === undefined) {
       this.update({ error: "Creating the notebook failed: the server sent no notebook back" });

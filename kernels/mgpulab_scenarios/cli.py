@@ -63,7 +63,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.scenario == "list":
         if args.json:
             from . import get
-            print(json.dumps([{k: get(i).to_dict()[k] for k in ("id", "title", "source", "summary")} for i in IDS]))
+            print(json.dumps([{k: get(i).to_dict()[k] for k in ("id", "title", "source", "sourceTitle", "summary")} for i in IDS]))
         else:
             print("\n".join(IDS))
         return 0

@@ -209,6 +209,7 @@ class Scenario:
     steps: Tuple[Step, ...]
     experiments: Tuple[Experiment, ...]
     claims: Tuple[Claim, ...]
+    source_title: str = ""  # the article's title (the seeds folder is not there at run time)
     constraints: Tuple[Callable[[Dict[str, Any]], Optional[str]], ...] = ()
     # Per step with a question, parallel to its choices: choice i is what a run measured when each claim
     # named in outcomes[i] got one of the verdicts listed there ({}: no run shows it). The prediction is
@@ -372,7 +373,8 @@ class Scenario:
         """JSON-able description; questions are filled in with ``values`` (defaults when None)."""
         questions = {s.id: self.question(s, values) for s in self.steps}
         return {
-            "id": self.id, "title": self.title, "source": self.source, "summary": self.summary,
+            "id": self.id, "title": self.title, "source": self.source, "sourceTitle": self.source_title,
+            "summary": self.summary,
             "parameters": [p.to_dict() for p in self.parameters_here()],
             "steps": [{"id": s.id, "markdown": s.markdown, "question": questions[s.id][0],
                        "choices": questions[s.id][1],

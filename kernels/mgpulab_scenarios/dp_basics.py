@@ -12,6 +12,7 @@ from .evidence import Observed
 from .evidence import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
+SOURCE_TITLE = "DataParallel basics in PyTorch - Deep Dive"  # the article's own title, shown with the file name as a detail
 
 PARAMETERS = (
     Parameter("batch_size", "int", 64, "rows in one input batch", 1, 512),
@@ -529,7 +530,7 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="dp-basics", title="DataParallel basics: split, replicate, gather, average", source=SOURCE,
+    id="dp-basics", title="DataParallel basics: split, replicate, gather, average", source=SOURCE, source_title=SOURCE_TITLE,
     summary="Measure how DataParallel splits a batch, where outputs land, whether gradients match one device, "
             "how often the model is replicated, and how step time scales with the device count.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,

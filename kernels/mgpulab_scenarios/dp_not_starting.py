@@ -10,6 +10,7 @@ from .evidence import Observed
 from .evidence import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "000_3b7eff0f44992b59.txt"
+SOURCE_TITLE = "Why is training not starting with nn.DataParallel?"  # the article's own title, shown with the file name as a detail
 
 PARAMETERS = (
     Parameter("devices", "int", 2, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
@@ -403,7 +404,7 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="dp-not-starting", title="Training not starting or slow with DataParallel", source=SOURCE,
+    id="dp-not-starting", title="Training not starting or slow with DataParallel", source=SOURCE, source_title=SOURCE_TITLE,
     summary="Padded variable-length batches, a large model with a small batch (where the time goes), custom "
             "layers with unregistered tensors, and DataParallel vs DDP step time.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,

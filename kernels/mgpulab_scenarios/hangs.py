@@ -9,6 +9,7 @@ from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step
 from .evidence import Observed, as_spread
 
 SOURCE = "003_5eac2459042e419e.txt"
+SOURCE_TITLE = "Why do PyTorch's DataParallel and DistributedDataParallel implementations hang indefinitely?"  # the article's own title, shown with the file name as a detail
 
 PARAMETERS = (
     Parameter("world_size", "int", 2, "DDP ranks / DataParallel devices: one GPU per rank over NCCL when the host "
@@ -398,7 +399,7 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="hangs", title="Why DataParallel and DDP hang (and when they do not)", source=SOURCE,
+    id="hangs", title="Why DataParallel and DDP hang (and when they do not)", source=SOURCE, source_title=SOURCE_TITLE,
     summary="Oversized batch (emulated OOM, diagnosed, not hung; in DDP, one rank's OOM and its consequences); what "
             "aggregates the gradients; slow link (communication share per rank); different batch sizes per rank "
             "(works) vs different numbers of steps or a skipped collective (hangs, detected by the watchdog with "

@@ -10,6 +10,7 @@ from .evidence import Observed
 from .evidence import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
+SOURCE_TITLE = "Why is DataParallel returning incomplete results?"  # the article's own title, shown with the file name as a detail
 
 PARAMETERS = (
     Parameter("devices", "int", 2, "devices for DataParallel / DDP ranks: GPUs (shared when fewer than this), "
@@ -441,7 +442,7 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="incomplete-results-gil", title="Incomplete results? DataParallel and the GIL", source=SOURCE,
+    id="incomplete-results-gil", title="Incomplete results? DataParallel and the GIL", source=SOURCE, source_title=SOURCE_TITLE,
     summary="Test the claim: output completeness and loss parity vs one device; Python overhead per device on "
             "threads vs DDP processes; DataLoader num_workers and the data-wait share of each step.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,

@@ -8,6 +8,7 @@ from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step
 from .evidence import Observed
 
 SOURCE = "001_7181883389e4f40f.txt"
+SOURCE_TITLE = "Why can't parameters be updated when using `torch.nn.DataParallel` to train on multiple GPUs?"  # the article's own title, shown with the file name as a detail
 
 PARAMETERS = (
     Parameter("devices", "int", 2, "DataParallel devices: GPUs (shared when fewer than this), or emulated CPU "
@@ -223,7 +224,7 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="params-not-updated", title="Parameters not updated with DataParallel", source=SOURCE,
+    id="params-not-updated", title="Parameters not updated with DataParallel", source=SOURCE, source_title=SOURCE_TITLE,
     summary="optimizer.step on the wrapped model vs manual updates (primary model or replicas) vs state mutated "
             "inside forward — loss and parameter norm per variant.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,

@@ -76,7 +76,7 @@ def _op_list(request: dict) -> Any:
     for scenario_id in IDS:
         scenario = get(scenario_id)
         out.append({"id": scenario.id, "title": scenario.title, "source": scenario.source,
-                    "summary": scenario.summary})
+                    "sourceTitle": scenario.source_title, "summary": scenario.summary})
     return out
 
 

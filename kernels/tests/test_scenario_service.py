@@ -60,7 +60,7 @@ def _fails(reply: dict, kind: str, *words: str) -> None:
 def test_list_notebook_render_describe(service):
     listed = service.request("list")
     assert listed["ok"] and [s["id"] for s in listed["result"]] == list(sc.IDS)
-    assert all(set(s) == {"id", "title", "source", "summary"} for s in listed["result"])
+    assert all(set(s) == {"id", "title", "source", "sourceTitle", "summary"} for s in listed["result"])
 
     cells = service.request("notebook", scenario="dp-basics", params={"devices": 2})["result"]
     assert cells == json.loads(json.dumps(sc.notebook("dp-basics", {"devices": 2})))

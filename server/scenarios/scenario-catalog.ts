@@ -11,7 +11,7 @@ import type { CellTemplate, ParameterValue, ScenarioSummary } from "../core/prot
 import { parameterFieldSchema, parameterValueSchema, predictQuestionSchema, templateGuideSchema } from "../core/protocol/notebook-schemas";
 import { ScenarioService } from "./scenario-service";
 
-const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), summary: z.string() }));
+const summarySchema = z.array(z.object({ id: z.string(), title: z.string(), source: z.string(), sourceTitle: z.string(), summary: z.string() }));
 const templateSchema = z.object({
   id: z.string(),
   parameters: z.record(z.string(), parameterValueSchema),

@@ -33,6 +33,9 @@ import type { Workshops } from "../workshops/workshops";
 import { attachSocketSessions, userRoom } from "./socket-sessions";
 import type { NotebookDrivers } from "../cluster/notebook-drivers";
 
+/** The title of a notebook created without one ("New notebook" opens it at once). */
+const UNTITLED = "Untitled";
+
 export type LabServer = Server<ClientToServerEvents, ServerToClientEvents>;
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
@@ -165,8 +168,10 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       return { ok: true, me: await describeMe(actor, services) };
     case "list-notebooks":
       return { ok: true, notebooks: await hub.catalog.list(command.state ?? "active", await access.gate.readableNotebooks(actor)) };
-    case "create-notebook":
-      return { ok: true, notebook: await hub.catalog.create(actor.userId, command.title) };
+    case "create-notebook": {
+      const title = command.title ?? (await hub.catalog.freshTitle(actor.userId, UNTITLED));
+      return { ok: true, notebook: await hub.catalog.create(actor.userId, title) };
+    }
     case "duplicate-notebook":
       return { ok: true, notebook: await hub.catalog.duplicate(actor.userId, command.notebookId) };
     case "rename-notebook":

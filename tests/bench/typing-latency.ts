@@ -31,6 +31,7 @@
  * page.evaluate in helpers the page does not have.
  */
 import type { Browser, Page } from "playwright-core";
+import { newNotebookFromList } from "../helpers/new-notebook";
 
 /** Steps a second the kernel paces itself to; every step logs one message per rank. */
 export const STEPS_PER_SECOND = 400;
@@ -265,10 +266,7 @@ export async function typingRun(browser: Browser, url: string, streaming: boolea
     const page = await context.newPage();
     await page.goto(url);
     await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
-    await page.getByTestId("new-notebook").click();
-    await page.getByTestId("new-notebook-title").fill(streaming ? "Typing while a cell streams" : "Typing, nothing streaming");
-    await page.getByTestId("new-notebook-create").click();
-    await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
+    await newNotebookFromList(page, streaming ? "Typing while a cell streams" : "Typing, nothing streaming");
     await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor();
     const editors = page.getByTestId("cell-editor");
     await editors.first().locator(".monaco-editor").waitFor();

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
@@ -53,10 +54,7 @@ describe("accounts in the browser", () => {
   }
 
   async function createNotebook(page: Page, title: string): Promise<string> {
-    await page.getByTestId("new-notebook").click();
-    await page.getByTestId("new-notebook-title").fill(title);
-    await page.getByTestId("new-notebook-create").click();
-    await page.waitForURL(/\/notebooks\//);
+    await newNotebookFromList(page, title);
     const id = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
     await page.goto(`${server.url}/`);
     return id;

@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser, Locator, Page } from "playwright-core";
 import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
+import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 
@@ -203,9 +204,7 @@ describe("charts that compare like with like", () => {
     try {
       await notebook.goto(server.url);
       await notebook.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
-      await notebook.getByTestId("new-notebook").click();
-      await notebook.getByTestId("new-notebook-title").fill("Untagged e2e");
-      await notebook.getByTestId("new-notebook-create").click();
+      await newNotebookFromList(notebook, "Untagged e2e");
       await notebook.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
       await notebook.getByTestId("cell-editor").first().locator(".monaco-editor").waitFor();
       await notebook.getByTestId("cell-editor").first().click();

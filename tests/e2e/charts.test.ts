@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { ExecutionMetrics } from "../../server/core/protocol/metrics-model";
+import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { labFetch } from "../helpers/lab-session";
@@ -122,9 +123,7 @@ describe("charts", () => {
   it("live points reach the chart while the run is still going", LIMIT, async () => {
     await page.goto(server.url);
     await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
-    await page.getByTestId("new-notebook").click();
-    await page.getByTestId("new-notebook-title").fill("Live chart");
-    await page.getByTestId("new-notebook-create").click();
+    await newNotebookFromList(page, "Live chart");
     await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
     await page.getByTestId("cell-editor").first().locator(".monaco-editor").waitFor();
     await page.getByTestId("cell-editor").first().click();

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Page } from "playwright-core";
+import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 
@@ -23,9 +24,7 @@ async function labWithNotebook(env: Record<string, string>, title: string) {
   const page = await browser.newPage();
   await page.goto(server.url);
   await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
-  await page.getByTestId("new-notebook").click();
-  await page.getByTestId("new-notebook-title").fill(title);
-  await page.getByTestId("new-notebook-create").click();
+  await newNotebookFromList(page, title);
   await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
   await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor();
   await page.getByTestId("cell-editor").first().locator(".monaco-editor").waitFor();

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 
@@ -94,9 +95,7 @@ describe("notebooks that last", () => {
   it("creates a notebook from the list and autosaves typed code within a second", LIMIT, async () => {
     await page.goto(server.url);
     await page.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
-    await page.getByTestId("new-notebook").click();
-    await page.getByTestId("new-notebook-title").fill(TITLE);
-    await page.getByTestId("new-notebook-create").click();
+    await newNotebookFromList(page, TITLE);
     await page.waitForURL(/\/notebooks\/[A-Za-z0-9_-]+$/);
     notebookPath = new URL(page.url()).pathname;
     await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor();

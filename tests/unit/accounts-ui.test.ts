@@ -97,7 +97,7 @@ class AccountsLab implements LabTransport {
         return { ok: true, shares: [...this.shares.values()] };
       }
       case "list-scenarios":
-        return { ok: true, scenarios: [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", summary: "" }, { id: "zero", title: "ZeRO", source: "b.md", summary: "" }] };
+        return { ok: true, scenarios: [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", sourceTitle: "", summary: "" }, { id: "zero", title: "ZeRO", source: "b.md", sourceTitle: "", summary: "" }] };
       case "list-workshops":
       case "create-workshop": {
         if (!this.me.can.runWorkshops) return refused("run workshops");
@@ -345,7 +345,7 @@ describe("workshops page", () => {
         participants: [{ id: "u-pia", name: "Pia", waiting: false, notebooks: [{ id: "nb-1", title: "DDP vs DataParallel" }] }],
       },
       "http://lab.test",
-      [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", summary: "" }],
+      [{ id: "ddp", title: "DDP vs DataParallel", source: "a.md", sourceTitle: "", summary: "" }],
     );
     assert.equal(card.joinUrl, "http://lab.test/join/K7Q2");
     assert.equal(card.open, true);

@@ -59,7 +59,7 @@ class MemoryLab implements LabTransport {
         return { ok: true, notebooks: [...this.notebooks.values()].filter((n) => (n.deletedAt === null) === (wanted === "active")) };
       }
       case "create-notebook":
-        return { ok: true, notebook: this.add(command.title, 1, now) };
+        return { ok: true, notebook: this.add(command.title ?? "Untitled", 1, now) };
       case "duplicate-notebook": {
         const source = get(command.notebookId);
         return source ? { ok: true, notebook: this.add(`${source.title} (copy)`, source.cellCount, now) } : { ok: false, error: "not found", code: "not-found" };

@@ -177,7 +177,7 @@ class ConsoleLab implements LiveLabTransport {
         this.restarted.push(command.notebookId);
         return { ok: true };
       case "list-scenarios":
-        return { ok: true, scenarios: [{ id: "dp-basics", title: "DataParallel basics", source: "a.md", summary: "" }] };
+        return { ok: true, scenarios: [{ id: "dp-basics", title: "DataParallel basics", source: "a.md", sourceTitle: "", summary: "" }] };
       default:
         return { ok: false, error: `the console lab does not answer ${command.op}`, code: "unavailable" };
     }

@@ -168,6 +168,8 @@ export interface ScenarioSummary {
   title: string;
   /** The source article's file name (shared/seeds). */
   source: string;
+  /** The source article's own title (carried by the scenario definition: the seeds folder is not there at run time). */
+  sourceTitle: string;
   summary: string;
 }
 

@@ -175,7 +175,8 @@ const title = z.string().trim().min(1, "a title is needed").max(MAX_TITLE_CHARS,
 /** Notebook-list operations: not tied to an open notebook. */
 export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("list-notebooks"), state: z.enum(["active", "deleted"]).optional() }),
-  z.object({ op: z.literal("create-notebook"), title }),
+  /** Without a title the notebook is "Untitled" (or "Untitled (1)", … when the owner has one already), renamed in place later. */
+  z.object({ op: z.literal("create-notebook"), title: title.optional() }),
   z.object({ op: z.literal("rename-notebook"), notebookId: id, title }),
   z.object({ op: z.literal("duplicate-notebook"), notebookId: id }),
   /** Soft delete: `restore-notebook` undoes it. */
