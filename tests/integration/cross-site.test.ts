@@ -87,7 +87,9 @@ describe("only the lab's own pages drive it", () => {
       const outcome = await tryHandshake(server.url, "websocket", { Host: `${name}:${port}`, Origin: `http://${name}:${port}` });
       assert.equal(outcome, "connected", name);
     }
-    assert.equal(await tryHandshake(server.url, "polling", {}), "connected");
+    assert.equal(await tryHandshake(server.url, "websocket", {}), "connected");
+    // WebSocket only (several servers behind a balancer need no sticky sessions): long-polling is refused even from the lab's own origin.
+    assert.match(await tryHandshake(server.url, "polling", { Origin: `http://127.0.0.1:${port}` }), /^refused/);
   });
 
   it("refuses a forged set-kernel-spec from a foreign page: the notebook's kernel stays where it was", LIMIT, async () => {
