@@ -20,6 +20,7 @@ import { createLogger } from "./logger";
 import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
 import { attachNotebookSocket, localViewersOf, roomOf, socketServerOptions } from "./socket/notebook-socket";
 import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-adapter";
+import { RedisUnreachable } from "./cluster/redis-connect";
 
 /** A start the operator must fix first: said in one line, no stack trace. */
 class StartRefused extends Error {}
@@ -146,7 +147,7 @@ async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, lo
 
 main().catch((error: unknown) => {
   // A bad hosts file or a refused start is the operator's to fix: its words, not a stack trace.
-  const said = error instanceof HostsConfigError || error instanceof StartRefused ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const said = error instanceof HostsConfigError || error instanceof StartRefused || error instanceof RedisUnreachable ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`multi-gpu-lab failed to start: ${said}\n`);
   process.exit(1);
 });

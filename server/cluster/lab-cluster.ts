@@ -81,7 +81,7 @@ export class LabCluster implements NotebookDrivers {
     this.sweeper.unref();
   }
 
-  /** Claims every notebook whose kernel nobody drives and takes it over; returns how many. */
+  /** Claims every notebook whose kernel nobody drives and takes it over. */
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {

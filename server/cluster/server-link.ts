@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { createClient } from "redis";
 import { CommandError } from "../errors";
+import { connectWithin } from "./redis-connect";
 import { isErrorCode } from "../core/errors";
 import {
   clusterEnvelopeSchema,
@@ -53,13 +54,14 @@ export class ServerLink {
     private readonly subscriber: RedisClient,
   ) {}
 
-  static async open(options: ServerLinkOptions): Promise<ServerLink> {
+  /** Connects to Redis and listens on this server's channel; a Redis not reached within `connectDeadlineMs` is an error (RedisUnreachable). */
+  static async open(options: ServerLinkOptions, connectDeadlineMs?: number): Promise<ServerLink> {
     const publisher = createClient({ url: options.redisUrl, disableOfflineQueue: true });
     const subscriber = createClient({ url: options.redisUrl });
     const say = (which: string) => (error: unknown) => options.log?.("warning", `redis (${which}): ${error instanceof Error ? error.message : String(error)}`);
     publisher.on("error", say("server link"));
     subscriber.on("error", say("server link subscriber"));
-    await Promise.all([publisher.connect(), subscriber.connect()]);
+    await Promise.all([connectWithin(publisher, options.redisUrl, "server link", connectDeadlineMs), connectWithin(subscriber, options.redisUrl, "server link", connectDeadlineMs)]);
     const link = new ServerLink(options, publisher, subscriber);
     await subscriber.subscribe(link.channelOf(options.serverId), (message) => link.onMessage(message));
     return link;

@@ -8,6 +8,7 @@
  */
 import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { createClient } from "redis";
+import { connectWithin } from "./redis-connect";
 
 export interface ClusterSocketAdapter {
   adapter: ReturnType<typeof createAdapter>;
@@ -32,7 +33,7 @@ export async function openSocketAdapter(
     log("info", "redis (socket adapter) is back: viewers re-open their notebooks from where they are");
     onRecovered();
   });
-  await client.connect();
+  await connectWithin(client, redisUrl, "socket adapter");
   return {
     // One stream per lab: two labs sharing a Redis never see each other's events.
     adapter: createAdapter(client, { streamName: `mgpulab:${labId}:socket.io`, channelPrefix: `mgpulab:${labId}:socket.io` }),

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { createClient } from "redis";
 import { ServerLink } from "../../server/cluster/server-link";
 import { CommandError } from "../../server/errors";
-import { RedisService } from "../helpers/cluster-services";
+import { freePort, RedisService } from "../helpers/cluster-services";
 
 describe("requests between lab servers", () => {
   let redis: RedisService;
@@ -28,6 +28,18 @@ describe("requests between lab servers", () => {
   after(async () => {
     for (const link of links) await link.close();
     await redis.stop();
+  });
+
+  it("a Redis that is not there is a clear error within the deadline, not a start that hangs (the password is not repeated)", async () => {
+    const url = `redis://:s3cret@127.0.0.1:${await freePort()}`;
+    const began = performance.now();
+    await assert.rejects(ServerLink.open({ redisUrl: url, labId: "lab1", serverId: "lonely" }, 1_000), (error: unknown) => {
+      assert.ok(error instanceof Error);
+      assert.match(error.message, /cannot reach Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/? \(server link\) within 1 s/);
+      assert.doesNotMatch(error.message, /s3cret/);
+      return true;
+    });
+    assert.ok(performance.now() - began < 5_000);
   });
 
   it("a request reaches the named server and its answer comes back; a refusal keeps its code", async () => {
