@@ -40,10 +40,21 @@ if [ ! -f "$dir/pg/PG_VERSION" ]; then
 fi
 
 pids=()
+redis_pid=
+# Stops in reverse order of need: the balancer and the lab servers first (they
+# save and give up their leases through Redis and PostgreSQL), then Redis, then
+# PostgreSQL. A part that is still there after 15 s is killed.
+stop_one() {
+  kill -TERM "$1" 2>/dev/null || return 0
+  for _ in $(seq 1 150); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 stop_all() {
   say "stopping"
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do stop_one "$pid"; done
+  [ -n "$redis_pid" ] && stop_one "$redis_pid"
   "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$dir/pg" -m fast stop >/dev/null 2>&1 || true
 }
 trap stop_all EXIT
@@ -56,7 +67,7 @@ trap 'exit 0' INT TERM
 say "PostgreSQL on 127.0.0.1:$pg_port"
 
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$dir/redis" --save 60 1 >"$dir/logs/redis.log" 2>&1 &
-pids+=($!)
+redis_pid=$!
 say "Redis on 127.0.0.1:$redis_port"
 
 export MGPULAB_DATABASE_URL="postgresql://lab@127.0.0.1:$pg_port/lab"
@@ -89,5 +100,5 @@ done
 token=$(grep -o '"signInUrl":"[^"]*' "$dir/logs/lab-${lab_ports[0]}.log" | tail -1 | sed 's/.*token=//')
 say "nginx on http://127.0.0.1:$public balances ${lab_ports[*]}"
 say "open the lab (this link signs you in once): http://127.0.0.1:$public/api/auth/local-token?token=$token"
-wait -n "${pids[@]}" || true
+wait -n "${pids[@]}" "$redis_pid" || true
 say "a part of the cluster stopped; see $dir/logs"

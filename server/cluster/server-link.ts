@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { createClient } from "redis";
 import { CommandError } from "../errors";
-import { connectWithin } from "./redis-connect";
+import { closeRedis, connectWithin } from "./redis-connect";
 import { isErrorCode } from "../core/errors";
 import {
   clusterEnvelopeSchema,
@@ -26,6 +26,7 @@ interface RedisClient {
   publish(channel: string, message: string): Promise<number>;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   quit(): Promise<unknown>;
+  destroy(): void;
 }
 
 export type RequestHandler = (request: ClusterRequest, from: string) => Promise<unknown>;
@@ -104,7 +105,7 @@ export class ServerLink {
 
   async close(): Promise<void> {
     for (const [id] of this.pending) this.settle(id, { ok: false, code: "unavailable", error: "this lab server is stopping" });
-    await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
+    await Promise.all([closeRedis(this.subscriber), closeRedis(this.publisher)]);
   }
 
   private channelOf(serverId: string): string {

@@ -8,7 +8,7 @@
  */
 import { createAdapter } from "@socket.io/redis-streams-adapter";
 import { createClient } from "redis";
-import { connectWithin } from "./redis-connect";
+import { closeRedis, connectWithin } from "./redis-connect";
 
 export interface ClusterSocketAdapter {
   adapter: ReturnType<typeof createAdapter>;
@@ -38,7 +38,7 @@ export async function openSocketAdapter(
     // One stream per lab: two labs sharing a Redis never see each other's events.
     adapter: createAdapter(client, { streamName: `mgpulab:${labId}:socket.io`, channelPrefix: `mgpulab:${labId}:socket.io` }),
     close: async () => {
-      await client.quit().catch(() => undefined);
+      await closeRedis(client);
     },
   };
 }
