@@ -4,8 +4,11 @@ Each rank opens three connections to the launcher's Unix socket (in a private
 0700 directory): ``out`` and ``err`` carry the rank's raw stdout/stderr bytes
 (the launcher labels them ``[rank N]``), ``ctl`` carries length-prefixed
 pickled control messages: ``("hello", pid)``, ``("beat", step)``,
+``("ready",)`` (the rank reaches the code it was launched to run),
 ``("result", pickled_value)`` (pickled separately, so an unpicklable return value is
-reported as such), ``("error", type_name, message, traceback)``.
+reported as such), ``("error", type_name, message, traceback)``. Under torchrun a
+fourth connection, ``keeper``, comes from the rank's parent (``_rank_keeper``):
+``("exit", status, monotonic_time, stopped_by_agent)`` once the rank has ended.
 A connection starts with one handshake line holding the launch's random token;
 the launcher drops connections whose token does not match before unpickling
 anything from them.
@@ -21,6 +24,7 @@ from typing import Any, List, Optional, Tuple
 MAGIC = b"MGL1"
 _LENGTH = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30
+KINDS = (b"out", b"err", b"ctl", b"keeper")
 
 
 def handshake(token: str, kind: str, rank: int) -> bytes:
@@ -30,7 +34,7 @@ def handshake(token: str, kind: str, rank: int) -> bytes:
 def parse_handshake(line: bytes) -> Tuple[str, str, int]:
     """(token, kind, rank) from a handshake line; ValueError when malformed."""
     parts = line.strip().split(b" ")
-    if len(parts) != 4 or parts[0] != MAGIC or parts[2] not in (b"out", b"err", b"ctl"):
+    if len(parts) != 4 or parts[0] != MAGIC or parts[2] not in KINDS:
         raise ValueError("malformed handshake")
     return parts[1].decode("ascii"), parts[2].decode("ascii"), int(parts[3])
 

@@ -1,11 +1,15 @@
 """What runs inside each rank process, whichever launcher started it.
 
 ``spawn_entry`` is the ``torch.multiprocessing`` target; ``python -m
-mgpulab._rank SPEC`` is what torchrun runs. Both end in :func:`run_rank`:
-stack dumps on SIGQUIT into a per-rank file, die with the parent, stdout and
-stderr to the launcher (labelled there), stdin from /dev/null, protocol
-frames straight to the inherited fd 1 with the kernel's nonce, then the
-process group, the target, and the result or error back over ``ctl``.
+mgpulab._rank_keeper SPEC`` is what torchrun runs (it forks this module's
+:func:`main` and reports how it ended). Both end in :func:`run_rank`: stack
+dumps on SIGQUIT into a per-rank file, die with the parent, stdout and stderr
+to the launcher (labelled there), stdin from /dev/null, protocol frames
+straight to the inherited fd 1 with the kernel's nonce, ``hello``; then the
+rank's payload (the target, script or source: unpickling it imports the
+target's module, and with it torch, so that happens after ``hello``, where a
+stack dump can say where a slow start-up is), the process group, ``ready``,
+the target, and the result or error back over ``ctl``.
 """
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ import faulthandler
 import os
 import pickle
 import runpy
-import signal
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -23,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from mgpulab_wire import frames
 
 from . import _channel, _env, devices, heartbeat, metrics
+from ._lifeline import die_with_parent
 
 
 @dataclass
@@ -32,9 +36,7 @@ class RankSpec:
     socket_path: str
     token: str
     stack_dir: str
-    target: Optional[Callable[..., Any]] = None
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
+    payload: bytes = b""  # pickled (target, args, kwargs): read in the rank after hello
     script: Optional[str] = None
     argv: List[str] = field(default_factory=list)
     init_process_group: bool = True
@@ -47,6 +49,11 @@ class RankSpec:
     cuda: bool = False
     devices: Tuple[str, ...] = ()  # the plan's device of each (local) rank: "cuda:0", "cpu"
     init_backend: Optional[str] = None  # what init_process_group gets (default: backend)
+
+
+def pack_target(target: Callable[..., Any], args: tuple, kwargs: dict) -> bytes:
+    """The payload of a function launch: unpickled only inside the rank, after ``hello``."""
+    return pickle.dumps((target, tuple(args), dict(kwargs)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def stack_file(stack_dir: str, rank: int) -> str:
@@ -88,11 +95,23 @@ def _loopback_interface() -> Optional[str]:
     return next((name for name in ("lo", "lo0") if name in names), None)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    """``python -m mgpulab._rank SPEC_FILE`` under torchrun (which sets RANK etc.)."""
-    argv = sys.argv if argv is None else argv
-    with open(argv[1], "rb") as handle:
+def read_spec(path: str) -> RankSpec:
+    """The spec torchrun's worker gets as a file (plain values: reading it imports no torch)."""
+    with open(path, "rb") as handle:
         spec = pickle.load(handle)
+    if not isinstance(spec, RankSpec):
+        raise TypeError(f"{path} holds a {type(spec).__name__}, not a RankSpec")
+    return spec
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """``python -m mgpulab._rank SPEC_FILE`` (torchrun sets RANK etc.; the launcher runs it through the keeper)."""
+    argv = sys.argv if argv is None else argv
+    run_as_rank(read_spec(argv[1]))
+
+
+def run_as_rank(spec: RankSpec) -> None:
+    """Run this process as the rank ``$RANK`` of ``spec`` and exit with its code."""
     _exit(run_rank(_env.rank(), spec))
 
 
@@ -113,7 +132,7 @@ def run_rank(rank: int, spec: RankSpec) -> int:
     if 0 <= local < len(spec.devices):
         os.environ[devices.RANK_DEVICE_ENV] = spec.devices[local]  # lab.devices.rank_device() reads it
     heartbeat.install_stack_dump(stack_file(spec.stack_dir, rank))
-    _die_with_parent()
+    die_with_parent()
     ctl = _channel.RankChannel(_channel.connect(spec.socket_path, spec.token, "ctl", rank))
     frames_fd = _redirect_output(spec, rank)
     faulthandler.enable(file=sys.stderr, all_threads=True)
@@ -126,12 +145,13 @@ def run_rank(rank: int, spec: RankSpec) -> int:
         if spec.num_threads:
             import torch
             torch.set_num_threads(spec.num_threads)
+        call = _load(spec)  # imports the target's module (torch with it): start-up, watched as such
         if spec.init_process_group:
             _init_process_group(spec)
-            # The group is up: from here on, silence means a stall, not a slow start
-            # (the watchdog's short stall limit applies instead of its startup grace).
-            heartbeat.beat(frame=False)
-        result = _call(spec)
+        # The rank reaches the cell's code. It is still starting until its first step: lazy imports,
+        # CUDA context creation and the first kernels' module loading come next (see watchdog).
+        ctl.send(("ready",))
+        result = call()
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
         if code == 0:
@@ -193,14 +213,19 @@ def _user_traceback(error: BaseException) -> str:
     return "".join(traceback.format_exception(type(error), error, tb))
 
 
-def _call(spec: RankSpec) -> Any:
+def _load(spec: RankSpec) -> Callable[[], Any]:
+    """What the rank runs, ready to call: the script as ``__main__``, or the target with its arguments."""
     if spec.script is not None:
-        sys.argv = [spec.script, *spec.argv]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(spec.script)))
-        runpy.run_path(spec.script, run_name="__main__")
-        return None
-    assert spec.target is not None
-    return spec.target(*spec.args, **spec.kwargs)
+        script, argv = spec.script, spec.argv
+
+        def run_script() -> Any:
+            sys.argv = [script, *argv]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            runpy.run_path(script, run_name="__main__")
+            return None
+        return run_script
+    target, args, kwargs = pickle.loads(spec.payload)
+    return lambda: target(*args, **kwargs)
 
 
 def _init_process_group(spec: RankSpec) -> None:
@@ -247,20 +272,6 @@ def _redirect_output(spec: RankSpec, rank: int) -> int:
         if reconfigure is not None:
             reconfigure(line_buffering=True)
     return frames_fd
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this rank when its parent (launcher or torchrun agent) dies."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before prctl
-        os._exit(1)
 
 
 def _flush() -> None:

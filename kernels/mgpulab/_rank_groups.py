@@ -1,7 +1,11 @@
 """The processes of one launch: started by torch.multiprocessing (spawn) or by torchrun.
 
 Both groups answer the same questions for the supervisor — which ranks are
-running (pids), which exited (with what code), signal them all — and clean up.
+running (pids), which ended (:class:`RankExit`: exit code or signal, when,
+and whether the group's own agent stopped them), signal them all — and clean
+up. Spawn's ranks are the launcher's children, so it reads their exit status
+itself; torchrun's are its agent's, so each runs under a keeper
+(:mod:`mgpulab._rank_keeper`) that reports the status over the launch's socket.
 """
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ import signal
 import socket
 import subprocess
 import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from mgpulab_wire.processes import pid_alive
 
@@ -21,6 +27,18 @@ from ._relay import LineLabeller, RankIO
 
 KILL_WAIT_S = 5.0
 MONITOR_INTERVAL_S = 0.1  # how often torchrun's agent looks at its workers (it exits this long after them)
+KEEPER_REPORT_S = 2.0  # how long a vanished torchrun rank's exit status may take to arrive before it is "unknown"
+
+
+@dataclass(frozen=True)
+class RankExit:
+    """How one rank process ended: ``code`` as ``subprocess`` gives it (negative: killed by that signal;
+    None: unknown), ``at`` on the monotonic clock, ``stopped``: by the group's own agent (torchrun stopping
+    the other ranks after one failed), not by anything the rank did."""
+
+    code: Optional[int]
+    at: float
+    stopped: bool = False
 
 
 def agent_store(timeout_s: Optional[float]) -> Any:
@@ -53,13 +71,17 @@ class SpawnGroup:
     def pids(self) -> Dict[int, int]:
         return {r: p.pid for r, p in enumerate(self.procs) if p.exitcode is None}
 
-    def poll(self) -> Dict[int, Optional[int]]:
+    def poll(self) -> Dict[int, RankExit]:
         out = {}
+        now = time.monotonic()
         for rank, proc in enumerate(self.procs):
             if rank not in self._reported and proc.exitcode is not None:
                 self._reported.add(rank)
-                out[rank] = proc.exitcode
+                out[rank] = RankExit(proc.exitcode, now)
         return out
+
+    def note_exit(self, rank: int, code: int, at: float, stopped: bool) -> None:
+        pass  # spawn's ranks are our children: poll() reads their status itself
 
     def finished(self) -> bool:
         return all(p.exitcode is not None for p in self.procs)
@@ -81,7 +103,7 @@ class SpawnGroup:
 
 
 class TorchrunGroup:
-    """Ranks started by torchrun (the agent is our child; ranks are its children)."""
+    """Ranks started by torchrun: the agent is our child, each rank a keeper's child, the keepers the agent's."""
 
     def __init__(self, spec: _rank.RankSpec, run_dir: str, command: Optional[List[str]], io: RankIO,
                  write_err: Callable[[str], None], flags: Sequence[str] = ()) -> None:
@@ -93,7 +115,8 @@ class TorchrunGroup:
         command = command or [sys.executable, "-m", "torch.distributed.run"]
         argv = [*command, "--nnodes=1", f"--nproc_per_node={spec.nprocs}",
                 f"--master_addr={spec.master_addr}", f"--master_port={spec.master_port}", *flags,
-                "--max_restarts=0", f"--monitor_interval={MONITOR_INTERVAL_S}", "-m", "mgpulab._rank", spec_path]
+                "--max_restarts=0", f"--monitor_interval={MONITOR_INTERVAL_S}", "-m", "mgpulab._rank_keeper",
+                spec_path]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_child_sys_path())
         env.update(_rank.single_host_env(env))
@@ -106,28 +129,42 @@ class TorchrunGroup:
         io.add_pipe(os.dup(self.proc.stderr.fileno()), LineLabeller("[torchrun] ", write_err))
         self.proc.stderr.close()
         self._pids: Dict[int, int] = {}
-        self._exited: Dict[int, Optional[int]] = {}
-        self._reported: set = set()
+        self._exits: Dict[int, RankExit] = {}  # from the keepers
+        self._vanished: Dict[int, float] = {}  # rank -> when its process was first seen gone without a report
+        self._agent_gone: Optional[float] = None
+        self._reported: Set[int] = set()
 
     def note_pid(self, rank: int, pid: int) -> None:
         self._pids[rank] = pid
 
-    def pids(self) -> Dict[int, int]:
-        return {r: p for r, p in self._pids.items() if r not in self._exited}
+    def note_exit(self, rank: int, code: int, at: float, stopped: bool) -> None:
+        if 0 <= rank < self.nprocs and rank not in self._exits:
+            self._exits[rank] = RankExit(code, at, stopped)
 
-    def poll(self) -> Dict[int, Optional[int]]:
-        for rank, pid in self.pids().items():
-            if not pid_alive(pid):
-                self._exited[rank] = None
-        if self.proc.poll() is not None:
+    def pids(self) -> Dict[int, int]:
+        return {r: p for r, p in self._pids.items() if r not in self._exits and r not in self._reported}
+
+    def poll(self) -> Dict[int, RankExit]:
+        now = time.monotonic()
+        out = {r: e for r, e in self._exits.items() if r not in self._reported}
+        # A keeper that could not report (killed with its rank): the status stays unknown, after a while.
+        for rank, pid in self._pids.items():
+            if rank not in self._exits and rank not in self._reported and not pid_alive(pid):
+                since = self._vanished.setdefault(rank, now)
+                if now - since > KEEPER_REPORT_S:
+                    out[rank] = RankExit(None, since)
+        if self._agent_gone is None and self.proc.poll() is not None:
+            self._agent_gone = now
+        if self._agent_gone is not None and now - self._agent_gone > KEEPER_REPORT_S:
             for rank in range(self.nprocs):
-                self._exited.setdefault(rank, None)
-        out = {r: c for r, c in self._exited.items() if r not in self._reported}
+                if rank not in self._exits and rank not in self._reported and rank not in out:
+                    out[rank] = RankExit(None, self._vanished.get(rank, self._agent_gone))
         self._reported.update(out)
         return out
 
     def finished(self) -> bool:
-        return self.proc.poll() is not None
+        """The agent has exited and every rank's end has been reported (or given up on)."""
+        return self.proc.poll() is not None and len(self._reported) == self.nprocs
 
     def signal(self, signum: int) -> None:
         for pid in self.pids().values():

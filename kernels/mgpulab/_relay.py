@@ -187,7 +187,7 @@ class RankIO:
             self._reject(conn)
             return None
         conn.rank, conn.kind = rank, kind
-        if kind == "ctl":
+        if kind in ("ctl", "keeper"):
             conn.decoder = _channel.Decoder()
         else:
             conn.labeller = LineLabeller(f"[rank {rank}] ", self._write[kind])

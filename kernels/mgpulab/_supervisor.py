@@ -5,8 +5,11 @@ Single-threaded: it polls the rank sockets (``RankIO``), the processes
 Policy: a failing rank stops the run (the others get ``FAILURE_GRACE_S`` to end
 on their own, then their stacks are taken and they are killed). The rank blamed
 is the earliest failure that is not collateral — an error about a lost peer
-("Connection closed by peer") is what the survivors of a crash see. A
-stalled rank (watchdog) or the time limit stops it the same way, at once.
+("Connection closed by peer") is what the survivors of a crash see, and a rank
+torchrun's agent stopped because another failed did not fail at all. A
+stalled rank (watchdog), a start-up that never ends or the time limit stops
+it the same way, at once. Whichever group ran the ranks, the outcomes read
+alike: exit codes and signals, who failed first, stacks of what was killed.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 from mgpulab_wire import processes
 
 from . import watchdog
-from ._rank_groups import KILL_WAIT_S, SpawnGroup, TorchrunGroup
+from ._rank_groups import KILL_WAIT_S, RankExit, SpawnGroup, TorchrunGroup
 from ._relay import RankIO
 
 FAILURE_GRACE_S = 1.0
@@ -48,6 +51,9 @@ class RankOutcome:
     ctl_closed: bool = False
     exited_at: Optional[float] = None
     failed_at: Optional[float] = None
+    ready: bool = False  # reached the code it was launched to run
+    progressed: bool = False  # beat at least once: past its start-up
+    stopped: bool = False  # ended by the group's own agent (torchrun stopping it after another rank failed)
 
 
 class Supervisor:
@@ -95,13 +101,16 @@ class Supervisor:
             if self.group.finished():
                 return "ok", ""
             if self.dog is not None:
-                stalled = self.dog.stalled(now)
-                if stalled:
-                    silent = self.dog.silent_for(stalled[0], now)
+                stall = self.dog.check(now)
+                if stall is not None:
+                    ranks = ", ".join(map(str, stall.ranks))
+                    who = f"rank{'s' if len(stall.ranks) > 1 else ''} {ranks}"
+                    if stall.starting:
+                        self._stop(grace_s=0.0, reason="start-up limit reached")
+                        return "start_timeout", (f"{who} did not reach a first step within the start-up limit of "
+                                                 f"{stall.limit_s:g} s")
                     self._stop(grace_s=0.0, reason="hang detected")
-                    ranks = ", ".join(map(str, stalled))
-                    who = f"rank{'s' if len(stalled) > 1 else ''} {ranks}"
-                    return "hang", f"no heartbeat from {who} for {silent:.1f} s"
+                    return "hang", f"no heartbeat from {who} for {stall.silent_s:.1f} s"
             if self.time_limit_s is not None and now - self.started > self.time_limit_s:
                 self._stop(grace_s=0.0, reason=f"time limit {self.time_limit_s:g} s")
                 return "time_limit", f"time limit of {self.time_limit_s:g} s reached"
@@ -109,12 +118,9 @@ class Supervisor:
     def _pump(self, timeout: float) -> None:
         for rank, message in self.io.poll(timeout):
             self._handle(rank, message)
+        for rank, ended in self.group.poll().items():
+            self._ended(rank, ended)
         now = time.monotonic()
-        for rank, code in self.group.poll().items():
-            outcome = self.outcomes[rank]
-            outcome.exit_code, outcome.exited_at = code, now
-            if self.dog is not None:
-                self.dog.exited(rank, code)
         for rank, text in self.stacks.poll().items():  # a SIGQUIT from the tty
             self._show_stack(rank, text)
         self.io.flush_idle(now)
@@ -132,10 +138,15 @@ class Supervisor:
             self._register(rank, message[1])
             if self.dog is not None:
                 self.dog.started(rank, time.monotonic(), message[1])
+        elif kind == "ready":
+            outcome.ready = True
         elif kind == "beat":
             outcome.last_step = message[1] if message[1] is not None else outcome.last_step
+            outcome.progressed = True
             if self.dog is not None:
                 self.dog.beat(rank, time.monotonic(), message[1])
+        elif kind == "exit":  # from the rank's keeper (torchrun)
+            self.group.note_exit(rank, message[1], message[2], message[3])
         elif kind == "result":
             try:
                 outcome.result = pickle.loads(message[1])
@@ -150,8 +161,14 @@ class Supervisor:
         elif kind == "corrupt":
             outcome.error = f"corrupt control stream ({message[1]})"
 
+    def _ended(self, rank: int, ended: RankExit) -> None:
+        outcome = self.outcomes[rank]
+        outcome.exit_code, outcome.exited_at, outcome.stopped = ended.code, ended.at, ended.stopped
+        if self.dog is not None:
+            self.dog.exited(rank, ended.code)
+
     def _failures(self) -> List[Tuple[float, int]]:
-        """(time seen, rank) of every rank that has failed so far."""
+        """(when, rank) of every rank that has failed so far: a crash when it ended, an error when it was read."""
         now = time.monotonic()
         out = []
         for rank, o in self.outcomes.items():
@@ -159,13 +176,16 @@ class Supervisor:
             silent_exit = (o.exited_at is not None and not o.has_result and o.error is None
                            and (o.ctl_closed or o.pid is None or now - o.exited_at > DRAIN_S))
             if o.error is not None or crashed or silent_exit:
-                out.append((o.failed_at or now, rank))
-                o.failed_at = o.failed_at or now
+                if o.failed_at is None:
+                    o.failed_at = o.exited_at if (crashed and o.error is None and o.exited_at is not None) else now
+                out.append((o.failed_at, rank))
         return sorted(out)
 
     def _culprit(self) -> int:
         failures = self._failures()
-        primary = [f for f in failures if not is_collateral(self.outcomes[f[1]].error)]
+        # torchrun's agent stops the others once one fails: those did not fail, and neither did a rank
+        # whose error only says a peer went away
+        primary = [f for f in failures if not is_collateral(self.outcomes[f[1]].error) and not self.outcomes[f[1]].stopped]
         return (primary or failures)[0][1]
 
     # -- stopping -------------------------------------------------------------------------
@@ -176,13 +196,14 @@ class Supervisor:
         while not self.group.finished() and time.monotonic() < deadline:
             self._pump(POLL_S)
         running = self.group.pids()
-        if running:
-            dumps = self.stacks.request(running, timeout_s=self.stack_timeout_s)
+        # Only a rank that said hello has its stack dump installed: SIGQUIT would end one still importing.
+        entered = {rank: pid for rank, pid in running.items() if self.outcomes[rank].pid is not None}
+        if entered:
+            dumps = self.stacks.request(entered, timeout_s=self.stack_timeout_s)
             for rank, text in dumps.items():
                 self._show_stack(rank, text)
-        for rank in running:
-            outcome = self.outcomes[rank]
-            if outcome.exited_at is None:
+        for rank, outcome in self.outcomes.items():
+            if (rank in running and outcome.exited_at is None) or outcome.stopped:
                 outcome.state, outcome.reason = "killed", f"killed by the launcher: {reason}"
         self.group.signal(signal.SIGTERM)
         self._wait_exit(TERM_GRACE_S)
@@ -246,7 +267,10 @@ class Supervisor:
         return f"rank {rank} failed first: {reason}"
 
     def _summary(self, status: str, detail: str) -> str:
-        reports = [watchdog.RankReport(o.rank, _report_state(o), o.exit_code, o.stack, o.last_step, o.reason)
+        reports = [watchdog.RankReport(o.rank, _report_state(o), o.exit_code, o.stack, o.last_step, o.reason,
+                                       starting=not o.progressed,
+                                       no_stack="no stack" if o.pid is not None else
+                                       "no stack (before the rank's entry: its interpreter was still importing)")
                    for o in self.outcomes.values()]
         elapsed = f"{self.duration_s:.1f} s"
         if status == "ok":

@@ -26,9 +26,14 @@ inherited fd 1 with the kernel's nonce; SIGQUIT dumps every thread's stack.
 Supervision: a rank that fails (exception, non-zero exit, signal) gets the
 others killed after a short grace; ``hang_timeout_s`` kills everything when a
 rank stops calling :func:`mgpulab.heartbeat.beat` (``lab.log`` and
-``StepTimer`` beat for you) — after collecting every rank's Python stack;
-``time_limit_s`` bounds the whole run. Nothing is left running on return.
-The process groups are in ``_rank_groups.py``, the loop in ``_supervisor.py``.
+``StepTimer`` beat for you) — after collecting every rank's Python stack. A
+rank is starting until its first beat: imports, CUDA initialisation and the
+first step's module loading take seconds on a GPU host and never count as a
+hang; ``startup_timeout_s`` bounds that start-up instead (status
+``start_timeout``, with where each rank was). ``time_limit_s`` bounds the
+whole run. Nothing is left running on return. Both launchers report alike:
+exit codes and signals, who failed first, stacks on a kill. The process
+groups are in ``_rank_groups.py``, the loop in ``_supervisor.py``.
 
 Not supported: several hosts (ranks and launcher share one machine and a Unix
 socket); functions defined in a notebook cell (ranks import targets by name —
@@ -68,7 +73,7 @@ TORCHRUN_FQDN_BUDGET_S = 0.25  # what torchrun's getfqdn() calls may cost a laun
 
 @dataclass
 class LaunchResult:
-    """Outcome of :func:`launch`. ``status``: ok | failed | hang | time_limit."""
+    """Outcome of :func:`launch`. ``status``: ok | failed | hang | start_timeout | time_limit."""
 
     nprocs: int
     launcher: str
@@ -216,6 +221,7 @@ class _RankTarget:
 def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, placement: str = "auto",
             timeout_s: Optional[float] = 120.0,
             time_limit_s: Optional[float] = None, hang_timeout_s: Optional[float] = None,
+            startup_timeout_s: Optional[float] = None,
             launcher: str = "auto", init_process_group: bool = True, run_id: Optional[str] = None,
             echo: bool = True, num_threads: Optional[int] = None,
             torchrun_cmd: Optional[Sequence[str]] = None, stack_timeout_s: float = 3.0) -> LaunchResult:
@@ -229,7 +235,10 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
         collectives raise after it (NCCL: with async error handling, which the
         ranks enable).
     time_limit_s: wall-clock limit of the whole run; then stacks, then kill.
-    hang_timeout_s: kill when a live rank has not beaten for this long.
+    hang_timeout_s: kill when a live rank has not beaten for this long, once every rank has started
+        (beaten once).
+    startup_timeout_s: with hang_timeout_s, how long ranks may take from the launch to their first beat
+        (default: the larger of 60 s and hang_timeout_s).
     launcher: "auto" | "torchrun" | "spawn".
     num_threads: torch threads per rank (default: host cores // nprocs, ≥ 1).
     torchrun_cmd: command prefix for torchrun (default: python -m torch.distributed.run).
@@ -258,7 +267,8 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
         assert mode.backend is not None and mode.init_backend is not None
         spec = _rank.RankSpec(
             nprocs=nprocs, backend=mode.backend, socket_path=socket_path, token=token, stack_dir=run_dir,
-            target=what.target, args=what.args, kwargs=what.kwargs, script=what.script, argv=what.argv,
+            payload=_rank.pack_target(what.target, what.args, what.kwargs) if what.target is not None else b"",
+            script=what.script, argv=what.argv,
             init_process_group=init_process_group, timeout_s=timeout_s, nonce=frames.current_nonce(),
             run_id=run_id if run_id is not None else metrics.current_run_id(), master_port=free_port(),
             num_threads=num_threads or max(1, devices.host_cores() // nprocs), cuda=mode.cuda,
@@ -276,7 +286,7 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
             spec.master_port = store.port
             group = SpawnGroup(spec)
         supervisor = Supervisor(nprocs, group, io, stacks, write_out, write_err,
-                                watchdog.Watchdog(hang_timeout_s) if hang_timeout_s else None,
+                                watchdog.Watchdog(hang_timeout_s, startup_s=startup_timeout_s) if hang_timeout_s else None,
                                 time_limit_s, stack_timeout_s)
         status, summary = supervisor.run()
         result = LaunchResult(nprocs, name, note, mode.backend, mode.to_dict(), status, summary,

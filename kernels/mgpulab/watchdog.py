@@ -1,15 +1,17 @@
 """Hang detection for multi-process runs: who stopped making progress, and where.
 
 * :class:`Watchdog` — pure policy over heartbeat times (the caller supplies
-  the clock): a live rank silent for ``stall_s`` (``startup_s`` before its
-  first beat) is stalled.
+  the clock). A rank is *starting* from its launch until its first step; its
+  start-up is bounded as a whole by ``startup_s``, never by ``stall_s``. Once
+  every live rank has started, a rank silent for ``stall_s`` is stalled.
 * :class:`StackFiles` — per-rank faulthandler files: ask every rank for its
   Python stacks with SIGQUIT and read back what each one wrote.
 * :func:`parse_stack_dump`, :func:`where`, :func:`summarise` — turn dumps
   into "rank 0 in all_reduce (distributed_c10d.py:1536) ← step (train.py:40);
   rank 1 exited (code 0)".
 
-:func:`mgpulab.launcher.launch` wires these together (``hang_timeout_s``).
+:func:`mgpulab.launcher.launch` wires these together (``hang_timeout_s``,
+``startup_timeout_s``).
 """
 from __future__ import annotations
 
@@ -22,6 +24,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence
 
 DEFAULT_STARTUP_S = 60.0
+"""How long a rank may take from its launch to its first step, unless the launch says otherwise.
+
+On a GPU host with torch 2.x a rank spends seconds there: importing torch and
+what the cell imports lazily (``torch.optim`` pulls in more of torch), creating
+its CUDA context, joining the process group, and loading the first kernels'
+modules during its first step. None of that is a stall."""
 
 
 @dataclass
@@ -34,15 +42,40 @@ class RankLiveness:
     exit_code: Optional[int] = None
     done: bool = False
 
+    @property
+    def starting(self) -> bool:
+        """No beat yet: the rank has not finished its first step (nor said it made progress)."""
+        return self.last_beat_at is None
+
+
+@dataclass(frozen=True)
+class Stall:
+    """What :meth:`Watchdog.check` found: ``ranks`` silent past their limit, in which phase."""
+
+    ranks: List[int]
+    starting: bool  # True: they never finished starting within ``limit_s``
+    silent_s: float  # the first rank's silence (start-up: time since its launch)
+    limit_s: float
+
 
 class Watchdog:
-    """Which ranks have stopped beating. Times are ``time.monotonic()`` values."""
+    """Which ranks have stopped making progress. Times are ``time.monotonic()`` values.
+
+    Progress is a beat (``lab.log``, ``StepTimer.step``, ``lab.beat``): the
+    first one ends a rank's start-up. While any live rank is still starting,
+    the ranks that have started are not judged: their next collective waits
+    for the starting one, and that wait is start-up too. The start-up limit
+    still bounds it, so a start-up that never ends is reported with where
+    each rank was.
+    """
 
     def __init__(self, stall_s: float, *, startup_s: Optional[float] = None) -> None:
         if stall_s <= 0:
             raise ValueError("stall_s must be > 0")
         self.stall_s = stall_s
         self.startup_s = max(stall_s, DEFAULT_STARTUP_S) if startup_s is None else startup_s
+        if self.startup_s <= 0:
+            raise ValueError("startup_s must be > 0")
         self.ranks: Dict[int, RankLiveness] = {}
 
     def started(self, rank: int, now: float, pid: Optional[int] = None) -> None:
@@ -61,20 +94,32 @@ class Watchdog:
         if state is not None:
             state.done, state.exit_code = True, code
 
+    def starting(self, rank: int) -> bool:
+        state = self.ranks.get(rank)
+        return state is not None and not state.done and state.starting
+
     def silent_for(self, rank: int, now: float) -> float:
         state = self.ranks[rank]
         return now - (state.last_beat_at if state.last_beat_at is not None else state.started_at)
 
+    def check(self, now: float) -> Optional[Stall]:
+        """The ranks past their limit now (start-up ones first), or None."""
+        live = [state for _, state in sorted(self.ranks.items()) if not state.done]
+        starting = [state for state in live if state.starting]
+        if starting:
+            late = [s.rank for s in starting if now - s.started_at > self.startup_s]
+            if late:
+                return Stall(late, True, self.silent_for(late[0], now), self.startup_s)
+            return None
+        stalled = [s.rank for s in live if self.silent_for(s.rank, now) > self.stall_s]
+        if stalled:
+            return Stall(stalled, False, self.silent_for(stalled[0], now), self.stall_s)
+        return None
+
     def stalled(self, now: float) -> List[int]:
-        """Live ranks whose silence exceeds the limit."""
-        out = []
-        for rank, state in sorted(self.ranks.items()):
-            if state.done:
-                continue
-            limit = self.stall_s if state.last_beat_at is not None else self.startup_s
-            if self.silent_for(rank, now) > limit:
-                out.append(rank)
-        return out
+        """Live ranks past their limit (see :meth:`check`)."""
+        found = self.check(now)
+        return found.ranks if found is not None else []
 
 
 @dataclass(frozen=True)
@@ -154,19 +199,24 @@ class RankReport:
     """What :func:`summarise` needs to know about one rank."""
 
     rank: int
-    state: str  # "running" | "exited" | "failed" | "killed"
+    state: str  # "running" | "starting" | "exited" | "failed" | "killed"
     exit_code: Optional[int] = None
     stack: Optional[str] = None
     last_step: Optional[int] = None
     reason: Optional[str] = None
+    starting: bool = False  # stopped before its first step
+    no_stack: str = "no stack"  # what to say where a running or killed rank left no stack
 
 
 def summarise(ranks: Sequence[RankReport]) -> str:
     parts = []
     for report in sorted(ranks, key=lambda r: r.rank):
-        if report.state == "running" or (report.state == "killed" and report.stack):
+        stopped_live = report.state == "killed" and (report.stack or report.starting)
+        if report.state in ("running", "starting") or stopped_live:
             location = where(report.stack) if report.stack else None
-            text = f"rank {report.rank} " + (f"in {location}" if location else "running (no stack)")
+            starting = report.starting or report.state == "starting"
+            text = f"rank {report.rank} " + ("starting, " if starting else "")
+            text += f"in {location}" if location else (report.no_stack if starting else "running (no stack)")
             if report.last_step is not None:
                 text += f", last step {report.last_step}"
         else:

@@ -19,12 +19,29 @@ def assert_all_gone(result):
             os.kill(outcome.pid, 0)
 
 
-def test_skipped_collective_is_detected_stacks_shown_and_killed(capsys):
+SHIM = [sys.executable, os.path.join(TESTS, "torchrun_shim.py")]
+# Both launchers, as `auto` picks them on different hosts (torchrun where it works and DNS is quick, as on
+# a GPU host; spawn here). The shim makes Debian's torchrun work on Python 3.11 (see torchrun_shim.py).
+LAUNCHERS = {"spawn": {"launcher": "spawn"}, "torchrun": {"launcher": "torchrun", "torchrun_cmd": SHIM}}
+_start_up = {}
+
+
+def start_up_s(name):
+    """How long a launch with this launcher takes here to start its ranks and end (measured once)."""
+    if name not in _start_up:
+        result = lab.launch(fns.hello, 2, args=("start-up",), time_limit_s=120, **LAUNCHERS[name])
+        assert result.ok, result.summary
+        _start_up[name] = result.duration_s
+    return _start_up[name]
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_skipped_collective_is_detected_stacks_shown_and_killed(capsys, launcher):
     # the process-group timeout (60 s) is far away: only the watchdog can end this in time
     result = lab.launch(fns.skip_collective, 2, args=(2,), timeout_s=60, hang_timeout_s=3,
-                        time_limit_s=60)
+                        time_limit_s=60, **LAUNCHERS[launcher])
     assert result.status == "hang", result.summary
-    assert result.duration_s < 20
+    assert result.duration_s < 20 + start_up_s(launcher)
     rank0, rank1 = result.ranks
     assert rank0.state == rank1.state == "killed"
     assert "in all_reduce" in rank0.stack and "skip_collective" in rank0.stack
@@ -38,29 +55,39 @@ def test_skipped_collective_is_detected_stacks_shown_and_killed(capsys):
     assert_all_gone(result)
 
 
+@pytest.mark.parametrize("launcher", LAUNCHERS)
 @pytest.mark.parametrize("how, reason", [
     ("raise", "ValueError: boom on purpose"),
     ("signal", "killed by SIGKILL"),
+    ("exit", "exited with code 3"),
 ])
-def test_a_dying_rank_stops_the_others(how, reason):
-    result = lab.launch(fns.fail_on_rank, 2, args=(1, how), timeout_s=60, time_limit_s=60)
+def test_a_dying_rank_stops_the_others(how, reason, launcher):
+    result = lab.launch(fns.fail_on_rank, 2, args=(1, how), timeout_s=60, time_limit_s=60, **LAUNCHERS[launcher])
     assert result.status == "failed"
     assert result.summary.startswith(f"rank 1 failed first: {reason}"), result.summary
     assert result.ranks[1].state == "failed" and reason in result.ranks[1].reason
-    assert result.ranks[0].state in ("failed", "killed")  # gloo noticed the peer, or we killed it
-    assert result.duration_s < 20  # not the 60 s process-group timeout
+    assert result.ranks[1].exit_code == {"raise": 1, "signal": -9, "exit": 3}[how]
+    # gloo noticed the peer, or the launcher (torchrun: its agent) stopped it
+    assert result.ranks[0].state in ("failed", "killed"), result.summary
+    if result.ranks[0].state == "killed":
+        assert result.ranks[0].reason == "killed by the launcher: rank 1 failed"
+    assert result.duration_s < 20 + start_up_s(launcher)  # not the 60 s process-group timeout
     if how == "raise":
         assert "boom on purpose" in result.ranks[1].traceback
         assert "toolkit_rank_fns.py" in result.ranks[1].traceback
     assert_all_gone(result)
 
 
-def test_time_limit_kills_with_stacks():
-    result = lab.launch(fns.block_forever, 2, time_limit_s=4, timeout_s=60)
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_time_limit_kills_with_stacks(launcher):
+    limit = round(start_up_s(launcher) + 4)  # the ranks are surely blocked by then, however slow the host
+    result = lab.launch(fns.block_forever, 2, time_limit_s=limit, timeout_s=60, **LAUNCHERS[launcher])
     assert result.status == "time_limit"
-    assert result.duration_s < 15
-    assert all(o.state == "killed" and "block_forever" in o.stack for o in result.ranks)
-    assert "time limit of 4 s reached" in result.summary
+    assert result.duration_s < limit + 15
+    assert all(o.state == "killed" and "block_forever" in o.stack for o in result.ranks), result.summary
+    assert f"time limit of {limit:g} s reached" in result.summary
+    assert "rank 0 in wait" in result.summary and "rank 1 in wait" in result.summary
+    assert all(o.reason == f"killed by the launcher: time limit {limit:g} s" for o in result.ranks)
     assert_all_gone(result)
 
 
@@ -70,8 +97,7 @@ def test_torchrun_path_with_a_working_torchrun(capsys):
         import torch
         if torch.__version__.startswith("1.13"):
             assert not works and "Std.from_str" in why
-    shim = [sys.executable, os.path.join(TESTS, "torchrun_shim.py")]
-    result = lab.launch(fns.hello, 2, args=("via torchrun",), launcher="torchrun", torchrun_cmd=shim,
+    result = lab.launch(fns.hello, 2, args=("via torchrun",), launcher="torchrun", torchrun_cmd=SHIM,
                         time_limit_s=90)
     assert result.ok, result.summary
     assert result.launcher == "torchrun"

@@ -28,11 +28,32 @@ def test_stall_policy():
     dog.beat(0, now=1.0, step=3)
     dog.beat(1, now=1.0, step=3)
     dog.exited(1, 0)
-    assert dog.stalled(now=5.9) == []
-    assert dog.stalled(now=6.1) == [0]  # rank 1 finished; rank 2 still within its startup allowance
-    assert dog.stalled(now=30.1) == [0, 2]
+    # rank 2 is still starting: rank 0, silent past its stall limit, may be waiting for it in a collective
+    assert dog.stalled(now=6.1) == []
+    assert dog.stalled(now=29.9) == []
+    late = dog.check(now=30.1)  # a start-up that never ends is reported, with its own limit
+    assert late is not None and late.ranks == [2] and late.starting and late.limit_s == 30.0
+    dog.beat(2, now=30.0, step=0)  # every live rank has started: now silence is a stall
+    assert dog.stalled(now=30.1) == [0]
+    stall = dog.check(now=30.1)
+    assert stall is not None and not stall.starting and stall.limit_s == 5.0 and stall.silent_s > 29
     dog.beat(0, now=30.0, step=4)
-    assert dog.stalled(now=30.1) == [2]
+    assert dog.stalled(now=34.9) == []
+    assert dog.stalled(now=35.1) == [0, 2]
+
+
+def test_start_up_is_never_judged_by_the_stall_limit():
+    """Imports, CUDA initialisation and a slow first step: seconds of silence before a rank's first beat."""
+    dog = watchdog.Watchdog(2.0)  # the default start-up limit
+    assert dog.startup_s == watchdog.DEFAULT_STARTUP_S
+    for rank in (0, 1):
+        dog.started(rank, now=0.0)
+    assert dog.stalled(now=watchdog.DEFAULT_STARTUP_S - 0.1) == []
+    dog.beat(0, now=10.0, step=0)
+    assert dog.starting(1) and not dog.starting(0)
+    assert dog.stalled(now=watchdog.DEFAULT_STARTUP_S - 0.1) == []  # rank 0 waits for rank 1 to start
+    assert dog.stalled(now=watchdog.DEFAULT_STARTUP_S + 0.1) == [1]
+    assert watchdog.Watchdog(90.0).startup_s == 90.0  # never shorter than the stall limit
 
 
 def test_stack_dump_parsing_and_summary():

@@ -94,6 +94,8 @@ def fail_on_rank(bad: int, how: str) -> None:
     if dist.get_rank() == bad:
         if how == "raise":
             raise ValueError("boom on purpose")
+        if how == "exit":
+            os._exit(3)  # no exception, no result: only the exit status says what happened
         os.kill(os.getpid(), signal.SIGKILL)
     dist.all_reduce(t)  # the others wait for the dead rank
 
