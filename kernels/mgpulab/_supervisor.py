@@ -70,6 +70,7 @@ class Supervisor:
         self.started = time.monotonic()
         self._registered: List[int] = []
         self.duration_s = 0.0
+        self.culprit: Optional[int] = None  # the rank that failed first, once the run failed
         if dog is not None:
             for rank in range(nprocs):
                 dog.started(rank, self.started)
@@ -95,7 +96,7 @@ class Supervisor:
             now = time.monotonic()
             if self._failures():
                 self._wait_exit(FAILURE_GRACE_S)  # survivors usually fail on their own, quickly
-                culprit = self._culprit()
+                culprit = self.culprit = self._culprit()
                 self._stop(grace_s=0.0, reason=f"rank {culprit} failed")
                 return "failed", self._failure_text(culprit)
             if self.group.finished():

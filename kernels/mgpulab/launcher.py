@@ -57,10 +57,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from mgpulab_wire import frames
 
-from . import _rank, _run_tag, devices, watchdog
+from . import _launch_events, _rank, _run_tag, devices, watchdog
 from ._rank_groups import SpawnGroup, TorchrunGroup, agent_store, free_port
 from ._relay import RankIO
 from ._supervisor import RankOutcome, Supervisor
+from .outcome import launch_outcome
 
 __all__ = ["launch", "launch_script", "launch_code", "torchrun_status", "name_resolution_s", "choose_launcher",
            "LaunchResult", "RankOutcome"]
@@ -84,10 +85,16 @@ class LaunchResult:
     summary: str
     duration_s: float
     ranks: List[RankOutcome] = field(default_factory=list)
+    culprit: Optional[int] = None  # with status "failed": the rank that failed first
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def outcome(self) -> str:
+        """``ok``, ``hang``, ``start_timeout``, ``time_limit`` or ``failed:<kind>`` (:mod:`mgpulab.outcome`)."""
+        return launch_outcome(self)
 
     @property
     def results(self) -> List[Any]:
@@ -290,9 +297,11 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
                                 time_limit_s, stack_timeout_s)
         status, summary = supervisor.run()
         result = LaunchResult(nprocs, name, note, mode.backend, mode.to_dict(), status, summary,
-                              supervisor.duration_s, [supervisor.outcomes[r] for r in range(nprocs)])
+                              supervisor.duration_s, [supervisor.outcomes[r] for r in range(nprocs)],
+                              supervisor.culprit)
         if echo:
             write_out(f"[launch] {status}: {summary}\n")
+        _launch_events.finished(result)
         return result
     finally:
         if group is not None:

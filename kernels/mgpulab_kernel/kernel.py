@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Dict, Literal, Optional
+from typing import Any, BinaryIO, Callable, Dict, List, Literal, Optional
 
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
@@ -56,6 +56,22 @@ def current_display() -> Optional[Callable[..., None]]:
 def current_execution() -> Optional[ExecutionContext]:
     """The running cell's :class:`ExecutionContext`, or None outside a kernel or between cells."""
     return _installed.execution if _installed is not None else None
+
+
+ExecutionListener = Callable[[ExecutionContext, str, Optional[str]], None]
+_execution_listeners: List[ExecutionListener] = []
+
+
+def on_execution_end(listener: ExecutionListener) -> Callable[[], None]:
+    """Call ``listener(context, status, error)`` when a cell ends (status ok | error | interrupted; error:
+    ``"Type: message"`` when it raised). Library code (the scenario evidence recorder) learns of a cell that
+    failed this way without the kernel knowing it. Returns what stops it."""
+    _execution_listeners.append(listener)
+
+    def stop() -> None:
+        if listener in _execution_listeners:
+            _execution_listeners.remove(listener)
+    return stop
 
 
 class Kernel:
@@ -161,12 +177,13 @@ class Kernel:
         self._count += 1
         count = self._count
         self._current_id = request_id
-        self.execution = ExecutionContext(request.get("cellId"), request.get("executionId"), count)
+        context = self.execution = ExecutionContext(request.get("cellId"), request.get("executionId"), count)
         self._interrupt_requested = False  # one sent while idle is stale
         self._emit(wire.status_message(id=request_id, state="busy"))
         filename = executor.cell_filename(count)
         executor.register_source(filename, code)
         status: Literal["ok", "error", "interrupted"] = "ok"
+        failure: Optional[str] = None
         started = time.perf_counter()
         try:
             self._executing = True
@@ -190,14 +207,23 @@ class Kernel:
             self._report_error(request_id, exc)
         except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell must not end the kernel
             status = "error"
+            failure = f"{type(exc).__name__}: {exc}"
             self._report_error(request_id, exc)
         self._flush_deferred_metrics(wait=status != "interrupted")
         self._show_open_figures()
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
+        self._tell_execution_listeners(context, status, failure)
         self.execution = None
         self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
         self._emit(wire.status_message(id=request_id, state="idle"))
+
+    def _tell_execution_listeners(self, context: ExecutionContext, status: str, failure: Optional[str]) -> None:
+        for listener in list(_execution_listeners):
+            try:
+                listener(context, status, failure)
+            except Exception as exc:  # noqa: BLE001 - a listener's bug must not lose the cell's reply
+                self._log("warning", f"an end-of-cell listener failed: {type(exc).__name__}: {exc}")
 
     def _show_open_figures(self) -> None:
         """Figures still open at the end of a cell are shown, as IPython's inline backend does."""

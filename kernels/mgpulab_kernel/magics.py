@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", choices=["gloo", "nccl"], default=None)
     parser.add_argument("--placement", choices=["auto", "cuda", "cpu"], default="auto")
     parser.add_argument("--timeout", type=float, default=120.0, help="process-group timeout (s)")
-    parser.add_argument("--hang", type=float, default=60.0, help="no progress for this long: stacks, then kill (s)")
+    parser.add_argument("--hang", type=float, default=60.0, help="no progress for this long, once every rank has made some: stacks, then kill (s); "
+                             "start-up before a rank's first step is bounded by max(60, S) instead")
     parser.add_argument("--time-limit", type=float, default=None, help="wall-clock limit for the whole run (s)")
     parser.add_argument("--no-init", action="store_true", help="the code calls init_process_group itself")
     return parser

@@ -140,8 +140,9 @@ def _describe_values(values: Dict[str, Any], names: List[str]) -> str:
 
 
 def _lookup(scenario: Any, experiment: Any, values: Dict[str, Any]) -> Tuple[str, Any, Optional[str]]:
-    """(status, record, why): "measured" with the record the verdicts may read, or "needs-run" with what
-    to run and why — never evidence from a run with other values than the form's."""
+    """(status, record, why): "measured" with the record the verdicts may read, "failed" with what broke in
+    the run with the form's values, or "needs-run" with what to run and why — never evidence from a run
+    with other values than the form's, nor from a run that broke."""
     record = _evidence.latest(f"{scenario.id}/{experiment.id}")
     used = scenario.used(experiment.id)
     wanted = {name: values[name] for name in used}
@@ -153,6 +154,8 @@ def _lookup(scenario: Any, experiment: Any, values: Dict[str, Any]) -> Tuple[str
         ran = _describe_values({**wanted, **record.params}, differ)
         return "needs-run", record, (f"{run_it} (it ran with {ran}; the form now says "
                                      f"{_describe_values(wanted, differ)})")
+    if record.status == "failed":
+        return "failed", record, f"experiment failed: {record.error}"
     if record.status != "done":
         where = f"execution {record.execution_id}" if record.execution_id else "its last execution"
         return "needs-run", record, f"{run_it} again (its last run, {where}, did not finish)"
@@ -190,8 +193,9 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
                                  "needed": exp.id in needed}
         status, record, why = _lookup(scenario, exp, values)
         measured = status == "measured"
-        entry.update(status=status, seconds=record.seconds if measured else 0.0,
-                     evidence=record.evidence if measured else {}, error=None,
+        entry.update(status=status, seconds=record.seconds if measured or status == "failed" else 0.0,
+                     evidence=record.evidence if measured else {},
+                     error=record.error if status == "failed" else None,
                      run=record.describe() if record is not None else None, why=why,
                      sources=record.sources if measured else {})
         found[exp.id] = entry
@@ -204,7 +208,7 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
         ev = entry["evidence"]
         reads: list = []
         status = entry["status"]
-        if status == "needs-run":
+        if status in ("needs-run", "failed"):  # nothing ran with these values, or the run broke: no verdict
             verdict, explanation = None, entry["why"]
         elif not ev:  # the experiment raised: no verdict rather than a made-up one
             verdict, explanation, status = None, "experiment failed: no evidence (see the experiment's error)", "failed"
@@ -218,7 +222,7 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
                        "verdict": verdict, "status": status, "explanation": explanation, "evidence": ev,
                        "numbers": numbers(ev, reads, sources=entry["sources"]),
                        "spreads": spreads(ev, reads),
-                       "run": entry["run"] if status == "measured" else None})
+                       "run": entry["run"] if status in ("measured", "failed") else None})
     return {"scenario": scenario.id, "title": scenario.title, "source": scenario.source,
             "deviceMode": f"{mode_label(n, 'DataParallel', values)}; DDP: {mode_label(n, 'DDP', values)}"
             if n > 1 else mode_label(1, "DataParallel", values),

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from mgpulab.outcome import OUTCOMES
+
 VERDICTS = ("holds", "does-not-hold", "partly", "inconclusive")
 """``inconclusive``: the measurement cannot decide (the spread is as large as the effect, or this host
 cannot show it); the explanation gives the numbers and what to change."""
@@ -189,7 +191,11 @@ class Claim:
 class Experiment:
     """What one experiment cell measures. ``id`` is the id of the cell that runs it; ``evidence`` computes
     the evidence from what that cell observed (:class:`mgpulab_scenarios.evidence.Observed`: its metric
-    series and facts), when the cell finishes its recording."""
+    series and facts), when the cell finishes its recording.
+
+    ``provokes``: how its launches may end on purpose besides ``ok`` (:data:`mgpulab.outcome.OUTCOMES`:
+    ``hang``, ``failed:collective``…). A launch that ends any other way means the experiment failed: its
+    claims get "experiment failed" with the error, never a verdict."""
 
     id: str
     title: str
@@ -197,6 +203,7 @@ class Experiment:
     evidence: Callable[[Any], Evidence]
     metrics: Tuple[str, ...] = ()
     chart: str = ""
+    provokes: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -228,6 +235,7 @@ class Scenario:
         assert len(cell_ids) == len(set(cell_ids)), (self.id, cell_ids)
         for experiment in self.experiments:  # an experiment is run (and recorded) by the cell of the same id
             assert experiment.id in cell_ids, (self.id, experiment.id)
+            assert set(experiment.provokes) <= set(OUTCOMES) - {"ok"}, (self.id, experiment.id, experiment.provokes)
         assert VERDICTS_CELL not in cell_ids, (self.id, "the verdicts cell id is reserved")
         assert not set(cell_ids) & set(self.markdown_ids()), (self.id, "a code cell id is a markdown cell's")
         for step in self.steps:

@@ -22,9 +22,15 @@ values, the time, and, for each number read from a metric series, where it
 came from (:class:`Source`: variant tag, metric, ranks, steps, statistic), so
 a test can recompute it from the stored series of that execution.
 
-The registry keeps the latest attempt per template id. An attempt that never
-finished (the cell raised, or was interrupted) stays as ``running``: the
-verdicts cell then says to run the cell again rather than read older numbers.
+The registry keeps the latest attempt per template id. An attempt whose run
+broke is ``failed``, with what broke: the cell raised (the kernel tells the
+recorder, :func:`cell_ended`), its evidence could not be computed, or one of
+its launches ended in a way the experiment does not provoke on purpose
+(``Experiment.provokes``; every ``lab.launch`` made while it records is
+heard, :mod:`mgpulab._launch_events`). Its claims then get "experiment
+failed" with that error, never a verdict. An attempt that never finished
+because it was interrupted stays ``running``: the verdicts cell then says to
+run the cell again rather than read older numbers.
 """
 from __future__ import annotations
 
@@ -36,6 +42,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
+from mgpulab import _launch_events
+from mgpulab.outcome import describe as describe_outcome
 from mgpulab_wire import frames
 
 from . import stats
@@ -274,7 +282,8 @@ def executing(cell_id: str, execution_id: str, count: Optional[int] = None) -> I
 
 @dataclass
 class Record:
-    """One attempt of an experiment cell: ``status`` "running" until it finished, then "done"."""
+    """One attempt of an experiment cell: ``status`` "running" until it finished, then "done", or "failed"
+    (``error`` says what broke)."""
 
     template_id: str
     params: Dict[str, Any]
@@ -287,6 +296,8 @@ class Record:
     seconds: float = 0.0  # from start to finish
     evidence: Dict[str, Any] = field(default_factory=dict)
     sources: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    error: Optional[str] = None
+    launches: List[Dict[str, Any]] = field(default_factory=list)  # {outcome, status, summary} of each launch
 
     def describe(self) -> Dict[str, Any]:
         """The JSON a report names the run by."""
@@ -359,6 +370,12 @@ class Run:
         self._started = time.perf_counter()
         self._tapping = True
         frames.add_tap(self._tap)
+        self._stop_listening = _launch_events.listen(self._launched)
+        _listen_to_cells()
+
+    def _launched(self, result: Any) -> None:
+        self.record.launches.append({"outcome": result.outcome, "status": result.status,
+                                     "summary": str(result.summary)})
 
     def _tap(self, message: Mapping[str, Any]) -> None:
         if message.get("type") == "metric" and len(self.messages) < MAX_MESSAGES:
@@ -367,7 +384,13 @@ class Run:
     def _stop(self) -> None:
         if self._tapping:
             frames.remove_tap(self._tap)
+            self._stop_listening()
             self._tapping = False
+
+    def _fail(self, error: str) -> None:
+        self.record.status, self.record.error = "failed", error
+        self.record.finished_at = _now()
+        self.record.seconds = round(time.perf_counter() - self._started, 3)
 
     def add_ranks(self, result: Any) -> None:
         """Add the metric messages a launch's ranks sent (each rank function returns them as ``series``)."""
@@ -386,15 +409,63 @@ class Run:
         if _active is self:
             _active = None
         observed = Observed(self.params, stats.MetricSet(self.messages), facts)
-        raw = self.experiment.evidence(observed)
+        broke = unexpected_launch(self.record.launches, self.experiment.provokes)
+        try:
+            raw = self.experiment.evidence(observed)
+        except Exception as error:
+            self._fail(broke or f"its evidence could not be computed: {type(error).__name__}: {error}")
+            raise
         evidence, sources = _plain(raw)
         self.record.evidence, self.record.sources = evidence, sources
         self.record.finished_at = _now()
         self.record.seconds = round(time.perf_counter() - self._started, 3)
-        self.record.status = "done"
+        self.record.status = "done" if broke is None else "failed"
+        self.record.error = broke
         where = self.record.execution_id or "an unnamed execution"
-        print(f"[evidence] recorded for the verdicts: {self.experiment.title} ({where})")
+        if broke is None:
+            print(f"[evidence] recorded for the verdicts: {self.experiment.title} ({where})")
+        else:
+            print(f"[evidence] experiment failed, no verdicts from this run: {broke} ({where})")
         return evidence
+
+
+def unexpected_launch(launches: Sequence[Mapping[str, Any]], provokes: Sequence[str]) -> Optional[str]:
+    """What broke, when a launch ended in a way the experiment does not provoke on purpose (None: none did)."""
+    for launch in launches:
+        outcome = launch["outcome"]
+        if outcome == "ok" or outcome in provokes:
+            continue
+        expected = (" (it provokes " + " or ".join(describe_outcome(o) for o in provokes) + ", not this)"
+                    if provokes else "")
+        return f"a launch ended in {describe_outcome(outcome)}{expected}: {launch['summary']}"
+    return None
+
+
+def cell_ended(execution_id: Optional[str], status: str, error: Optional[str]) -> None:
+    """The cell of execution ``execution_id`` ended (status ok | error | interrupted). The recording it
+    started stops listening, and one that raised before it finished is failed with the error; an
+    interrupted one stays unfinished (the verdicts cell asks to run it again)."""
+    global _active
+    run = _active
+    if run is None or run.record.execution_id != execution_id:
+        return
+    run._stop()
+    _active = None
+    if status == "error" and run.record.status == "running":
+        run._fail(f"the cell raised {error}" if error else "the cell raised an error")
+
+
+_cells_heard = False
+
+
+def _listen_to_cells() -> None:
+    """Hear the lab kernel's end of each cell (once; outside the kernel the headless runner tells us)."""
+    global _cells_heard
+    kernel = sys.modules.get("mgpulab_kernel.kernel")
+    if _cells_heard or kernel is None:
+        return
+    kernel.on_execution_end(lambda context, status, error: cell_ended(context.execution_id, status, error))
+    _cells_heard = True
 
 
 def _plain(value: Any) -> Tuple[Any, Dict[str, Dict[str, Any]]]:

@@ -225,8 +225,6 @@ def v_collectives(e: Dict[str, Any]) -> Verdict:
     text = (f"DDP x{e['world_size']} ({e['ddp_backend']}, {e['ddp_status']}): {ddp} gradient all-reduce(s) per step "
             f"and rank; DataParallel: a process group in its process: {e['dp_process_group']}, its backward graph "
             f"{e['dp_backward_nodes']}")
-    if e["ddp_status"] != "ok":
-        return "inconclusive", text + " — the DDP run did not finish; run the cell again"
     if not e["dp_process_group"] and all(float(v) > 0 for v in e["ddp_allreduces_per_step"]):
         return "partly", (text + " — DDP aggregates gradients with all_reduce; DataParallel runs no collective at "
                           "all: the replicas' gradients are summed back into the one model by autograd, through the "
@@ -263,8 +261,6 @@ def _link_noise(e: Dict[str, Any]) -> Optional[stats.Comparison]:
 def v_slow_link(e: Dict[str, Any]) -> Verdict:
     if e["status"] == "hang":
         return "holds", f"the run was stopped as a hang: {e['summary']}"
-    if e["status"] != "ok":
-        return "partly", f"run {e['status']}: {e['summary']}"
     growth = _growth(e["per_rank"])
     text = (f"{e.get('backend', 'gloo')}, {fmt(e['comm_delay_ms'])} ms injected per allreduce: {_link_table(e)}; "
             f"step time x{fmt(growth)}; finished in {fmt(e['seconds'])} s")
@@ -277,8 +273,9 @@ def v_slow_link(e: Dict[str, Any]) -> Verdict:
 
 
 def v_waiting(e: Dict[str, Any]) -> Verdict:
-    if e["status"] != "ok":
-        return "inconclusive", f"run {e['status']}: {e['summary']}"
+    if e["status"] == "hang":
+        return "inconclusive", (f"the run was stopped as a hang, so no step time measures the waiting: "
+                                f"{e['summary']}")
     shares = [r["delayed"]["comm_share"] for r in e["per_rank"]]
     text = (f"with {fmt(e['comm_delay_ms'])} ms of delay on each gradient all-reduce: {_link_table(e)}; every step "
             f"finished, in {fmt(e['seconds'])} s")
@@ -290,12 +287,10 @@ def v_waiting(e: Dict[str, Any]) -> Verdict:
 def v_stall(e: Dict[str, Any]) -> Verdict:
     if e["status"] == "hang":
         return "holds", f"the run stalled and was stopped: {e['summary']}"
-    growth = _growth(e["per_rank"]) if e["status"] == "ok" else None
+    growth = _growth(e["per_rank"])
     text = (f"{fmt(e['comm_delay_ms'])} ms of delay on every gradient all-reduce: status {e['status']} after "
             f"{fmt(e['seconds'])} s, step time x{fmt(growth)}")
-    if e["status"] == "ok":
-        return "does-not-hold", text + " — a delayed link lengthens each step by the delay; nothing stalls indefinitely"
-    return "partly", text + f" — {e['summary']}"
+    return "does-not-hold", text + " — a delayed link lengthens each step by the delay; nothing stalls indefinitely"
 
 
 def v_uneven(e: Dict[str, Any]) -> Verdict:
@@ -323,8 +318,6 @@ def v_dtype(e: Dict[str, Any]) -> Verdict:
             f"{fmt(e['seconds'])} s (hang_timeout_s {fmt(e['hang_timeout_s'])}): {_where(e['ranks'])}")
     if len(set(e["dtypes"])) < 2 and e["status"] == "ok":
         return "inconclusive", text + f" — the ranks ran in {e['dtypes']}: no mismatch was exercised"
-    if e["status"] == "time_limit":
-        return "inconclusive", text + " — the run hit its time limit before an error or a hang showed; run it again"
     if e["status"] == "hang":
         return "holds", text + " — the collectives between tensors of different dtypes never completed: a hang"
     if e["status"] == "ok":
@@ -351,24 +344,34 @@ def v_deadlock(e: Dict[str, Any]) -> Verdict:
                       f"here aborts on mismatched collectives): {e['summary']}")
 
 
+# What ranks out of step may do, each a measured answer: wait forever (the watchdog calls it a hang), or
+# have their process group fail them (gloo's error, a collective timeout, or an abort: gloo on mismatched
+# tensors, NCCL's watchdog on a timeout). Anything else (an error in the code, a start-up that never ends,
+# the time limit) is the experiment failing.
+COLLECTIVE_TROUBLE = ("hang", "failed:collective", "failed:abort")
+
 EXPERIMENTS = (
     Experiment("oom", "Oversized batch vs an EMULATED device memory budget", ("DataParallel xN",),
                metrics=(), chart="bar: needed vs budget per device", evidence=e_oom),
     Experiment("oom-ddp", "DDP with one rank out of memory: raised, or its batch skipped", ("raise", "skip_batch"),
-               metrics=("rank_loss",), chart="table: per-rank state", evidence=e_oom_ddp),
+               metrics=("rank_loss",), chart="table: per-rank state", evidence=e_oom_ddp,
+               provokes=("failed:oom", "hang", "failed:collective")),
     Experiment("collectives", "What aggregates the gradients: DataParallel's backward vs DDP's all-reduces",
                ("DataParallel xN", "DDP xN"), metrics=("allreduce_buckets",), chart="table", evidence=e_collectives),
     Experiment("slow-link", "DDP: no delay vs injected comm delay, per rank", ("baseline", "delayed"),
                metrics=("comm_ms", "step_ms"), chart="stacked bar: comm share per rank, both phases",
-               evidence=e_slow_link),
+               evidence=e_slow_link, provokes=("hang",)),
     Experiment("uneven-batches", "DDP with different batch sizes per rank (10 vs 20 rows)", ("DDP xN",),
-               metrics=("loss", "rank_loss"), chart="table: per-rank checksums", evidence=e_uneven),
+               metrics=("loss", "rank_loss"), chart="table: per-rank checksums", evidence=e_uneven,
+               provokes=COLLECTIVE_TROUBLE),
     Experiment("dtype-mismatch", "DDP with one rank's model and batch in another dtype (float64 vs float32)",
                ("mixed dtypes",), metrics=("rank_loss",), chart="table: per-rank state and error",
-               evidence=e_dtype),
+               evidence=e_dtype, provokes=COLLECTIVE_TROUBLE),
     Experiment("fault", "An injected fault: different numbers of collectives per rank", ("faulty",),
-               metrics=("rank_loss",), chart="table: per-rank state and stack", evidence=e_fault),
-    Experiment("fix", "The same fault with a fix", ("fixed",), metrics=("rank_loss",), chart="table", evidence=e_fix),
+               metrics=("rank_loss",), chart="table: per-rank state and stack", evidence=e_fault,
+               provokes=COLLECTIVE_TROUBLE),
+    Experiment("fix", "The same fault with a fix", ("fixed",), metrics=("rank_loss",), chart="table", evidence=e_fix,
+               provokes=COLLECTIVE_TROUBLE),
 )
 
 CLAIMS = (

@@ -37,6 +37,7 @@ def run_cells(scenario_id: str, values: Dict[str, Any], only: Optional[List[str]
                 except Exception as err:  # noqa: BLE001 - reported per cell, the others still run
                     error = f"{type(err).__name__}: {err}"
                     traceback.print_exc()
+                evidence.cell_ended(execution_id, "ok" if error is None else "error", error)  # as the kernel does
             done[cell.id] = {"seconds": round(time.perf_counter() - t0, 3), "error": error,
                              "executionId": execution_id}
     return done
@@ -45,7 +46,8 @@ def run_cells(scenario_id: str, values: Dict[str, Any], only: Optional[List[str]
 def run_scenario(scenario_id: str, values: Optional[Dict[str, Any]] = None,
                  only: Optional[List[str]] = None) -> dict:
     """Run the experiment cells, then the verdicts from their evidence (:func:`mgpulab_scenarios.run`'s
-    document; a cell that raised has its error on its experiment and its claims marked failed)."""
+    document: an experiment whose run broke — its cell raised, or a launch ended in a way it does not
+    provoke — has its error, and its claims "experiment failed", as in a notebook)."""
     checked = get(scenario_id).validate(values)
     cells = run_cells(scenario_id, checked, only)
     doc = run(scenario_id, checked, experiments=only)
@@ -54,11 +56,9 @@ def run_scenario(scenario_id: str, values: Optional[Dict[str, Any]] = None,
         if cell is None:
             continue
         experiment["seconds"] = cell["seconds"]
-        if cell["error"] is not None:
-            experiment.update(status="failed", error=cell["error"])
-    failed = {e["id"]: e["error"] for e in doc["experiments"] if e.get("error")}
-    for claim in doc["claims"]:
-        if claim["experiment"] in failed and claim["status"] != "measured":
-            claim.update(status="failed", verdict=None,
-                         explanation=f"experiment failed: {failed[claim['experiment']]}")
+        if cell["error"] is not None and experiment["error"] is None:  # raised before it started recording
+            experiment.update(status="failed", error=f"the cell raised {cell['error']}")
+            for claim in doc["claims"]:
+                if claim["experiment"] == experiment["id"]:
+                    claim.update(status="failed", verdict=None, explanation=f"experiment failed: {experiment['error']}")
     return doc

@@ -202,13 +202,23 @@ def ddp_comm(seed: int, batch: int, d_in: int, hidden: int, steps: int, comm_del
                 step += 1
             timer.close()  # every frame of this label is out before the next label
             _log_global_loss(losses, len(xs), first, run_id=label)
-            rows = [m["values"] for m in timer.records if m["rank"] == rank and first + 1 <= m["step"] < step]
-            step_ms = sum(v["step_ms"] for v in rows) / len(rows)
-            comm_ms = sum(v.get("comm_ms") or 0.0 for v in rows) / len(rows)
-            out[label] = {"step_ms": step_ms, "comm_ms": comm_ms, "comm_share": comm_ms / step_ms if step_ms else 0.0}
+            out[label] = comm_share(timer.records, rank, range(first + 1, step))
     out["rank"] = rank
     out["series"] = sent
     return out
+
+
+def comm_share(records: Any, rank: int, steps: range) -> Dict[str, float]:
+    """Mean step and communication time of ``rank`` over ``steps`` from a StepTimer's records, and the share.
+
+    Only the step frames count: on CUDA the timer also sends a memory sample of its own for the last
+    step when it closes (memory is sampled at most every 0.1 s), which has no step time."""
+    rows = [m["values"] for m in records if m["rank"] == rank and m["step"] in steps and "step_ms" in m["values"]]
+    if not rows:
+        return {"step_ms": 0.0, "comm_ms": 0.0, "comm_share": 0.0}
+    step_ms = sum(v["step_ms"] for v in rows) / len(rows)
+    comm_ms = sum(v.get("comm_ms") or 0.0 for v in rows) / len(rows)
+    return {"step_ms": step_ms, "comm_ms": comm_ms, "comm_share": comm_ms / step_ms if step_ms else 0.0}
 
 
 def ddp_uneven_batches(seed: int, d_in: int, steps: int, batches: List[int], emit: bool = False) -> Dict[str, Any]:

@@ -9,7 +9,7 @@ Reproduced here without a GPU by making the imports and the first step slow on p
 import pytest
 
 import mgpulab as lab
-from test_toolkit_supervision import LAUNCHERS, assert_all_gone
+from test_toolkit_supervision import LAUNCHERS, assert_all_gone, start_up_s
 
 import slow_start
 
@@ -28,10 +28,11 @@ def test_slow_imports_and_a_slow_first_step_are_not_a_hang(monkeypatch, launcher
 @pytest.mark.parametrize("launcher", LAUNCHERS)
 def test_a_start_up_that_never_ends_is_stopped_by_the_start_up_limit(monkeypatch, launcher):
     monkeypatch.setenv("SLOW_START_IMPORT_S", "0")
-    result = lab.launch(slow_start.stuck_import_on_rank, 2, args=(1,), hang_timeout_s=2, startup_timeout_s=8,
-                        time_limit_s=120, timeout_s=120, **LAUNCHERS[launcher])
+    limit = round(start_up_s(launcher) + 6)  # long enough for the ranks to reach the stuck import, however slow the host
+    result = lab.launch(slow_start.stuck_import_on_rank, 2, args=(1,), hang_timeout_s=2, startup_timeout_s=limit,
+                        time_limit_s=limit + 120, timeout_s=limit + 120, **LAUNCHERS[launcher])
     assert result.status == "start_timeout", result.summary
-    assert result.summary.startswith("ranks 0, 1 did not reach a first step within the start-up limit of 8 s")
+    assert result.summary.startswith(f"ranks 0, 1 did not reach a first step within the start-up limit of {limit} s")
     rank0, rank1 = result.ranks
     assert rank0.state == rank1.state == "killed"
     # where each rank was: rank 1 still importing, rank 0 waiting for it in the first collective
