@@ -11,8 +11,10 @@ CUDA device index and values
 * ``gpu_mem_mib`` — NVML ``memory.used``: the GPU's used memory, every
   process and CUDA context included (larger than ``torch.cuda.memory_allocated``).
 
-(step = sample number), so the charts show them next to each device's step
-times. NVML numbers GPUs in PCI order and ignores ``CUDA_VISIBLE_DEVICES``;
+(step = sample number), tagged :data:`TAG` (a sample of the whole GPU, not of
+one variant of the experiment: untagged, it read as a variant of its own
+among the cell's tagged ones), so the charts show them next to each device's
+step times. NVML numbers GPUs in PCI order and ignores ``CUDA_VISIBLE_DEVICES``;
 the monitor maps them to CUDA indices by UUID (or by the visible-device list)
 and leaves out GPUs this process cannot use. ``source()`` says which reader
 runs. Nothing runs where there is no NVIDIA driver.
@@ -30,6 +32,9 @@ from . import metrics
 QUERY = ["nvidia-smi", "--query-gpu=index,uuid,utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
 SOURCE_NVML = "NVML via pynvml (utilization.gpu: % of time a kernel ran; memory.used: all processes)"
 SOURCE_SMI = "NVML via nvidia-smi (utilization.gpu: % of time a kernel ran; memory.used: all processes)"
+
+TAG = "GPUs (NVML)"
+"""The run tag of every sample: the GPUs as NVML sees them, whichever process or variant used them."""
 
 _monitor: Optional["GpuMonitor"] = None
 _lock = threading.Lock()
@@ -144,7 +149,7 @@ class GpuMonitor:
                 if sample["index"] not in mapping:
                     continue  # a GPU this process cannot use
                 values = {"gpu_util_pct": sample["gpu_util_pct"], "gpu_mem_mib": sample["gpu_mem_mib"]}
-                metrics.emit_metric(self._samples, values, rank=mapping[sample["index"]])
+                metrics.emit_metric(self._samples, values, rank=mapping[sample["index"]], run_id=TAG)
             self._samples += 1
 
 

@@ -24,7 +24,9 @@ from . import optional
 MAX_MATCHES = wire.MAX_COMPLETIONS
 MAX_DOC_CHARS = 20_000
 
-_NAME_BEFORE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\.?$|\.$")
+# A dotted name ending at the cursor. Identifiers start with any letter or "_" (`[^\W\d]`), not only ASCII ones:
+# Python 3 names may be "émoji_ß".
+_NAME_BEFORE = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*\.?$|\.$")
 _MAGIC_BEFORE = re.compile(r"^[ \t]*(%%?)(\w*)$")
 MAGIC_NAMES = ("time", "timeit", "env", "pwd", "who", "matplotlib")
 CELL_MAGIC_NAMES = ("time", "timeit", "ranks")

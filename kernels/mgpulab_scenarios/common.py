@@ -8,11 +8,13 @@ same numbers on every host.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import Dataset
 
 import mgpulab as lab
 
@@ -51,6 +53,31 @@ def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y:
     loss.backward()
     opt.step()
     return float(loss)
+
+
+class SlowRows(Dataset):
+    """``n`` regression rows (10 features, 1 target) from the seed, each costing ``cost_ms`` to load, as decoding
+    an image or reading a file would. Defined here rather than in the cell so that DataLoader workers
+    started by a forkserver (see :func:`worker_context`) can import it."""
+
+    def __init__(self, n: int, cost_ms: float, seed: int = 0) -> None:
+        g = torch.Generator().manual_seed(seed)
+        self.x, self.y = torch.randn(n, 10, generator=g), torch.randn(n, 1, generator=g)
+        self.cost_s = cost_ms / 1000.0
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        time.sleep(self.cost_s)
+        return self.x[i], self.y[i]
+
+
+def worker_context(num_workers: int) -> Optional[str]:
+    """DataLoader's ``multiprocessing_context``: fork (the default) until this process has used CUDA, a
+    forkserver after. A worker forked from a process with a CUDA context aborts as soon as it touches CUDA
+    state it inherited (freeing an inherited CUDA tensor is enough): "DataLoader worker exited unexpectedly"."""
+    return "forkserver" if num_workers > 0 and torch.cuda.is_initialized() else None
 
 
 # -- emulated device memory budget ---------------------------------------------------------

@@ -23,8 +23,9 @@ def test_completion_offers_names_from_the_live_namespace(without):
     assert [m["text"] for m in magic.of("complete_reply")[0]["matches"]] == ["%time", "%timeit"]
 
 
-def test_positions_are_code_points():
-    _, reply = run_kernel(["émoji_ß = 1", _complete("s = '😀'; émoji_", 15)])
+@BOTH
+def test_positions_are_code_points(without):
+    _, reply = run_kernel(["émoji_ß = 1", _complete("s = '😀'; émoji_", 15)], without)
     answer = reply.of("complete_reply")[0]
     assert [m["text"] for m in answer["matches"]] == ["émoji_ß"]
     assert answer["cursorStart"] == 9

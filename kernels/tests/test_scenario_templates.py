@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from mgpulab import gpu_monitor
+
 import mgpulab_scenarios as sc
 from mgpulab_scenarios import ParameterError
 from mgpulab_scenarios.core import VERDICTS_CELL
@@ -166,6 +168,8 @@ def test_scaling_cell_logs_variant_tagged_per_device_and_per_rank_metrics():
     by_tag = {}
     for m in metrics:
         by_tag.setdefault(m.get("runId"), []).append(m)
+    gpus = by_tag.pop(gpu_monitor.TAG, [])  # a CUDA host's GPU samples, under their own tag
+    assert all(set(m["values"]) == {"gpu_util_pct", "gpu_mem_mib"} for m in gpus)
     assert set(by_tag) == {"1 device", "DataParallel x2", "DDP x2"}
     steps = 3  # timing_repeats + the warm-up step
     phases = {"data_ms", "forward_ms", "backward_ms", "optimizer_ms", "step_ms", "samples", "memory_mib"}
@@ -205,7 +209,7 @@ def test_step_timer_gives_every_data_parallel_device_its_phases():
     # Metric frames only (the timer also names its devices once, in a device_plan message).
     frames.set_sink(lambda message: sent.append(message) if message["type"] == "metric" else None)
     try:
-        model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2])
+        model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2], placement="cpu")  # the CPU emulation anywhere
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         timer = lab.StepTimer(model, run_id="DataParallel x3")
         for step, x in enumerate(timer.data([torch.randn(9, 4)] * 2)):

@@ -138,9 +138,13 @@ def test_render_inserts_inert_literals_and_refuses_bad_values_before_rendering()
 
 
 def test_cross_parameter_limit_devices_available():
-    with pytest.raises(ParameterError, match="exceeds the devices available here"):
-        sc.validate("dp-basics", {"devices": 8})
-    assert sc.validate("dp-basics", {"devices": 4})["devices"] == 4
+    from mgpulab_scenarios.core import device_limit
+    limit = device_limit()  # what the device plan serves on this host (more GPUs or cores: more devices)
+    if limit < 8:  # the parameter's own maximum: only a host that serves fewer has a limit to refuse at
+        with pytest.raises(ParameterError, match="exceeds the devices available here"):
+            sc.validate("dp-basics", {"devices": limit + 1})
+    assert sc.validate("dp-basics", {"devices": min(limit, 8)})["devices"] == min(limit, 8)
+    assert sc.validate("dp-basics", {"devices": 1})["devices"] == 1
     with pytest.raises(sc.UnknownScenario):
         sc.validate("nope")
 
@@ -467,9 +471,9 @@ def test_large_batches_verdict_follows_the_relative_overhead_across_batch_sizes_
     assert large(dict(sweep(1.5, 2.0, 3.0), devices=1))[0] == "inconclusive"
 
 
-def _run_placement_cell(placement):
+def _run_placement_cell(placement, devices=2):
     from mgpulab_scenarios import evidence
-    source = sc.render("dp-basics/placement", {"placement": placement, "devices": 2})
+    source = sc.render("dp-basics/placement", {"placement": placement, "devices": devices})
     exec(compile(source, "<dp-basics/placement>", "exec"), {})  # noqa: S102 - the scenario's own cell
     record = evidence.latest("dp-basics/placement")
     assert record is not None and record.status == "done"
@@ -483,7 +487,19 @@ def test_placement_cell_runs_everywhere_and_without_cuda_says_it_needs_a_gpu():
 
 
 @pytest.mark.cuda
+def test_placement_cell_on_one_gpu_measures_that_torch_moves_the_model_itself():
+    """torch's DataParallel with one device id moves the module to that GPU when it is wrapped: a model
+    left on the CPU runs on the GPU (a workshop seat with one GPU, or devices=1)."""
+    verdicts = _run_placement_cell("auto", devices=1)
+    from mgpulab_scenarios import evidence
+    cases = evidence.latest("dp-basics/placement").evidence["cases"]
+    assert cases["cpu_model"]["ok"] and cases["cpu_model"]["output_device"] == "cuda:0"
+    assert verdicts["model-on-gpu-first"][0] == "does-not-hold"
+
+
+@pytest.mark.cuda(gpus=2)
 def test_placement_cell_measures_torch_data_parallel_on_a_gpu():
+    """With two device ids or more, a model left on the CPU is refused at the first forward."""
     verdicts = _run_placement_cell("auto")
     from mgpulab_scenarios import evidence
     cases = evidence.latest("dp-basics/placement").evidence["cases"]
@@ -579,3 +595,28 @@ def test_scenario_notebook_cells_compile_and_the_verdict_cell_prints_measured_ve
     report = printed[printed.index("== params-not-updated"):]
     assert "NEEDS-RUN" not in report
     assert any(word in report for word in ("HOLDS", "DOES-NOT-HOLD", "PARTLY"))
+
+
+def test_data_wait_workers_come_from_a_forkserver_that_can_load_the_rows():
+    """On a GPU host the cell's process has a CUDA context: its DataLoader workers then come from a forkserver
+    (forked ones abort there), which must be able to import the dataset. Checked here with the forkserver."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    from mgpulab_scenarios.common import SlowRows, worker_context
+    assert worker_context(0) is None
+    assert worker_context(2) == ("forkserver" if torch.cuda.is_initialized() else None)
+    loader = DataLoader(SlowRows(40, 0.0), batch_size=10, num_workers=2, multiprocessing_context="forkserver")
+    batches = list(loader)
+    assert [len(x) for x, _ in batches] == [10, 10, 10, 10]
+    assert torch.equal(torch.cat([x for x, _ in batches]), SlowRows(40, 0.0).x)
+
+
+def test_slow_link_shares_read_only_the_step_frames():
+    """On CUDA the step timer closes with a memory sample of its own for the last step (memory is sampled at most
+    every 0.1 s): a frame without step_ms, which broke slow-link on the H200 with KeyError: 'step_ms'."""
+    from mgpulab_scenarios.rank_fns import comm_share
+    records = [{"rank": r, "step": s, "values": {"step_ms": 10.0, "comm_ms": 4.0 + r}} for s in range(3) for r in (0, 1)]
+    records.append({"rank": 0, "step": 2, "values": {"memory_mib": 1.0, "memory_peak_mib": 2.0}})
+    assert comm_share(records, 0, range(1, 3)) == {"step_ms": 10.0, "comm_ms": 4.0, "comm_share": 0.4}
+    assert comm_share(records, 1, range(1, 3))["comm_ms"] == 5.0

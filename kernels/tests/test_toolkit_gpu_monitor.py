@@ -71,6 +71,8 @@ def test_monitor_emits_one_metric_per_gpu_per_sample():
         frames.set_sink(None)
     first_two = sorted(seen[:2], key=lambda message: message["rank"])
     assert [(m["rank"], m["step"], m["values"]["gpu_util_pct"]) for m in first_two] == [(0, 0, 50.0), (1, 0, 75.0)]
+    # samples of the whole GPU, never one of a cell's variants (nor an untagged series among them)
+    assert {m["runId"] for m in seen} == {gpu_monitor.TAG}
 
 
 def test_no_monitor_without_a_driver(monkeypatch):

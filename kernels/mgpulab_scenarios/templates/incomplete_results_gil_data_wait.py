@@ -1,15 +1,11 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
-import time, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
-from torch.utils.data import DataLoader, Dataset
+import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
+from torch.utils.data import DataLoader
 from mgpulab_scenarios import evidence
+from mgpulab_scenarios.common import SlowRows, worker_context  # each row costs sample_cost_ms to load
 run = evidence.start("incomplete-results-gil/data-wait", devices=PARAM.devices, placement=PARAM.placement,
                      lr=PARAM.lr, num_workers=PARAM.num_workers, sample_cost_ms=PARAM.sample_cost_ms)
 devices, dev = PARAM.devices, lab.devices.device(0, PARAM.placement)
-class Slow(Dataset):
-    def __init__(self, n): self.x, self.y = torch.randn(n, 10), torch.randn(n, 1)
-    def __len__(self): return len(self.x)
-    def __getitem__(self, i):
-        time.sleep(PARAM.sample_cost_ms / 1000); return self.x[i], self.y[i]
 rows = {}
 for workers in sorted({0, PARAM.num_workers}):
     label = f"num_workers={workers}"
@@ -17,7 +13,10 @@ for workers in sorted({0, PARAM.num_workers}):
     opt = torch.optim.SGD(model.parameters(), lr=PARAM.lr)
     timer = lab.StepTimer(model, run_id=label)  # frames per step and device
     rows[label] = {"rows_in": 0, "rows_out": 0}
-    for step, (x, y) in enumerate(timer.data(DataLoader(Slow(400), batch_size=50, num_workers=workers))):
+    # workers come from a forkserver once this process has used CUDA: forked ones would abort (see worker_context)
+    loader = DataLoader(SlowRows(400, PARAM.sample_cost_ms), batch_size=50, num_workers=workers,
+                        multiprocessing_context=worker_context(workers))
+    for step, (x, y) in enumerate(timer.data(loader)):
         with timer.phase("forward"):
             out = model(x.to(dev))
             loss = F.mse_loss(out, y.to(dev))
