@@ -6,8 +6,16 @@ finish every queued kernel: on a launch-bound loop that doubles the step. A
 ``non_blocking=True`` (a ``cudaMemcpyAsync`` queued behind the kernels that
 compute it), records an event after the copies, and reads the host copy only
 once the event has completed — a step or two later, or when the cell ends.
-The caching host allocator keeps a pinned block from reuse until its copy has
-completed. Values that are not CUDA tensors are converted at once, as before.
+Values that are not CUDA tensors are converted at once, as before.
+
+What a capture costs a step is what a launch-bound loop pays on the host, so
+nothing is allocated per step: the pinned scalars are slots of pages made once
+(:class:`_PinnedSlots`, a page of 256 per dtype, another only while more than
+that many captures wait), and the events come from a pool. Per captured value a
+step issues one asynchronous device-to-host copy of a few bytes; per capture,
+one event record. A slot goes back to its pool once its value has been read; a
+capture dropped before its copy completed (after an interrupt) keeps its slots
+until its event says the copy is done.
 
 :class:`FrameQueue` keeps frames in order behind the ones still waiting, and
 :func:`register` / :func:`flush_all` let the kernel (end of a cell) and rank
@@ -39,6 +47,69 @@ def has_cuda_tensor(values: Mapping[str, Any]) -> bool:
     return any(is_cuda_tensor(v) for v in values.values())
 
 
+class _PinnedSlots:
+    """0-dim pinned host tensors to copy CUDA scalars into, reused (see the module doc)."""
+
+    PAGE = 256
+
+    def __init__(self) -> None:
+        self._free: Dict[Any, List[Any]] = {}  # dtype -> free slots
+        self._pages: List[Any] = []  # keeps every page alive
+        self._limbo: List["Capture"] = []  # dropped captures whose copies may still be in flight
+
+    def take(self, dtype: Any) -> Any:
+        free = self._free.setdefault(dtype, [])
+        if not free:
+            self._reclaim()
+        if not free:
+            import torch
+            page = torch.empty(self.PAGE, dtype=dtype, pin_memory=True)
+            self._pages.append(page)
+            free.extend(page[i] for i in range(self.PAGE - 1, -1, -1))
+        return free.pop()
+
+    def give(self, slots: List[Any]) -> None:
+        for slot in slots:
+            self._free.setdefault(slot.dtype, []).append(slot)
+
+    def drop(self, capture: "Capture") -> None:
+        self._limbo.append(capture)
+
+    def _reclaim(self) -> None:
+        """Called with the pools' lock held."""
+        waiting = []
+        for capture in self._limbo:
+            if capture.ready():
+                slots, events = capture.take_back()
+                self.give(slots)
+                _events.give(events)
+            else:
+                waiting.append(capture)
+        self._limbo = waiting
+
+
+class _EventPool:
+    """CUDA events (no timing) for captures, reused."""
+
+    def __init__(self) -> None:
+        self._free: Deque[Any] = deque()
+
+    def take(self) -> Any:
+        try:
+            return self._free.pop()
+        except IndexError:
+            import torch
+            return torch.cuda.Event()
+
+    def give(self, events: List[Any]) -> None:
+        self._free.extend(events)
+
+
+_slots = _PinnedSlots()
+_events = _EventPool()
+_pool_lock = threading.Lock()  # lab.log may run on any thread; the step timer on the training loop's
+
+
 class Capture:
     """One frame's values: host values converted now, CUDA scalars copied without a sync."""
 
@@ -49,23 +120,25 @@ class Capture:
         self._device: List[Tuple[str, Any]] = []
         self._events: List[Any] = []
         self._convert = convert
-        streams: Dict[Any, Any] = {}
+        streams: Dict[Any, None] = {}
         for name, value in values.items():
             if not is_cuda_tensor(value):
                 self.values[name] = convert(name, value)
                 continue
             if value.numel() != 1:
                 raise TypeError(f"metric {name!r} must be a scalar, got a tensor with {value.numel()} elements")
-            import torch
-            host = torch.empty((), dtype=value.dtype, pin_memory=True)
-            host.copy_(value.detach().reshape(()), non_blocking=True)
+            with _pool_lock:
+                slot = _slots.take(value.dtype)
+            source = value.detach()
+            slot.copy_(source if source.dim() == 0 else source.reshape(()), non_blocking=True)
             self.values[name] = None  # filled in by resolve()
-            self._device.append((name, host))
+            self._device.append((name, slot))
             streams.setdefault(value.device, None)
         if streams:
             import torch
             for device in streams:
-                event = torch.cuda.Event()
+                with _pool_lock:
+                    event = _events.take()
                 event.record(torch.cuda.current_stream(device))
                 self._events.append(event)
 
@@ -80,10 +153,29 @@ class Capture:
         """The values, host copies read (waits for the copies only if they are not done yet)."""
         for event in self._events:
             event.synchronize()
-        for name, host in self._device:
-            self.values[name] = self._convert(name, host)
-        self._events, self._device = [], []
+        for name, slot in self._device:
+            self.values[name] = self._convert(name, slot)
+        self.release()
         return self.values
+
+    def drop(self) -> None:
+        """Never read: the slots go back once the copies are done (they may still be in flight)."""
+        if self._device or self._events:
+            with _pool_lock:
+                _slots.drop(self)
+
+    def release(self) -> None:
+        """Give the slots and events back (the copies are done)."""
+        slots, events = self.take_back()
+        with _pool_lock:
+            _slots.give(slots)
+            _events.give(events)
+
+    def take_back(self) -> Tuple[List[Any], List[Any]]:
+        """This capture's slots and events, which it no longer holds."""
+        slots, events = [slot for _, slot in self._device], self._events
+        self._events, self._device = [], []
+        return slots, events
 
 
 class FrameQueue:
@@ -118,7 +210,10 @@ class FrameQueue:
         self.drain(wait)
         if not wait:
             with self._lock:
+                dropped = [capture for _, capture in self._items]
                 self._items.clear()
+            for capture in dropped:
+                capture.drop()
 
 
 def register(flusher: Any) -> None:

@@ -326,6 +326,9 @@ class StepTimer:
             self.close()
         else:
             self._resolve(block=False)
+            for pending in self._pending:
+                if pending.capture is not None:
+                    pending.capture.drop()
             self._pending.clear()
 
     def __enter__(self) -> "StepTimer":

@@ -18,7 +18,7 @@ PARAMETERS = (
     PLACEMENT,
     Parameter("fault", "choice", "skip_collective",
               "injected fault: none | uneven_steps (rank r gets r extra batches) | skip_collective (rank 1 never "
-              "reaches the final all_reduce) | slow_rank (rank 1 sleeps sleep_s before training)",
+              "reaches the final all_reduce) | slow_rank (rank 1 sleeps sleep_s after its first step)",
               choices=("none", "uneven_steps", "skip_collective", "slow_rank")),
     Parameter("fix", "choice", "pg_timeout", "fix tried on the faulty run: Join context manager, DistributedSampler, "
               "or a short process-group timeout (turns the hang into an error)",
@@ -26,7 +26,7 @@ PARAMETERS = (
     Parameter("hang_timeout_s", "float", 3.0, "watchdog: a rank silent this long is a hang (stacks, then kill)",
               1.0, 30.0),
     Parameter("pg_timeout_s", "float", 3.0, "process-group timeout used by the pg_timeout fix", 1.0, 60.0),
-    Parameter("sleep_s", "float", 1.0, "how long rank 1 sleeps with fault=slow_rank", 0.0, 20.0),
+    Parameter("sleep_s", "float", 1.0, "how long rank 1 sleeps after its first step with fault=slow_rank", 0.0, 20.0),
     Parameter("comm_delay_ms", "float", 40.0, "injected delay on each gradient allreduce (slow link)", 0.0, 500.0),
     Parameter("steps", "int", 3, "timed steps per phase of the slow-link run, after a warm-up step; timing "
               "verdicts need 3 or more to see their spread", 2, 20),

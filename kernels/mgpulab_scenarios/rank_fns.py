@@ -256,7 +256,8 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
 
     fault: none | uneven_steps (rank r gets a naive shard of a dataset whose size does not
     divide, so ranks run different numbers of steps) | skip_collective (rank 1 skips the
-    final metric all_reduce) | slow_rank (rank 1 sleeps ``sleep_s`` before its first step).
+    final metric all_reduce) | slow_rank (rank 1 sleeps ``sleep_s`` after its first step: a rank slow in the
+    middle of training, as one writing a checkpoint is; before the first step it would be start-up).
     fix: none | distributed_sampler | join. ``emit=True`` logs each step's shard loss as ``rank_loss``
     (a rank that stops or runs extra steps shows in the per-rank series; ranks out of step have no
     global loss).
@@ -275,8 +276,6 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
     device = lab.devices.rank_device()
     model = _ddp(c.mlp(seed, d_in, 8))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    if fault == "slow_rank" and rank == 1:
-        time.sleep(sleep_s)
     steps = 0
     t0 = time.perf_counter()
 
@@ -289,6 +288,8 @@ def ddp_collective_fault(seed: int, d_in: int, rows: int, batch: int, fault: str
             else:
                 lab.beat(steps)
             steps += 1
+            if fault == "slow_rank" and rank == 1 and steps == 1:
+                time.sleep(sleep_s)
 
     with _Sent(emit) as sent:
         if fix == "join":

@@ -213,3 +213,39 @@ def test_the_gpu_monitor_reads_nvml():
     if monitor is None:
         pytest.skip("neither pynvml nor nvidia-smi is available on this GPU host")
     assert gpu_monitor.source() in (gpu_monitor.SOURCE_NVML, gpu_monitor.SOURCE_SMI)
+
+
+def test_captured_values_reuse_pinned_slots_and_events(sent):
+    """A launch-bound loop pays for everything the timer does on the host: `loss=` copies into pinned slots made
+    once and records a pooled event, so a long run allocates no pinned memory and no event after its first steps."""
+    from mgpulab import _deferred
+    model = nn.Linear(64, 1).cuda()
+    x = torch.randn(32, 64, device="cuda")
+    timer = lab.StepTimer(model, run_id="pooled")
+    expected = []
+    for step in range(3 * _deferred._PinnedSlots.PAGE):
+        with timer.phase("forward"):
+            loss = model(x).square().mean()
+        with timer.phase("backward"):
+            loss.backward()
+        timer.step(step, loss=loss)
+        expected.append(loss.detach())
+    pages = len(_deferred._slots._pages)
+    events = len(_deferred._events._free)
+    timer.close()
+    assert pages <= 2  # slots go back as their values are read: never a page per step
+    assert len(_deferred._events._free) >= events  # and events go back to the pool
+    got = [m["values"]["loss"] for m in sent if m.get("runId") == "pooled" and "loss" in m["values"]]
+    assert got == pytest.approx([float(v) for v in expected], rel=1e-6)
+
+
+def test_a_dropped_capture_gives_its_slot_back_once_its_copy_is_done():
+    from mgpulab import _deferred
+    occupy_gpu(200)
+    lab.log(0, loss=torch.full((), 3.0, device="cuda:0"), run_id="dropped")
+    metrics.flush_deferred(False)  # as after an interrupt: the copy may still be in flight
+    assert len(_deferred._slots._limbo) == 1
+    torch.cuda.synchronize()
+    with _deferred._pool_lock:
+        _deferred._slots._reclaim()
+    assert _deferred._slots._limbo == []

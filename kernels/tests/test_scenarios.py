@@ -227,6 +227,18 @@ def test_skipped_collective_is_detected_as_a_hang_and_the_clean_run_is_not():
     assert [e["needed"] for e in hung["experiments"]] == [True, False]  # no claim reads the fix
 
 
+def test_a_rank_slow_in_the_middle_of_training_looks_hung_but_a_slow_start_does_not():
+    """slow_rank sleeps after rank 1's first step: past start-up, longer than hang_timeout_s, so the watchdog
+    stops it as a hang although nothing is deadlocked (partly). The same sleep before the first step would be
+    start-up, never a hang (test_toolkit_start_up.py)."""
+    slow = run_scenario("hangs", {"fault": "slow_rank", "sleep_s": 5.0, "hang_timeout_s": 2.0, "placement": "cpu"},
+                        only=["fault"])
+    fault = slow["experiments"][0]
+    assert fault["status"] == "measured" and fault["evidence"]["status"] == "hang", fault
+    assert [r["last_step"] for r in fault["evidence"]["ranks"]] == [0, 0]  # both past their first step
+    assert _verdict(slow, "deadlock") == "partly"
+
+
 # -- verdict functions are functions of the evidence -----------------------------------------------
 
 def _claim(scenario_id, claim_id):

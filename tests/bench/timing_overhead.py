@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "kernels"
 import torch  # noqa: E402
 
 import mgpulab as lab  # noqa: E402
-from mgpulab_kernel import protocol  # noqa: E402
+from mgpulab_wire import frames  # noqa: E402
 
 
 HIDDEN = int(os.environ.get("HIDDEN", "512"))
@@ -142,7 +142,7 @@ def main_cuda(steps, rounds):
     if not torch.cuda.is_available():
         print("no CUDA GPU on this host: nothing measured", file=sys.stderr)
         return 2
-    protocol.configure("0" * 32, fd=os.open(os.devnull, os.O_WRONLY))
+    frames.configure("0" * 32, fd=os.open(os.devnull, os.O_WRONLY))
     print(f"GPU: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"Python {sys.version.split()[0]}; minimum of {rounds} × {steps} steps")
     print("| workload | plain step | with loss.item() | StepTimer, no loss= | StepTimer with loss= |")
@@ -171,7 +171,7 @@ def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
     torch.set_num_threads(1)
-    protocol.configure("0" * 32, fd=os.open(os.devnull, os.O_WRONLY))
+    frames.configure("0" * 32, fd=os.open(os.devnull, os.O_WRONLY))
     data = batches(steps)
     plain(data), timed(data)  # warm-up
     plain_times, timed_times = [], []
