@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# The checks for a lent GPU machine (python3 + torch, no node, no network): the
-# Python suite with its `cuda` tests, then every scenario of the catalog run
-# headless as a participant would. Each part is bounded; results go to $OUT
-# (or a temporary folder), a summary to stdout.
-#   bash scripts/device-check.sh            # PYTEST_SECONDS / CATALOG_SECONDS bound each part
+# The check for a lent GPU machine (python3 + torch, pytest-xdist, no node, no network), in one command
+# that fits a short slot (under 8 minutes on a 16-core GPU host; a cold start takes a minute or two of it):
+#   1. the Python suite in parallel (pytest-xdist), its `cuda` tests included,
+#      and at the same time the whole scenario catalog, one headless process per scenario;
+#   2. then, alone on the machine, the StepTimer overhead benchmark (tests/bench/timing_overhead.py --cuda);
+#   3. one summary with every figure (scripts/device_summary.py), also in $OUT/summary.txt.
+# Every part is bounded (PYTEST_SECONDS, CATALOG_SECONDS, BENCH_SECONDS); files go to $OUT or a temporary folder.
+# Exit status: 0 when the suite passed, every scenario ran with no experiment failed, and the benchmark ran.
+#   bash scripts/device-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$(mktemp -d)}
 export PYTHONDONTWRITEBYTECODE=1
+cores=$(nproc)
 { nvidia-smi -L; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; } > "$out/gpus.txt" 2>&1
-python3 -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())' > "$out/env.txt" 2>&1
-cat "$out/env.txt" "$out/gpus.txt"
+python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())' > "$out/env.txt" 2>&1
+echo "cores $cores" >> "$out/env.txt"
+
+# The suite leaves cores to the catalog's ranks; without pytest-xdist it runs serially (and says so).
+workers=$(( cores > 8 ? cores - 4 : (cores > 2 ? cores - 1 : 1) ))
+if python3 -c 'import xdist' 2>/dev/null && [ "$workers" -gt 1 ]; then parallel=(-n "$workers"); else parallel=(); fi
+echo "pytest workers: ${parallel[*]:-serial}" >> "$out/env.txt"
 start=$(date +%s)
-(cd kernels && timeout "${PYTEST_SECONDS:-240}" python3 -m pytest -q -rs -p no:cacheprovider --durations=15 tests) > "$out/pytest.txt" 2>&1
-echo "pytest: rc=$? in $(( $(date +%s) - start )) s"
-grep -E "passed|failed|error" "$out/pytest.txt" | tail -3
-grep -E "^(FAILED|ERROR|SKIPPED)" "$out/pytest.txt" | head -30
+(cd kernels && timeout "${PYTEST_SECONDS:-360}" python3 -m pytest -q -rs -p no:cacheprovider --durations=15 "${parallel[@]}" tests > "$out/pytest.txt" 2>&1; echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/pytest.rc") &
+for id in dp-basics dp-not-starting params-not-updated incomplete-results-gil hangs; do
+  (cd kernels && timeout "${CATALOG_SECONDS:-300}" python3 -m mgpulab_scenarios.cli "$id" --json > "$out/catalog-$id.json" 2> "$out/catalog-$id.err"; echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/catalog-$id.rc") &
+done
+wait
 start=$(date +%s)
-timeout "${CATALOG_SECONDS:-240}" bash scripts/scenario.sh all > "$out/catalog.txt" 2> "$out/catalog.err"
-echo "catalog: rc=$? in $(( $(date +%s) - start )) s"
-tail -3 "$out/catalog.txt"; tail -5 "$out/catalog.err"
+timeout "${BENCH_SECONDS:-150}" python3 tests/bench/timing_overhead.py --cuda "${BENCH_STEPS:-100}" "${BENCH_ROUNDS:-5}" > "$out/bench.txt" 2>&1
+echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/bench.rc"
+python3 scripts/device_summary.py "$out" | tee "$out/summary.txt"

@@ -27,7 +27,7 @@ import atexit
 import threading
 import weakref
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from mgpulab_wire.protocol_generated import MetricMessage
 
@@ -88,25 +88,30 @@ class _PinnedSlots:
         self._limbo = waiting
 
 
-class _EventPool:
-    """CUDA events (no timing) for captures, reused."""
+class EventPool:
+    """CUDA events reused across steps (creating and destroying them each step costs a launch-bound step time).
 
-    def __init__(self) -> None:
+    Thread-safe without a lock: ``deque.append``/``pop`` are atomic (DDP's comm hook takes the step timer's
+    events from the autograd thread). ``timing``: events that can measure elapsed time.
+    """
+
+    def __init__(self, timing: bool = False) -> None:
         self._free: Deque[Any] = deque()
+        self._timing = timing
 
     def take(self) -> Any:
         try:
             return self._free.pop()
         except IndexError:
             import torch
-            return torch.cuda.Event()
+            return torch.cuda.Event(enable_timing=self._timing)
 
-    def give(self, events: List[Any]) -> None:
+    def give(self, events: Iterable[Any]) -> None:
         self._free.extend(events)
 
 
 _slots = _PinnedSlots()
-_events = _EventPool()
+_events = EventPool()
 _pool_lock = threading.Lock()  # lab.log may run on any thread; the step timer on the training loop's
 
 

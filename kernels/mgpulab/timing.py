@@ -78,26 +78,6 @@ MEMORY_INTERVAL_S = 0.1
 Memory = List[Tuple[Optional[float], Optional[float]]]
 
 
-class _EventPool:
-    """Timing events reused across steps (creating and destroying two per phase costs a step time).
-
-    Thread-safe without a lock: ``deque.append``/``pop`` are atomic, and DDP's comm
-    hook takes events from the autograd thread.
-    """
-
-    def __init__(self) -> None:
-        self._free: Deque[Any] = deque()
-
-    def take(self) -> Any:
-        try:
-            return self._free.pop()
-        except IndexError:
-            return torch.cuda.Event(enable_timing=True)
-
-    def give(self, events: Iterable[Any]) -> None:
-        self._free.extend(events)
-
-
 class _Pending:
     """One finished step waiting for its CUDA events and tensor copies."""
 
@@ -179,7 +159,7 @@ class StepTimer:
         self._host: Dict[str, float] = {}
         self._events: List[Tuple[str, Any, Any]] = []
         self._pooled = 0  # how many of _events' events came from the pool (the rest are DataParallel's)
-        self._pool = _EventPool()
+        self._pool = _deferred.EventPool(timing=True)
         self._step_start: Optional[float] = None
         self._pending: Deque[_Pending] = deque()
         self._memory_at: Optional[float] = None  # when CUDA memory was last sampled
