@@ -52,7 +52,6 @@ class RankOutcome:
     exited_at: Optional[float] = None
     failed_at: Optional[float] = None
     ready: bool = False  # reached the code it was launched to run
-    progressed: bool = False  # beat at least once: past its start-up
     stopped: bool = False  # ended by the group's own agent (torchrun stopping it after another rank failed)
 
 
@@ -102,19 +101,40 @@ class Supervisor:
             if self.group.finished():
                 return "ok", ""
             if self.dog is not None:
-                stall = self.dog.check(now)
+                stall = self._stalled(now)
                 if stall is not None:
                     ranks = ", ".join(map(str, stall.ranks))
                     who = f"rank{'s' if len(stall.ranks) > 1 else ''} {ranks}"
                     if stall.starting:
                         self._stop(grace_s=0.0, reason="start-up limit reached")
-                        return "start_timeout", (f"{who} did not reach a first step within the start-up limit of "
+                        end = "a first step" if self.dog.startup_ends == watchdog.FIRST_STEP else "their code"
+                        return "start_timeout", (f"{who} did not reach {end} within the start-up limit of "
                                                  f"{stall.limit_s:g} s")
                     self._stop(grace_s=0.0, reason="hang detected")
                     return "hang", f"no heartbeat from {who} for {stall.silent_s:.1f} s"
             if self.time_limit_s is not None and now - self.started > self.time_limit_s:
                 self._stop(grace_s=0.0, reason=f"time limit {self.time_limit_s:g} s")
                 return "time_limit", f"time limit of {self.time_limit_s:g} s reached"
+
+    def _stalled(self, now: float) -> Optional[watchdog.Stall]:
+        """The watchdog's stall, once ranks whose code has not beaten yet were looked at: one whose stack shows
+        it importing or initialising CUDA is starting, not stalled (until the start-up limit)."""
+        assert self.dog is not None
+        stall = self.dog.check(now)
+        probe = self.dog.to_probe(stall) if stall is not None else []
+        if stall is None or not probe:
+            return stall
+        pids = {rank: self.outcomes[rank].pid for rank in probe if self.outcomes[rank].pid is not None}
+        found = self.stacks.request({r: p for r, p in pids.items() if p is not None}, timeout_s=self.stack_timeout_s)
+        late = []
+        for rank, text in found.items():
+            if watchdog.in_start_up(text):
+                self.dog.still_starting(rank, now)
+                if self.dog.start_up_over(rank, now):
+                    late.append(rank)
+        if late:
+            return watchdog.Stall(late, True, now - self.started, self.dog.startup_s)
+        return self.dog.check(now)
 
     def _pump(self, timeout: float) -> None:
         for rank, message in self.io.poll(timeout):
@@ -141,9 +161,10 @@ class Supervisor:
                 self.dog.started(rank, time.monotonic(), message[1])
         elif kind == "ready":
             outcome.ready = True
+            if self.dog is not None:
+                self.dog.entered(rank, time.monotonic())
         elif kind == "beat":
             outcome.last_step = message[1] if message[1] is not None else outcome.last_step
-            outcome.progressed = True
             if self.dog is not None:
                 self.dog.beat(rank, time.monotonic(), message[1])
         elif kind == "exit":  # from the rank's keeper (torchrun)
@@ -269,7 +290,8 @@ class Supervisor:
 
     def _summary(self, status: str, detail: str) -> str:
         reports = [watchdog.RankReport(o.rank, _report_state(o), o.exit_code, o.stack, o.last_step, o.reason,
-                                       starting=not o.progressed,
+                                       starting=(self.dog.was_starting(o.rank) if self.dog is not None
+                                                 else not o.ready),
                                        no_stack="no stack" if o.pid is not None else
                                        "no stack (before the rank's entry: its interpreter was still importing)")
                    for o in self.outcomes.values()]

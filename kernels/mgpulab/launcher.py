@@ -27,9 +27,11 @@ Supervision: a rank that fails (exception, non-zero exit, signal) gets the
 others killed after a short grace; ``hang_timeout_s`` kills everything when a
 rank stops calling :func:`mgpulab.heartbeat.beat` (``lab.log`` and
 ``StepTimer`` beat for you) — after collecting every rank's Python stack. A
-rank is starting until its first beat: imports, CUDA initialisation and the
-first step's module loading take seconds on a GPU host and never count as a
-hang; ``startup_timeout_s`` bounds that start-up instead (status
+launched function is starting until its first beat, code and scripts until
+they reach their code (and while their stack shows them importing or
+initialising CUDA): imports, CUDA initialisation and the first step's module
+loading take seconds on a GPU host and never count as a hang;
+``startup_timeout_s`` bounds that start-up instead (status
 ``start_timeout``, with where each rank was). ``time_limit_s`` bounds the
 whole run. Nothing is left running on return. Both launchers report alike:
 exit codes and signals, who failed first, stacks on a kill. The process
@@ -228,7 +230,7 @@ class _RankTarget:
 def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, placement: str = "auto",
             timeout_s: Optional[float] = 120.0,
             time_limit_s: Optional[float] = None, hang_timeout_s: Optional[float] = None,
-            startup_timeout_s: Optional[float] = None,
+            startup_timeout_s: Optional[float] = None, startup_ends: Optional[str] = None,
             launcher: str = "auto", init_process_group: bool = True, run_id: Optional[str] = None,
             echo: bool = True, num_threads: Optional[int] = None,
             torchrun_cmd: Optional[Sequence[str]] = None, stack_timeout_s: float = 3.0) -> LaunchResult:
@@ -244,8 +246,12 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
     time_limit_s: wall-clock limit of the whole run; then stacks, then kill.
     hang_timeout_s: kill when a live rank has not beaten for this long, once every rank has started
         (beaten once).
-    startup_timeout_s: with hang_timeout_s, how long ranks may take from the launch to their first beat
-        (default: the larger of 60 s and hang_timeout_s).
+    startup_timeout_s: with hang_timeout_s, how long ranks may take to start (default: the larger of 60 s
+        and hang_timeout_s).
+    startup_ends: when a rank's start-up ends — "first_step" (its first beat; the default for a function,
+        a training loop that logs its steps) or "entry" (when it reaches its code; the default for code and
+        scripts, which may never beat: silence after that is a stall unless the rank's stack shows it still
+        importing or initialising CUDA). See :class:`mgpulab.watchdog.Watchdog`.
     launcher: "auto" | "torchrun" | "spawn".
     num_threads: torch threads per rank (default: host cores // nprocs, ≥ 1).
     torchrun_cmd: command prefix for torchrun (default: python -m torch.distributed.run).
@@ -293,7 +299,10 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
             spec.master_port = store.port
             group = SpawnGroup(spec)
         supervisor = Supervisor(nprocs, group, io, stacks, write_out, write_err,
-                                watchdog.Watchdog(hang_timeout_s, startup_s=startup_timeout_s) if hang_timeout_s else None,
+                                watchdog.Watchdog(hang_timeout_s, startup_s=startup_timeout_s,
+                                                  startup_ends=startup_ends or (
+                                                      watchdog.FIRST_STEP if what.target is not None
+                                                      else watchdog.ENTRY)) if hang_timeout_s else None,
                                 time_limit_s, stack_timeout_s)
         status, summary = supervisor.run()
         result = LaunchResult(nprocs, name, note, mode.backend, mode.to_dict(), status, summary,

@@ -32,20 +32,31 @@ its CUDA context, joining the process group, and loading the first kernels'
 modules during its first step. None of that is a stall."""
 
 
+FIRST_STEP = "first_step"
+ENTRY = "entry"
+STARTUP_ENDS = (FIRST_STEP, ENTRY)
+
+
 @dataclass
 class RankLiveness:
     rank: int
     started_at: float
     pid: Optional[int] = None
+    entered_at: Optional[float] = None  # reached the code it was launched to run
     last_beat_at: Optional[float] = None
+    busy_starting_at: Optional[float] = None  # a stack probe found it importing or initialising CUDA
     last_step: Optional[int] = None
     exit_code: Optional[int] = None
     done: bool = False
 
-    @property
-    def starting(self) -> bool:
-        """No beat yet: the rank has not finished its first step (nor said it made progress)."""
-        return self.last_beat_at is None
+    def starting(self, ends: str) -> bool:
+        """Still in its start-up: before its first beat, or (``ends`` = entry) before its code's entry."""
+        return self.last_beat_at is None if ends == FIRST_STEP else self.entered_at is None
+
+    def progress_at(self) -> float:
+        """When it last showed progress: a beat, a probe that found start-up work, its entry, its launch."""
+        return max(t for t in (self.started_at, self.entered_at, self.last_beat_at, self.busy_starting_at)
+                   if t is not None)
 
 
 @dataclass(frozen=True)
@@ -61,21 +72,34 @@ class Stall:
 class Watchdog:
     """Which ranks have stopped making progress. Times are ``time.monotonic()`` values.
 
-    Progress is a beat (``lab.log``, ``StepTimer.step``, ``lab.beat``): the
-    first one ends a rank's start-up. While any live rank is still starting,
-    the ranks that have started are not judged: their next collective waits
-    for the starting one, and that wait is start-up too. The start-up limit
-    still bounds it, so a start-up that never ends is reported with where
-    each rank was.
+    Progress is a beat (``lab.log``, ``StepTimer.step``, ``lab.beat``). When a
+    rank's start-up ends depends on the code it runs (``startup_ends``):
+
+    * ``first_step`` (a function the toolkit launches: a training loop that
+      logs its steps): at its first beat. Everything before — imports, CUDA
+      context creation, joining the process group, building the model, and the
+      first step itself with its kernels' module loading — is start-up.
+    * ``entry`` (a cell's or a script's code, which may never beat): once it
+      reaches that code. Silence after that is judged, except that a stack
+      probe (:func:`in_start_up`) that finds the rank still importing or
+      initialising CUDA counts as progress (:meth:`still_starting`).
+
+    While any live rank is still starting, the ranks that have started are not
+    judged: their next collective waits for the starting one, and that wait is
+    start-up too. The start-up limit bounds start-up as a whole, from the
+    launch, so one that never ends is reported with where each rank was.
     """
 
-    def __init__(self, stall_s: float, *, startup_s: Optional[float] = None) -> None:
+    def __init__(self, stall_s: float, *, startup_s: Optional[float] = None, startup_ends: str = FIRST_STEP) -> None:
         if stall_s <= 0:
             raise ValueError("stall_s must be > 0")
+        if startup_ends not in STARTUP_ENDS:
+            raise ValueError(f"startup_ends must be one of {STARTUP_ENDS}, got {startup_ends!r}")
         self.stall_s = stall_s
         self.startup_s = max(stall_s, DEFAULT_STARTUP_S) if startup_s is None else startup_s
         if self.startup_s <= 0:
             raise ValueError("startup_s must be > 0")
+        self.startup_ends = startup_ends
         self.ranks: Dict[int, RankLiveness] = {}
 
     def started(self, rank: int, now: float, pid: Optional[int] = None) -> None:
@@ -83,11 +107,18 @@ class Watchdog:
         if pid is not None:
             state.pid = pid
 
+    def entered(self, rank: int, now: float) -> None:
+        self.ranks.setdefault(rank, RankLiveness(rank, now)).entered_at = now
+
     def beat(self, rank: int, now: float, step: Optional[int] = None) -> None:
         state = self.ranks.setdefault(rank, RankLiveness(rank, now))
         state.last_beat_at = now
         if step is not None:
             state.last_step = step
+
+    def still_starting(self, rank: int, now: float) -> None:
+        """A stack probe found the rank importing or initialising CUDA: progress of its start-up."""
+        self.ranks.setdefault(rank, RankLiveness(rank, now)).busy_starting_at = now
 
     def exited(self, rank: int, code: Optional[int]) -> None:
         state = self.ranks.get(rank)
@@ -96,25 +127,42 @@ class Watchdog:
 
     def starting(self, rank: int) -> bool:
         state = self.ranks.get(rank)
-        return state is not None and not state.done and state.starting
+        return state is not None and not state.done and state.starting(self.startup_ends)
+
+    def was_starting(self, rank: int) -> bool:
+        """Whether the rank had not finished its start-up (live or not: for the report of a stopped run)."""
+        state = self.ranks.get(rank)
+        return state is not None and state.starting(self.startup_ends)
+
+    def never_beat(self, rank: int) -> bool:
+        state = self.ranks.get(rank)
+        return state is not None and state.last_beat_at is None
 
     def silent_for(self, rank: int, now: float) -> float:
-        state = self.ranks[rank]
-        return now - (state.last_beat_at if state.last_beat_at is not None else state.started_at)
+        return now - self.ranks[rank].progress_at()
 
     def check(self, now: float) -> Optional[Stall]:
         """The ranks past their limit now (start-up ones first), or None."""
         live = [state for _, state in sorted(self.ranks.items()) if not state.done]
-        starting = [state for state in live if state.starting]
+        starting = [state for state in live if state.starting(self.startup_ends)]
         if starting:
             late = [s.rank for s in starting if now - s.started_at > self.startup_s]
             if late:
-                return Stall(late, True, self.silent_for(late[0], now), self.startup_s)
+                return Stall(late, True, now - self.ranks[late[0]].started_at, self.startup_s)
             return None
         stalled = [s.rank for s in live if self.silent_for(s.rank, now) > self.stall_s]
-        if stalled:
-            return Stall(stalled, False, self.silent_for(stalled[0], now), self.stall_s)
-        return None
+        if not stalled:
+            return None
+        return Stall(stalled, False, self.silent_for(stalled[0], now), self.stall_s)
+
+    def to_probe(self, stall: Stall) -> List[int]:
+        """Ranks of a stall whose stacks may show start-up work (entry mode: they never beat)."""
+        if stall.starting or self.startup_ends != ENTRY:
+            return []
+        return [rank for rank in stall.ranks if self.never_beat(rank)]
+
+    def start_up_over(self, rank: int, now: float) -> bool:
+        return now - self.ranks[rank].started_at > self.startup_s
 
     def stalled(self, now: float) -> List[int]:
         """Live ranks past their limit (see :meth:`check`)."""
@@ -192,6 +240,20 @@ def where(stack_text: str) -> Optional[str]:
         if caller is not None:
             text += f" ← {caller.short()}"
     return text
+
+
+_START_UP_FRAMES = ("_find_and_load", "_load_unlocked", "_call_with_frames_removed", "exec_module",
+                    "import_module", "_gcd_import", "_lazy_init")
+
+
+def in_start_up(stack_text: str) -> bool:
+    """True when a rank's main thread is importing a module or initialising CUDA (torch's ``_lazy_init``):
+    start-up work that takes seconds on a GPU host, whatever code triggered it."""
+    thread = main_thread(parse_stack_dump(stack_text))
+    if thread is None:
+        return False
+    return any(frame.file.startswith("<frozen importlib") or frame.function in _START_UP_FRAMES
+               for frame in thread.frames)
 
 
 @dataclass

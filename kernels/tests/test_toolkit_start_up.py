@@ -39,3 +39,36 @@ def test_a_start_up_that_never_ends_is_stopped_by_the_start_up_limit(monkeypatch
     assert rank1.where is not None and "never.py" in rank1.where, result.summary
     assert "rank 1 starting, in " in result.summary and "rank 0 starting, in all_reduce" in result.summary
     assert_all_gone(result)
+
+
+SLOW_CELL = """
+import importlib, torch, torch.distributed as dist
+importlib.import_module("slow_start.lazy")  # slow on purpose, like torch.optim on torch 2.x
+t = torch.ones(1)
+dist.all_reduce(t)
+print("sum", t.item())
+"""
+
+STUCK_CELL = """
+import torch, torch.distributed as dist
+if dist.get_rank() == 0:
+    dist.all_reduce(torch.ones(1))
+else:
+    import time
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_code_that_imports_slowly_after_its_entry_is_starting_and_code_that_waits_is_hung(monkeypatch, launcher):
+    """A cell's code may never beat, so its start-up ends when it reaches the code; a rank importing there (its
+    stack says so) is still starting, while one waiting in a collective is stalled at hang_timeout_s."""
+    monkeypatch.setenv("SLOW_START_LAZY_S", "5")
+    slow = lab.launch_code(SLOW_CELL, 2, init_process_group=True, hang_timeout_s=2, time_limit_s=120,
+                           **LAUNCHERS[launcher])
+    assert slow.ok, slow.summary
+    stuck = lab.launch_code(STUCK_CELL, 2, init_process_group=True, hang_timeout_s=2, time_limit_s=120,
+                            **LAUNCHERS[launcher])
+    assert stuck.status == "hang", stuck.summary
+    assert "rank 0 in all_reduce" in stuck.summary and "rank 1 in <module> (rank_code.py:7)" in stuck.summary
+    assert stuck.duration_s < 30 + start_up_s(launcher)  # the stall limit, not the start-up limit

@@ -56,6 +56,49 @@ def test_start_up_is_never_judged_by_the_stall_limit():
     assert watchdog.Watchdog(90.0).startup_s == 90.0  # never shorter than the stall limit
 
 
+def test_code_that_may_never_beat_starts_until_its_entry():
+    dog = watchdog.Watchdog(2.0, startup_s=30.0, startup_ends=watchdog.ENTRY)
+    for rank in (0, 1):
+        dog.started(rank, now=0.0)
+    assert dog.stalled(now=10.0) == []  # neither has reached its code: start-up
+    dog.entered(0, now=10.0)
+    assert dog.stalled(now=20.0) == []  # rank 1 still starting: rank 0 may be waiting for it
+    dog.entered(1, now=20.0)
+    stall = dog.check(now=22.5)
+    assert stall is not None and stall.ranks == [0, 1] and not stall.starting
+    assert dog.to_probe(stall) == [0, 1]  # no beat yet: a stack may show them importing
+    dog.still_starting(1, now=22.5)  # rank 1's stack showed an import
+    assert dog.stalled(now=22.5) == [0]
+    dog.beat(0, now=23.0, step=0)
+    assert dog.to_probe(dog.check(now=25.1)) == [1]
+    assert not dog.start_up_over(1, now=29.0) and dog.start_up_over(1, now=30.1)
+    first_step = watchdog.Watchdog(2.0)
+    first_step.started(0, now=0.0)
+    first_step.entered(0, now=1.0)
+    assert first_step.stalled(now=10.0) == []  # a function starts until its first beat
+
+
+IMPORTING = """Current thread 0x00007f3194a81040 (most recent call first):
+  File "/usr/lib/python3/dist-packages/torch/optim/_optim_utils.py", line 43 in <module>
+  File "<frozen importlib._bootstrap>", line 488 in _call_with_frames_removed
+  File "<frozen importlib._bootstrap_external>", line 940 in exec_module
+  File "<frozen importlib._bootstrap>", line 1331 in _find_and_load
+  File "/home/me/rank_code.py", line 2 in <module>
+"""
+
+CUDA_INIT = """Current thread 0x00007f3194a81040 (most recent call first):
+  File "/usr/lib/python3/dist-packages/torch/cuda/__init__.py", line 319 in _lazy_init
+  File "/home/me/train.py", line 12 in main
+"""
+
+
+def test_start_up_work_is_read_from_a_stack():
+    assert watchdog.in_start_up(IMPORTING)
+    assert watchdog.in_start_up(CUDA_INIT)
+    assert not watchdog.in_start_up(DUMP)  # waiting in all_reduce is not start-up
+    assert not watchdog.in_start_up("")
+
+
 def test_stack_dump_parsing_and_summary():
     stacks = watchdog.parse_stack_dump(DUMP)
     assert len(stacks) == 2 and stacks[1].current
