@@ -2,7 +2,9 @@
 persistent namespace, and reports everything as frames (stdout stays raw).
 
 Threads: a reader thread decodes input lines into a queue; the main thread
-runs cells (signals — Ctrl-C from the tty — are only delivered there).
+runs cells. Ctrl-C from the tty is a SIGINT whose handler runs in the main
+thread; :mod:`mgpulab_kernel.interrupts` makes sure it also wakes the main
+thread when the OS gave the signal to another one.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from typing import Any, BinaryIO, Callable, Dict, List, Literal, Optional
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
 
-from . import assist, diagnostics, environment, executor, ipython_display, magics, mime, optional, outputs, shell, streams
+from . import (assist, diagnostics, environment, executor, interrupts, ipython_display, magics, mime, optional, outputs,
+               shell, streams)
 
 # matplotlib's backend in cells (and in processes they start, where show() does nothing): figures inline.
 INLINE_BACKEND = "module://mgpulab_kernel.mpl_inline"
@@ -84,6 +87,7 @@ class Kernel:
         self.execution: Optional[ExecutionContext] = None
         self._executing = False
         self._interrupt_requested = False
+        self._interrupts = interrupts.InterruptBridge(lambda: self._executing)
         self._stdout = streams.make_raw_stdout()
         self._stderr = streams.FramedStream("stderr", lambda: self._current_id, self._flush_stdout)
         self.shell = shell.LightShell(self._namespace)
@@ -108,6 +112,7 @@ class Kernel:
         if optional.available("IPython"):
             ipython_display.install()
         signal.signal(signal.SIGINT, self._on_sigint)
+        self._interrupts.install()
         # Crashes (segfaults) print their Python stack on the raw tty before the
         # process dies, and Ctrl-\ (SIGQUIT) asks for every thread's stack.
         faulthandler.enable(file=sys.__stderr__ or 2, all_threads=True)
@@ -126,11 +131,13 @@ class Kernel:
         # Only user code is interrupted; the kernel's own bookkeeping is never
         # cut in half. An interrupt that lands between "busy" and the start of
         # user code is remembered and applied as the code starts.
+        self._interrupts.handled()
         if self._executing:
             raise KeyboardInterrupt
         self._interrupt_requested = True
 
     def _read_requests(self) -> None:
+        interrupts.block_interrupts()  # the main thread is where an interrupt must land
         for line in iter(self._stdin.readline, b""):
             line = line.strip()
             if not line:
