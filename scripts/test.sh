@@ -17,20 +17,14 @@ failed=0
 failures=()
 log=$(mktemp)
 
-count_node() { # reads node --test's closing lines
+source scripts/test-counts.sh
+add_counts() { # "passed failed" from a counter
   local p f
-  p=$(grep -E '^ℹ pass [0-9]+' "$log" | tail -1 | awk '{print $3}')
-  f=$(grep -E '^ℹ fail [0-9]+' "$log" | tail -1 | awk '{print $3}')
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  read -r p f <<<"$("$@")"
+  passed=$((passed + p)); failed=$((failed + f))
 }
-count_pytest() {
-  local line p f e
-  line=$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -1)
-  p=$(grep -oE '[0-9]+ passed' <<<"$line" | awk '{print $1}')
-  f=$(grep -oE '[0-9]+ failed' <<<"$line" | awk '{print $1}')
-  e=$(grep -oE '[0-9]+ error' <<<"$line" | awk '{print $1}')
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0}))
-}
+count_node() { add_counts count_node_log "$log"; }
+count_pytest() { add_counts count_pytest_log "$log"; }
 step() { # step NAME COUNTER COMMAND...
   local name=$1 counter=$2
   shift 2
@@ -41,7 +35,7 @@ step() { # step NAME COUNTER COMMAND...
   if [ "$status" != 0 ]; then
     failures+=("$name")
     # a step that failed without counting a failing test still fails the run
-    [ "$counter" = none ] || grep -qE '^ℹ fail [1-9]|[0-9]+ failed|[0-9]+ error' "$log" || failed=$((failed + 1))
+    [ "$counter" = none ] || grep -qE '^ℹ (fail|cancelled) [1-9]|[0-9]+ failed|[0-9]+ error' "$log" || failed=$((failed + 1))
   fi
 }
 
