@@ -92,7 +92,9 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
       max: 300,
       customRules: {
         "/sign-in/email": { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
-        [LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]: { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
+        // No guess limit on the token URL: its 192 random bits cannot be guessed, and a limit counted per
+        // address let anyone on the machine (or behind the same NAT) lock the operator out of a fresh token.
+        [LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]: false,
         // Guessing the current password here is guessing a password too.
         "/change-password": { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
         [JOIN_PATH]: { window: settings.joinRateLimit.windowSeconds, max: settings.joinRateLimit.max },

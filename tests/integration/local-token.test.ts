@@ -85,6 +85,17 @@ describe("the local token URL", () => {
     assert.equal((await labFetch(`${server.url}/api/executions`, {}, cookie)).status, 200);
   });
 
+  it("bad token URLs never lock the operator out of a fresh one (no guess limit on 192 random bits)", LIMIT, async () => {
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const bad = await fetch(`${server.url}/api/auth/local-token?token=${"x".repeat(32)}${attempt}`, { redirect: "manual" });
+      assert.equal(bad.status, 302, `attempt ${attempt}: answered, not rate-limited`);
+      assert.equal(bad.headers.getSetCookie().length, 0, "no session from a wrong token");
+    }
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/lab-cli.ts", "login-url", "--url", server.url], { cwd: ROOT, env: { ...process.env, MGPULAB_DATA_DIR: dataDir } });
+    const cookie = await signInWithToken(stdout.trim());
+    assert.equal((await labFetch(`${server.url}/api/executions`, {}, cookie)).status, 200);
+  });
+
   it("no secret reaches the client bundle", LIMIT, async () => {
     const secret = readFileSync(path.join(dataDir, AUTH_SECRET_FILE), "utf8").trim();
     const token = new URL(server.signInUrl!).searchParams.get("token")!;
