@@ -86,11 +86,17 @@ export default function RunningKernels() {
             {kernels.map((kernel) => {
               const row = kernelRow(kernel, now);
               return (
-                <tr key={row.notebookId} className="kernel-row" data-testid="kernel-row" data-notebook-id={row.notebookId} data-state={row.state}>
+                <tr key={row.kernelRef} className="kernel-row" data-testid="kernel-row" data-notebook-id={kernel.notebookId ?? undefined} data-state={row.state}>
                   <td>
-                    <Link href={row.href} className="notebook-row-title" data-testid="kernel-notebook-link">
-                      {row.title}
-                    </Link>
+                    {row.href !== null ? (
+                      <Link href={row.href} className="notebook-row-title" data-testid="kernel-notebook-link">
+                        {row.title}
+                      </Link>
+                    ) : (
+                      <span className="notebook-row-title" data-testid="kernel-notebook-hidden" title="a notebook you may not read: only its owner is shown">
+                        {row.title}
+                      </span>
+                    )}
                   </td>
                   <td>
                     <span className={`kernel-state kernel-${row.state}`} data-testid="kernel-row-state">
@@ -117,10 +123,10 @@ export default function RunningKernels() {
                       type="button"
                       className="button button-small button-danger"
                       data-testid="kernel-shutdown"
-                      disabled={state.stopping.includes(row.notebookId)}
-                      onClick={() => void controller.shutdown(row.notebookId)}
+                      disabled={state.stopping.includes(row.kernelRef)}
+                      onClick={() => void controller.shutdown(kernel)}
                     >
-                      {state.stopping.includes(row.notebookId) ? "Shutting down…" : "Shut down"}
+                      {state.stopping.includes(row.kernelRef) ? "Shutting down…" : "Shut down"}
                     </button>
                   </td>
                 </tr>

@@ -4,7 +4,7 @@
  * through `subscribe`/`getState`; what each row says is computed here by
  * pure functions, so the page only renders.
  */
-import { describePeriod, type RunningKernel, type RunningKernels } from "../../server/core/protocol/kernels-model";
+import { describePeriod, type KernelListing, type ListedKernel } from "../../server/core/protocol/kernels-model";
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { formatBytes, formatDuration, formatRelativeTime } from "./format";
 import type { LabTransport } from "./lab-client";
@@ -12,7 +12,7 @@ import { assertNever } from "../../server/core/assert-never";
 
 export interface RunningKernelsState {
   status: "loading" | "ready" | "error";
-  listing: RunningKernels | null;
+  listing: KernelListing | null;
   /** The last thing that went wrong, shown until dismissed or the next good answer. */
   error: string | null;
   /** Notebook ids whose kernel is being shut down (their buttons are disabled). */
@@ -63,10 +63,13 @@ export class RunningKernelsController {
     await this.request({ op: "list-kernels" }, "Loading the kernels");
   }
 
-  async shutdown(notebookId: string): Promise<boolean> {
-    this.update({ stopping: [...this.state.stopping, notebookId] });
-    const ok = await this.request({ op: "shutdown-kernel", notebookId }, "Shutting the kernel down");
-    this.update({ stopping: this.state.stopping.filter((id) => id !== notebookId) });
+  /** By its notebook when the viewer may name it, else by its opaque ref (an admin's list of everyone's). */
+  async shutdown(kernel: ListedKernel): Promise<boolean> {
+    const ref = kernel.kernelRef;
+    this.update({ stopping: [...this.state.stopping, ref] });
+    const command = kernel.notebookId !== null ? { op: "shutdown-kernel" as const, notebookId: kernel.notebookId } : { op: "shutdown-listed-kernel" as const, kernelRef: ref };
+    const ok = await this.request(command, "Shutting the kernel down");
+    this.update({ stopping: this.state.stopping.filter((id) => id !== ref) });
     return ok;
   }
 
@@ -74,7 +77,7 @@ export class RunningKernelsController {
   async shutdownAll(): Promise<boolean> {
     const kernels = this.state.listing?.kernels ?? [];
     if (kernels.length === 0 || !this.confirm(shutdownAllQuestion(kernels))) return false;
-    const ids = kernels.map((kernel) => kernel.notebookId);
+    const ids = kernels.map((kernel) => kernel.kernelRef);
     this.update({ stopping: [...this.state.stopping, ...ids] });
     const ok = await this.request({ op: "shutdown-all-kernels" }, "Shutting the kernels down");
     this.update({ stopping: this.state.stopping.filter((id) => !ids.includes(id)) });
@@ -85,7 +88,7 @@ export class RunningKernelsController {
     if (this.state.error !== null) this.update({ error: null });
   }
 
-  private async request(command: Extract<LabCommand, { op: "list-kernels" | "shutdown-kernel" | "shutdown-all-kernels" }>, what: string): Promise<boolean> {
+  private async request(command: Extract<LabCommand, { op: "list-kernels" | "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels" }>, what: string): Promise<boolean> {
     const seq = ++this.seq;
     const ack: LabAck = await this.transport.send(command);
     if (!ack.ok || ack.kernels === undefined) {
@@ -105,10 +108,11 @@ export class RunningKernelsController {
 
 /** One row of the table, in words. */
 export interface KernelRow {
-  notebookId: string;
+  kernelRef: string;
   title: string;
-  href: string;
-  state: RunningKernel["state"];
+  /** Null: a notebook the viewer may not open (named by its owner only). */
+  href: string | null;
+  state: ListedKernel["state"];
   stateLabel: string;
   started: string;
   lastActivity: string;
@@ -117,11 +121,11 @@ export interface KernelRow {
   idleShutdown: string;
 }
 
-export function kernelRow(kernel: RunningKernel, now: number): KernelRow {
+export function kernelRow(kernel: ListedKernel, now: number): KernelRow {
   return {
-    notebookId: kernel.notebookId,
+    kernelRef: kernel.kernelRef,
     title: kernel.title,
-    href: `/notebooks/${encodeURIComponent(kernel.notebookId)}`,
+    href: kernel.notebookId === null ? null : `/notebooks/${encodeURIComponent(kernel.notebookId)}`,
     state: kernel.state,
     stateLabel: stateLabel(kernel),
     started: formatRelativeTime(kernel.startedAt, now),
@@ -132,7 +136,7 @@ export function kernelRow(kernel: RunningKernel, now: number): KernelRow {
   };
 }
 
-function stateLabel(kernel: RunningKernel): string {
+function stateLabel(kernel: ListedKernel): string {
   switch (kernel.state) {
     case "starting":
       return "starting…";
@@ -149,26 +153,26 @@ function stateLabel(kernel: RunningKernel): string {
   }
 }
 
-function memoryLabel(memory: RunningKernel["memory"]): string {
+function memoryLabel(memory: ListedKernel["memory"]): string {
   if (memory === null) return "not measured";
   return `${formatBytes(memory.rssBytes)}${memory.processes > 1 ? ` in ${memory.processes} processes` : ""}`;
 }
 
-function idleShutdownLabel(kernel: RunningKernel, now: number): string {
+function idleShutdownLabel(kernel: ListedKernel, now: number): string {
   if (kernel.idleShutdownAt === null) return kernel.viewers > 0 || kernel.executions > 0 ? "in use" : "—";
   const left = Date.parse(kernel.idleShutdownAt) - now;
   return left <= 0 ? "due now" : `in ${formatDuration(left)} if unused`;
 }
 
 /** "2 of at most 16 kernels · 1.2 GB · unused kernels shut down after 60 min". */
-export function summaryLine(listing: RunningKernels): string {
+export function summaryLine(listing: KernelListing): string {
   const count = listing.kernels.length;
   const measured = listing.kernels.map((kernel) => kernel.memory?.rssBytes ?? 0).reduce((sum, bytes) => sum + bytes, 0);
   const idle = listing.idleShutdownMs === null ? "idle shutdown is off" : `unused kernels shut down after ${describePeriod(listing.idleShutdownMs)}`;
   return `${count} of at most ${listing.maxKernels} ${listing.maxKernels === 1 ? "kernel" : "kernels"} · ${formatBytes(measured)} · ${idle}`;
 }
 
-export function shutdownAllQuestion(kernels: readonly RunningKernel[]): string {
+export function shutdownAllQuestion(kernels: readonly ListedKernel[]): string {
   const busy = kernels.filter((kernel) => kernel.executions > 0).length;
   const viewed = kernels.filter((kernel) => kernel.viewers > 0).length;
   const notes = [busy > 0 ? `${busy} running a cell` : null, viewed > 0 ? `${viewed} open in a tab` : null].filter((note) => note !== null);

@@ -73,6 +73,8 @@ export const LAB_COMMAND_RULES: Record<LabCommand["op"], LabRule> = {
   "create-from-scenario": { kind: "lab", action: "list-scenarios" },
   "list-kernels": { kind: "lab", action: "list-own" },
   "shutdown-kernel": { kind: "stop-kernel" },
+  // Only a list of every kernel holds refs to notebooks the viewer may not name: only who may list all may use them.
+  "shutdown-listed-kernel": { kind: "lab", action: "list-all-kernels" },
   "shutdown-all-kernels": { kind: "lab", action: "list-own" },
   "list-hosts": { kind: "lab", action: "list-hosts" },
   "check-host": { kind: "lab", action: "check-host" },

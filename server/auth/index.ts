@@ -6,6 +6,7 @@
 import type { PrismaClient } from "../persistence";
 import { AccessGate } from "./access-gate";
 import { Accounts } from "./accounts";
+import { KernelRefs } from "./kernel-refs";
 import { createLabAuth, type AuthSettings, type LabAuth } from "./lab-auth";
 import { SessionNotices } from "./session-notices";
 
@@ -14,10 +15,18 @@ export interface LabAccess {
   accounts: Accounts;
   gate: AccessGate;
   notices: SessionNotices;
+  /** Opaque refs for kernels of notebooks a viewer may not name. */
+  kernelRefs: KernelRefs;
 }
 
 export function openAccess(prisma: PrismaClient, settings: AuthSettings): LabAccess {
-  return { auth: createLabAuth(prisma, settings), accounts: new Accounts(prisma), gate: new AccessGate(prisma), notices: new SessionNotices() };
+  return {
+    auth: createLabAuth(prisma, settings),
+    accounts: new Accounts(prisma),
+    gate: new AccessGate(prisma),
+    notices: new SessionNotices(),
+    kernelRefs: new KernelRefs(settings.secret),
+  };
 }
 
 export type { Actor } from "./roles";

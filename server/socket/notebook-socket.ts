@@ -27,7 +27,7 @@ import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
 import type { Me, ShareView } from "../core/protocol/accounts-model";
 import type { GpuHolder } from "../core/protocol/hosts-model";
-import type { RunningKernels } from "../core/protocol/kernels-model";
+import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
 import type { PrismaClient } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
 import { attachSocketSessions, userRoom } from "./socket-sessions";
@@ -207,6 +207,13 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "shutdown-kernel":
       await drivers.notebookOp(command.notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
+    case "shutdown-listed-kernel": {
+      const running = (await drivers.listKernels()).kernels.map((kernel) => kernel.notebookId);
+      const notebookId = access.kernelRefs.resolve(command.kernelRef, running);
+      if (notebookId === null) throw new CommandError("not-found", "that kernel is no longer running");
+      await drivers.notebookOp(notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
+      return { ok: true, kernels: await visibleKernels(actor, services) };
+    }
     case "shutdown-all-kernels": {
       const all = await drivers.listKernels();
       const stoppable = await access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "stop-kernel");
@@ -298,12 +305,29 @@ async function offeredScenarios(actor: Actor, services: SocketServices): Promise
   return new Set(actor.workshopId ? await services.workshops.scenarioIdsOf(actor.workshopId) : []);
 }
 
-/** An admin sees every kernel (a held GPU is everyone's problem); anyone else those of notebooks they may read. */
-async function visibleKernels(actor: Actor, services: SocketServices): Promise<RunningKernels> {
+/**
+ * An admin sees every kernel (a held GPU is everyone's problem), those of notebooks they may not read by
+ * their owner's name alone; anyone else sees only the kernels of notebooks they may read.
+ */
+async function visibleKernels(actor: Actor, services: SocketServices): Promise<KernelListing> {
   const all = await services.drivers.listKernels();
-  if (services.access.gate.may(actor, "list-all-kernels")) return all;
-  const readable = await services.access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "read");
-  return { ...all, kernels: all.kernels.filter((kernel) => readable.has(kernel.notebookId)) };
+  const { gate, kernelRefs } = services.access;
+  const readable = await gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "read");
+  const seeAll = gate.may(actor, "list-all-kernels");
+  const hidden = all.kernels.filter((kernel) => !readable.has(kernel.notebookId)).map((kernel) => kernel.notebookId);
+  const owners = hidden.length === 0 || !seeAll ? new Map<string, string>() : await ownerNames(services.prisma, hidden);
+  const kernels: ListedKernel[] = [];
+  for (const kernel of all.kernels) {
+    const kernelRef = kernelRefs.of(kernel.notebookId);
+    if (readable.has(kernel.notebookId)) kernels.push({ ...kernel, kernelRef });
+    else if (seeAll) kernels.push({ ...kernel, notebookId: null, title: `a notebook of ${owners.get(kernel.notebookId) ?? "another user"}`, kernelRef });
+  }
+  return { ...all, kernels };
+}
+
+async function ownerNames(prisma: PrismaClient, notebookIds: string[]): Promise<Map<string, string>> {
+  const rows = await prisma.notebook.findMany({ where: { id: { in: notebookIds } }, select: { id: true, owner: { select: { name: true } } } });
+  return new Map(rows.map((row) => [row.id, row.owner.name]));
 }
 
 /** Who holds each GPU: a notebook the actor may read by its title; anybody else's by its owner's name only. */
@@ -311,9 +335,7 @@ async function visibleHolders(actor: Actor, services: SocketServices): Promise<M
   const holders = await services.drivers.agentHolders();
   const notebookIds = [...holders.values()].map((holder) => holder.notebookId);
   const readable = await services.access.gate.filterNotebooks(actor, notebookIds, "read");
-  const owners = new Map(
-    (await services.prisma.notebook.findMany({ where: { id: { in: notebookIds } }, select: { id: true, owner: { select: { name: true } } } })).map((row) => [row.id, row.owner.name]),
-  );
+  const owners = await ownerNames(services.prisma, notebookIds);
   const visible = new Map<string, GpuHolder>();
   for (const [kernel, holder] of holders) {
     visible.set(kernel, readable.has(holder.notebookId) ? holder : { notebookId: "", title: `a notebook of ${owners.get(holder.notebookId) ?? "another user"}` });

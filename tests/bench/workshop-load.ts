@@ -36,7 +36,7 @@ import { signIn } from "../helpers/lab-session";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
-import type { RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { KernelListing } from "../../server/core/protocol/kernels-model";
 import type { WorkshopConsoleView } from "../../server/core/protocol/workshop-model";
 
 const SCENARIO = "dp-basics";
@@ -369,7 +369,7 @@ async function main(): Promise<number> {
     }, 500);
     const admin = await connectClient(lab.url);
     sockets.push(admin);
-    const listKernels = async (): Promise<RunningKernels> => {
+    const listKernels = async (): Promise<KernelListing> => {
       const listed = await within(admin.sendLab({ op: "list-kernels" }), "list-kernels");
       if (!listed.ok || !listed.kernels) throw new Error(`list-kernels failed: ${listed.ok ? "no list" : listed.error}`);
       for (const kernel of listed.kernels.kernels) if (kernel.pid !== null) kernelPids.add(kernel.pid);
@@ -425,7 +425,7 @@ async function main(): Promise<number> {
     say(`${participants.length} joined (HTTP join + socket + admitted) in ${(joinedMs / 1000).toFixed(2)} s`);
 
     // --- their kernels, started ahead of time ---------------------------------------------------
-    let idleKernels: RunningKernels | null = null;
+    let idleKernels: KernelListing | null = null;
     for (;;) {
       const kernels = await listKernels();
       if (kernels.kernels.filter((kernel) => kernel.state === "idle").length >= PARTICIPANTS) {
@@ -786,7 +786,7 @@ async function main(): Promise<number> {
 }
 
 /** Each kernel's process tree: RSS as `list-kernels` reports it, and PSS read here (same machine). */
-function kernelMemory(kernels: RunningKernels): { count: number; rss: Spread; pss: Spread; totalRssMiB: number; totalPssMiB: number } {
+function kernelMemory(kernels: KernelListing): { count: number; rss: Spread; pss: Spread; totalRssMiB: number; totalPssMiB: number } {
   const rss: number[] = [];
   const pss: number[] = [];
   for (const kernel of kernels.kernels) {

@@ -84,8 +84,11 @@ const LAB_ACTIONS: Array<{ name: string; allowed: ActorName[] }> = [
   { name: "list-workshops", allowed: ["facilitatorF", "facilitatorG"] },
   { name: "create-workshop", allowed: ["facilitatorF", "facilitatorG"] },
   { name: "my-workshop", allowed: ["participantP", "participantQ"] },
-  // The kernel list shows member A's kernel to A and to an admin only.
-  { name: "list-kernels shows A's kernel", allowed: ["admin", "memberA"] },
+  // The kernel list names member A's notebook to A only; an admin sees A's kernel by its owner alone
+  // (no title, no id), and only an admin may shut a kernel down by the opaque ref such a row carries.
+  { name: "list-kernels shows A's kernel", allowed: ["memberA"] },
+  { name: "list-kernels shows A's kernel by its owner only", allowed: ["admin"] },
+  { name: "shutdown-listed-kernel", allowed: ["admin"] },
 ];
 
 type WorkshopName = "W1" | "W2" | "guessed-workshop";
@@ -348,6 +351,29 @@ describe("authorization matrix", () => {
         const list = await client.sendLab({ op: "list-kernels" });
         if (!list.ok) return fromAck(list);
         return list.kernels?.kernels.some((kernel) => kernel.notebookId === notebooks.get("A-private")) ? { ok: true } : { ok: false, code: "forbidden", error: "" };
+      }
+      case "list-kernels shows A's kernel by its owner only": {
+        await kernelOfA();
+        const list = await client.sendLab({ op: "list-kernels" });
+        if (!list.ok) return fromAck(list);
+        if (actor !== "memberA") assert.ok(!JSON.stringify(list.kernels).includes(notebooks.get("A-private")!), `${actor}'s kernel list holds the id of A's private notebook`);
+        for (const kernel of list.kernels?.kernels ?? []) {
+          if (kernel.notebookId === null) assert.match(kernel.title, /^a notebook of /, `${actor} sees the title of a notebook they may not read`);
+        }
+        const byOwner = list.kernels?.kernels.some((kernel) => kernel.notebookId === null && kernel.title === "a notebook of memberA");
+        return byOwner ? { ok: true } : { ok: false, code: "forbidden", error: "" };
+      }
+      case "shutdown-listed-kernel": {
+        await kernelOfA();
+        const list = await client.sendLab({ op: "list-kernels" });
+        const row = list.ok ? list.kernels?.kernels.find((kernel) => kernel.notebookId === null) : undefined;
+        // Whoever got no such row tries a made-up ref: the rule refuses it before anything is looked up.
+        const answer = await client.sendLab({ op: "shutdown-listed-kernel", kernelRef: row?.kernelRef ?? "madeUpReference00000000" });
+        if (answer.ok) {
+          assert.ok(!answer.kernels?.kernels.some((kernel) => kernel.kernelRef === row?.kernelRef), "the kernel was shut down");
+          kernelStarted = null; // A's kernel is started again for the cells that need it
+        }
+        return fromAck(answer);
       }
       default:
         return fromAck(await client.sendLab({ op: name }));

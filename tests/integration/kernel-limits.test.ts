@@ -14,7 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { localHost } from "../../server/kernel/kernel-host";
 import { KernelSession } from "../../server/kernel/kernel-session";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../../server/notebook/kernel-policy";
-import type { RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { KernelListing } from "../../server/core/protocol/kernels-model";
 import type { KernelStatus } from "../../server/core/protocol/notebook-model";
 import type { LabAck } from "../../server/core/protocol/socket-api";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
@@ -84,7 +84,7 @@ async function waitUntil(condition: () => boolean, limitMs = 10_000): Promise<vo
   }
 }
 
-function kernelsOf(ack: LabAck): RunningKernels {
+function kernelsOf(ack: LabAck): KernelListing {
   assert.ok(ack.ok, ack.ok ? "" : ack.error);
   assert.ok(ack.kernels, "the answer carries the kernel list");
   return ack.kernels;

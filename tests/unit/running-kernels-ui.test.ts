@@ -7,16 +7,19 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/model/running-kernels";
-import type { RunningKernel, RunningKernels } from "../../server/core/protocol/kernels-model";
+import type { KernelListing, ListedKernel } from "../../server/core/protocol/kernels-model";
 import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
 const MIN = 60_000;
 
-function kernel(notebookId: string, patch: Partial<RunningKernel> = {}): RunningKernel {
+const refOf = (notebookId: string) => `ref-${notebookId}-`.padEnd(20, "0");
+
+function kernel(notebookId: string, patch: Partial<ListedKernel> = {}): ListedKernel {
   return {
     notebookId,
+    kernelRef: refOf(notebookId),
     title: `notebook ${notebookId}`,
     state: "idle",
     pid: 1000,
@@ -32,7 +35,7 @@ function kernel(notebookId: string, patch: Partial<RunningKernel> = {}): Running
 
 /** Answers like the server; each answer waits until released when `hold` is set. */
 class KernelLab implements LabTransport {
-  kernels: RunningKernel[] = [];
+  kernels: ListedKernel[] = [];
   readonly sent: LabCommand[] = [];
   refuse: string | null = null;
   hold = false;
@@ -54,7 +57,7 @@ class KernelLab implements LabTransport {
   onConnect(): void {}
   close(): void {}
 
-  private listing(): RunningKernels {
+  private listing(): KernelListing {
     return { kernels: [...this.kernels], maxKernels: 16, idleShutdownMs: 60 * MIN, memoryMethod: "VmRSS summed" };
   }
 
@@ -65,6 +68,9 @@ class KernelLab implements LabTransport {
         return { ok: true, kernels: this.listing() };
       case "shutdown-kernel":
         this.kernels = this.kernels.filter((k) => k.notebookId !== command.notebookId);
+        return { ok: true, kernels: this.listing() };
+      case "shutdown-listed-kernel":
+        this.kernels = this.kernels.filter((k) => k.kernelRef !== command.kernelRef);
         return { ok: true, kernels: this.listing() };
       case "shutdown-all-kernels":
         this.kernels = [];
@@ -80,6 +86,20 @@ function controller(lab: KernelLab, confirm: (question: string) => boolean = () 
 }
 
 describe("Running kernels model", () => {
+  it("shuts down a kernel whose notebook the admin may not name by its ref, and shows it by owner only", async () => {
+    const lab = new KernelLab();
+    lab.kernels = [kernel("a"), kernel("secret", { notebookId: null, title: "a notebook of Ana" })];
+    const view = controller(lab);
+    await view.refresh();
+    const hidden = view.getState().listing!.kernels[1]!;
+    const row = kernelRow(hidden, NOW);
+    assert.equal(row.href, null, "no link to a notebook the viewer may not read");
+    assert.equal(row.title, "a notebook of Ana");
+    assert.equal(await view.shutdown(hidden), true);
+    assert.deepEqual(lab.sent.at(-1), { op: "shutdown-listed-kernel", kernelRef: refOf("secret") });
+    assert.deepEqual(view.getState().listing?.kernels.map((k) => k.notebookId), ["a"]);
+  });
+
   it("loads the kernels and shuts one down, keeping its button disabled while it ends", async () => {
     const lab = new KernelLab();
     lab.kernels = [kernel("a"), kernel("b")];
@@ -89,8 +109,8 @@ describe("Running kernels model", () => {
     assert.deepEqual(view.getState().listing?.kernels.map((k) => k.notebookId), ["a", "b"]);
 
     lab.hold = true;
-    const done = view.shutdown("a");
-    assert.deepEqual(view.getState().stopping, ["a"]);
+    const done = view.shutdown(kernel("a"));
+    assert.deepEqual(view.getState().stopping, [refOf("a")]);
     lab.releaseNewestFirst();
     assert.equal(await done, true);
     assert.deepEqual(view.getState().stopping, []);
@@ -104,7 +124,7 @@ describe("Running kernels model", () => {
     const view = controller(lab);
     lab.hold = true;
     const refresh = view.refresh(); // answered with "a" still running
-    const shutdown = view.shutdown("a");
+    const shutdown = view.shutdown(kernel("a"));
     lab.releaseNewestFirst();
     await Promise.all([refresh, shutdown]);
     assert.deepEqual(view.getState().listing?.kernels, []);
@@ -136,7 +156,7 @@ describe("Running kernels model", () => {
     const view = controller(lab);
     await view.refresh();
     lab.refuse = "no answer from the server (timed out or disconnected)";
-    assert.equal(await view.shutdown("a"), false);
+    assert.equal(await view.shutdown(kernel("a")), false);
     assert.equal(view.getState().error, "Shutting the kernel down failed: no answer from the server (timed out or disconnected)");
     assert.deepEqual(view.getState().listing?.kernels.map((k) => k.notebookId), ["a"]);
     view.dismissError();
@@ -154,7 +174,7 @@ describe("Running kernels model", () => {
 });
 
 describe("kernelRow", () => {
-  const cases: Array<[string, Partial<RunningKernel>, Partial<KernelRow>]> = [
+  const cases: Array<[string, Partial<ListedKernel>, Partial<KernelRow>]> = [
     [
       "an idle kernel nobody views, due for idle shutdown",
       {},
@@ -178,7 +198,7 @@ describe("kernelRow", () => {
 
 describe("summaryLine and shutdownAllQuestion", () => {
   it("sums memory and states the limits", () => {
-    const listing: RunningKernels = { kernels: [kernel("a"), kernel("b", { memory: null })], maxKernels: 16, idleShutdownMs: 60 * MIN, memoryMethod: "" };
+    const listing: KernelListing = { kernels: [kernel("a"), kernel("b", { memory: null })], maxKernels: 16, idleShutdownMs: 60 * MIN, memoryMethod: "" };
     assert.equal(summaryLine(listing), "2 of at most 16 kernels · 238 MB · unused kernels shut down after 60 min");
     assert.equal(summaryLine({ ...listing, kernels: [], idleShutdownMs: null }), "0 of at most 16 kernels · 0 bytes · idle shutdown is off");
   });

@@ -38,6 +38,21 @@ export interface RunningKernels {
   memoryMethod: string;
 }
 
+/**
+ * A running kernel as one viewer is shown it. A notebook they may not read (only an admin lists those: a
+ * held GPU is everyone's problem) is named by its owner alone: no title, no id.
+ */
+export interface ListedKernel extends Omit<RunningKernel, "notebookId"> {
+  /** Null: a notebook this viewer may not read; `title` then only says whose it is. */
+  notebookId: string | null;
+  /** Opaque and stable: what the kernel is shut down by when its notebook is not the viewer's to name. */
+  kernelRef: string;
+}
+
+export interface KernelListing extends Omit<RunningKernels, "kernels"> {
+  kernels: ListedKernel[];
+}
+
 /** 3_600_000 → "60 min", 90_000 → "1.5 min", 2_000 → "2 s": the configured idle period as a person would say it. */
 export function describePeriod(ms: number): string {
   if (ms >= 60_000) return `${Number((ms / 60_000).toFixed(1))} min`;

@@ -11,7 +11,7 @@ import { ACCOUNT_ROLES, type Me, type NotebookAccessLevel, type SessionEndReason
 import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
 import type { DevicePlan } from "./kernel-messages";
 import type { HostView } from "./hosts-model";
-import type { RunningKernels } from "./kernels-model";
+import type { KernelListing } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
 import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
 import { WORKSHOP_PACES, type ParticipantWorkshopView, type WorkshopConsoleView } from "./workshop-model";
@@ -201,6 +201,8 @@ export const labCommandSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("list-kernels") }),
   /** Ends a notebook's kernel (the notebook stays as it is); answered with the new list. */
   z.object({ op: z.literal("shutdown-kernel"), notebookId: id }),
+  /** Ends a listed kernel whose notebook the viewer may not name (an admin's list), by its opaque ref. */
+  z.object({ op: z.literal("shutdown-listed-kernel"), kernelRef: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/) }),
   z.object({ op: z.literal("shutdown-all-kernels") }),
   /** The hosts page: every configured host, its link, agent, interpreter and GPUs (connected ones asked briefly; others as last seen). */
   z.object({ op: z.literal("list-hosts") }),
@@ -277,7 +279,7 @@ export type LabAck =
       notebooks?: NotebookListItem[];
       notebook?: NotebookListItem;
       scenarios?: ScenarioSummary[];
-      kernels?: RunningKernels;
+      kernels?: KernelListing;
       freshTitle?: string;
       hosts?: HostView[];
       host?: HostView;
