@@ -149,13 +149,16 @@ export class KernelSession {
    * `running`, when a cell was running, gets that output as if it had never
    * stopped. False when the kernel is gone.
    */
-  async resume(host: KernelLauncher, agentKernelId: string, afterSeq: number, info: KernelInfo, running: { executionId: string; sink: ExecutionSink } | null): Promise<boolean> {
+  async resume(host: KernelLauncher, agentKernelId: string, afterSeq: number, info: KernelInfo, running: { executionId: string; sink: ExecutionSink; startedAt: Date | null } | null): Promise<boolean> {
     if (!host.resume) return false;
     let resumed: KernelProcess | null = null;
     const events = this.processEvents(() => resumed);
     if (running) {
       const now = performance.now();
-      this.running = { id: running.executionId, code: "", ref: null, sink: running.sink, startedAt: now, acknowledged: true, interruptPending: false, lastProgressAt: now, diagnosed: false };
+      // It started under the previous server: its duration counts from then, not from this takeover (the
+      // kernel's own reply says how long it ran; this is for an end without one).
+      const startedAt = running.startedAt === null ? now : now - Math.max(0, Date.now() - running.startedAt.getTime());
+      this.running = { id: running.executionId, code: "", ref: null, sink: running.sink, startedAt, acknowledged: true, interruptPending: false, lastProgressAt: now, diagnosed: false };
       this.lastSink = running.sink;
     }
     resumed = await host.resume(agentKernelId, afterSeq, events);
@@ -361,7 +364,7 @@ export class KernelSession {
         this.sinkFor(message.id)?.output(message);
         return;
       case "execute_reply":
-        this.finishRunning(message.id, message.status, message.count);
+        this.finishRunning(message.id, message.status, message.count, message.durationMs);
         return;
       case "pong":
         this.pings.get(message.id)?.();
@@ -465,12 +468,13 @@ export class KernelSession {
     return this.lastSink;
   }
 
-  private finishRunning(executionId: string, status: "ok" | "error" | "interrupted", count: number): void {
+  /** `kernelMs`: how long the cell ran by the kernel's own clock, which a restart of the lab server does not reset. */
+  private finishRunning(executionId: string, status: "ok" | "error" | "interrupted", count: number, kernelMs: number): void {
     const execution = this.running;
     if (!execution || execution.id !== executionId) return;
     this.running = null;
     this.disarmWatchdog();
-    execution.sink.finished({ status, executionCount: count, durationMs: performance.now() - execution.startedAt });
+    execution.sink.finished({ status, executionCount: count, durationMs: kernelMs });
     if (status !== "ok") this.abortQueued();
     if (this.info) this.setStatus({ state: "idle", info: this.info });
     this.pump();

@@ -152,7 +152,7 @@ export class NotebookRuntime {
    * printed meanwhile, and nothing stored is shown twice. False when the
    * kernel is gone (the caller ends the run).
    */
-  async resume(run: { id: string; hostId: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null }): Promise<boolean> {
+  async resume(run: { id: string; hostId: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null }): Promise<boolean> {
     const host = this.options.hosts.launcher(run.hostId);
     if (!host) return false;
     this.persistence.runResumed(run.id);
@@ -175,7 +175,7 @@ export class NotebookRuntime {
       this.setRunState(cell.id, "running", { executionId: running.id, executionCount: running.executionCount });
       sink = this.sinkFor(cell.id, running.id, sourceHash(cell.source), record);
     }
-    const resumed = await this.kernel.resume(host, run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink } : null);
+    const resumed = await this.kernel.resume(host, run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink, startedAt: running.startedAt } : null);
     if (!resumed && cell) {
       this.liveRecord = null;
       this.setRunState(cell.id, "idle");

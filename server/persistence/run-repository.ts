@@ -82,7 +82,7 @@ export interface DetachedRun {
   agentSeq: number;
   kernelInfo: unknown;
   /** The execution that was running, with the outputs stored so far (the live tail folded in). */
-  running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null } | null;
+  running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
 }
 
 /** Appends metric points inside a transaction (MetricRepository does; named here so neither repository imports the other's class). */
@@ -204,13 +204,13 @@ export class RunRepository {
     for (const row of rows) {
       const execution = await this.prisma.cellExecution.findFirst({
         where: { runId: row.id, status: "running" },
-        select: { id: true, cellId: true, executionCount: true, liveTail: true },
+        select: { id: true, cellId: true, executionCount: true, liveTail: true, startedAt: true },
       });
       let running: DetachedRun["running"] = null;
       if (execution) {
         const records = await this.prisma.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
         const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
-        running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount };
+        running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount, startedAt: execution.startedAt };
       }
       runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running });
     }
