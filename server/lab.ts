@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import type { StatementObserver } from "./persistence/timed-adapter";
 import { singleHost } from "./notebook/kernel-hosts";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { KernelCuller } from "./notebook/kernel-culler";
@@ -40,6 +41,8 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"
   auth?: Partial<Omit<AuthSettings, "onParticipantJoined">>;
   /** One of several lab servers on one database (cluster/lab-cluster.ts); unset: the only one. */
   cluster?: ClusterSettings;
+  /** Told how long each database statement took (the operator's metrics, server/metrics). */
+  onDatabaseStatement?: StatementObserver;
 }
 
 export interface ClusterSettings {
@@ -88,7 +91,7 @@ export interface Lab {
 }
 
 export async function openLab(options: LabOptions): Promise<Lab> {
-  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl });
+  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl, onStatement: options.onDatabaseStatement });
   await new UserRepository(db.prisma).ensure();
   const runs = new RunRepository(db.prisma);
   const labId = await labIdOf(db);
