@@ -9,7 +9,8 @@
  * - Sources, read at each scrape: the kernel registry, the hosts (their
  *   agents' health, asked afresh as the hosts page does), the workshops in
  *   the database, the connected sockets. Gauges, reset and set whole, so a
- *   kernel that ended is not left counted.
+ *   kernel that ended is not left counted; a source that cannot be read
+ *   leaves its gauges out of that scrape (NaN for one without labels).
  *
  * Names follow Prometheus' conventions: the `mgpulab_` prefix, base units
  * (seconds, bytes), `_total` on counters. Labels carry only fixed words and
@@ -168,10 +169,10 @@ export class LabMetrics {
       }
     }
     this.setHostGauges(views, hosts);
-    this.workshopsActive.reset();
     this.participants.reset();
+    // A gauge without labels cannot be left out: NaN says "not known at this scrape", where 0 would be a false count.
+    this.workshopsActive.set(counts ? counts.active : Number.NaN);
     if (counts) {
-      this.workshopsActive.set(counts.active);
       this.participants.set({ state: "admitted" }, counts.admitted);
       this.participants.set({ state: "waiting" }, counts.waiting);
     }
