@@ -135,6 +135,13 @@ forEachDatabase((kind: DatabaseKind) => {
       await client.waitFor((event) => event.type === "cell-finished" && event.cellId === second);
       assert.deepEqual(await client.send({ op: "shutdown", notebookId: quiet.notebookId }), { ok: true });
       await seedWorkshopAndPrediction(source.where, quiet.notebookId);
+      // The operator's metrics read the same database: the workshop is counted, and statements are timed on this provider.
+      const metrics = await (await fetch(`${server!.url}/metrics`)).text();
+      assert.match(metrics, /^mgpulab_workshops_active 1$/m);
+      assert.match(metrics, /^mgpulab_workshop_participants\{state="admitted"\} 1$/m);
+      assert.match(metrics, /^mgpulab_workshop_participants\{state="waiting"\} 1$/m);
+      const statements = new RegExp(`^mgpulab_db_statement_duration_seconds_count\\{provider="${kind.provider}",operation="(query|execute)"\\} (\\d+)$`, "gm");
+      assert.deepEqual([...metrics.matchAll(statements)].map((match) => [match[1], Number(match[2]) > 0]), [["query", true], ["execute", true]]);
 
       busy = await newNotebook(client, "Busy notebook");
       assert.deepEqual(await client.run(busy.notebookId, { [busy.cellId]: PRINTS }), { ok: true });
