@@ -6,8 +6,14 @@
  *       MGPULAB_ADMIN_PASSWORD, else from standard input (one line)
  *   npm run lab -- login-url [--url http://127.0.0.1:3000]
  *       a fresh one-time sign-in URL for a loopback lab (as `npm start` prints)
+ *   npm run lab -- backup <file>
+ *       a consistent copy of the lab's database, made while the lab serves
+ *       (SQLite's online backup API; pg_dump for PostgreSQL)
+ *   npm run lab -- restore <file>
+ *       puts a backup back; refuses while a lab runs on the database
  *
- * Both open the lab's database (MGPULAB_DATA_DIR or ./data) directly.
+ * All of them use the lab's database as the lab's settings name it
+ * (MGPULAB_DATABASE_URL, else lab.db under MGPULAB_DATA_DIR or ./data).
  */
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -15,9 +21,11 @@ import { parseArgs } from "node:util";
 import { Accounts } from "../server/auth/accounts";
 import { localTokenUrl, mintLocalToken } from "../server/auth/local-token";
 import { openDatabase, resolveDatabaseFile, UserRepository } from "../server/persistence";
+import { backupLab, BackupError, restoreLab } from "../server/backup/lab-backup";
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === "backup" || command === "restore") return backupOrRestore(command, rest);
   const { values } = parseArgs({ args: rest, options: { email: { type: "string" }, name: { type: "string" }, url: { type: "string" } } });
   const dataDir = process.env.MGPULAB_DATA_DIR || undefined;
   // login-url is for a lab that is running (and so has migrated its database): its locks would stall the schema engine.
@@ -43,8 +51,23 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** Neither opens the database through Prisma: no migration runs, and a running lab is never waited on. */
+async function backupOrRestore(command: "backup" | "restore", args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) return usage(`${command} needs one file`);
+  const file = positionals[0]!;
+  try {
+    process.stdout.write(`${command === "backup" ? await backupLab(file) : await restoreLab(file)}\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof BackupError)) throw error;
+    process.stderr.write(`lab ${command}: ${error.message}\n`);
+    return 1;
+  }
+}
+
 function usage(problem: string): number {
-  process.stderr.write(`${problem}\nusage: npm run lab -- create-admin --email EMAIL [--name NAME] | login-url [--url URL]\n`);
+  process.stderr.write(`${problem}\nusage: npm run lab -- create-admin --email EMAIL [--name NAME] | login-url [--url URL] | backup FILE | restore FILE\n`);
   return 2;
 }
 

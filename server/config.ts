@@ -60,6 +60,11 @@ const configSchema = z.object({
   redisUrl: z.string().regex(/^rediss?:\/\//, "a Redis URL starts with redis:// or rediss://").optional(),
   /** With several servers: how long a server's claim on a notebook lasts unless renewed; a dead server's kernels move after it. */
   driverLeaseSeconds: z.coerce.number().min(1).max(600).default(15),
+  /**
+   * The bearer token a Prometheus elsewhere scrapes /metrics with; unset,
+   * /metrics answers scrapers on this machine only (auth/authorize.ts).
+   */
+  metricsToken: z.string().min(16, "MGPULAB_METRICS_TOKEN must be at least 16 characters (e.g. openssl rand -hex 32)").regex(/^\S+$/, "MGPULAB_METRICS_TOKEN must not contain spaces").optional(),
   /** The first admin, made on a start where none exists (MGPULAB_ADMIN_EMAIL / _PASSWORD / _NAME). */
   firstAdmin: z.object({ email: z.string(), password: z.string(), name: z.string() }).optional(),
 });
@@ -86,6 +91,7 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     joinRateLimit: env.MGPULAB_JOIN_RATE_LIMIT || undefined,
     redisUrl: env.MGPULAB_REDIS_URL || undefined,
     driverLeaseSeconds: env.MGPULAB_DRIVER_LEASE_SECONDS || undefined,
+    metricsToken: env.MGPULAB_METRICS_TOKEN || undefined,
     firstAdmin:
       env.MGPULAB_ADMIN_EMAIL || env.MGPULAB_ADMIN_PASSWORD
         ? { email: env.MGPULAB_ADMIN_EMAIL ?? "", password: env.MGPULAB_ADMIN_PASSWORD ?? "", name: env.MGPULAB_ADMIN_NAME || "Admin" }

@@ -10,6 +10,9 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import type { StatementObserver } from "./persistence/timed-adapter";
+import { resolveDatabaseTarget } from "./persistence/database-target";
+import { holdLabPresence } from "./persistence/lab-presence";
 import { singleHost } from "./notebook/kernel-hosts";
 import { DatabaseCatalog } from "./notebook/database-catalog";
 import { KernelCuller } from "./notebook/kernel-culler";
@@ -40,6 +43,8 @@ export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"
   auth?: Partial<Omit<AuthSettings, "onParticipantJoined">>;
   /** One of several lab servers on one database (cluster/lab-cluster.ts); unset: the only one. */
   cluster?: ClusterSettings;
+  /** Told how long each database statement took (the operator's metrics, server/metrics). */
+  onDatabaseStatement?: StatementObserver;
 }
 
 export interface ClusterSettings {
@@ -88,7 +93,12 @@ export interface Lab {
 }
 
 export async function openLab(options: LabOptions): Promise<Lab> {
-  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl });
+  // On PostgreSQL the lab marks the database as in use (restore refuses to overwrite it, and a start waits for a restore).
+  const presence = await holdLabPresence(resolveDatabaseTarget({ dataDir: options.dataDir, url: options.databaseUrl }), options.log);
+  const db = await openDatabase({ dataDir: options.dataDir, url: options.databaseUrl, onStatement: options.onDatabaseStatement }).catch(async (error: unknown) => {
+    await presence.release();
+    throw error;
+  });
   await new UserRepository(db.prisma).ensure();
   const runs = new RunRepository(db.prisma);
   const labId = await labIdOf(db);
@@ -184,6 +194,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
       await drivers.close();
       scenarios.close();
       await db.close();
+      await presence.release();
     },
   };
 }

@@ -21,6 +21,8 @@ import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol
 import { attachNotebookSocket, localViewersOf, roomOf, socketServerOptions } from "./socket/notebook-socket";
 import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-adapter";
 import { RedisUnreachable } from "./cluster/redis-connect";
+import { LabMetrics } from "./metrics/lab-metrics";
+import { workshopCounts } from "./metrics/workshop-counts";
 
 /** A start the operator must fix first: said in one line, no stack trace. */
 class StartRefused extends Error {}
@@ -40,6 +42,8 @@ async function main(): Promise<void> {
   // The port is known once listening (PORT=0 picks one); nothing is served before.
   let names = labNames(config.host, config.port, config.allowedOrigins);
   const loopback = isLoopbackHost(config.host);
+  // The operator's Prometheus metrics (/metrics): told of events as they happen, reading the lab's state at each scrape.
+  const metrics = new LabMetrics({ log: logTo });
   const lab = await openLab({
     dataDir: config.dataDir,
     hosts: (labId) =>
@@ -52,7 +56,11 @@ async function main(): Promise<void> {
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
     kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
-    broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+    broadcast: (notebookId, event, seq) => {
+      io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq);
+      metrics.notebookEvent(notebookId, event);
+    },
+    onDatabaseStatement: metrics.databaseStatement,
     log: logTo,
     // Several lab servers on one database: they meet in Redis (README "Several lab servers").
     cluster: config.redisUrl
@@ -86,6 +94,8 @@ async function main(): Promise<void> {
       hostIds: lab.hosts?.ids(),
       onError: (err, what) => log.error({ err }, `${what} failed`),
       onRefused: (req, reason) => log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }, "request refused"),
+      metrics,
+      metricsToken: config.metricsToken ?? null,
     }),
   );
   const socketAdapter: ClusterSocketAdapter | null = config.redisUrl
@@ -94,6 +104,12 @@ async function main(): Promise<void> {
   io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, {
     ...socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
     ...(socketAdapter ? { adapter: socketAdapter.adapter } : {}),
+  });
+  metrics.readFrom({
+    kernels: lab.hub.kernels,
+    hosts: lab.hosts ?? undefined,
+    workshops: () => workshopCounts(lab.db.prisma),
+    sockets: () => io?.of("/").sockets.size ?? 0,
   });
   attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
 

@@ -1,15 +1,17 @@
 /**
  * Every socket event and every HTTP route of the lab, with what it needs:
- * the tables below are the lab's whole authorization surface. The socket
- * edge and the HTTP edge call these and nothing else decides. A new
- * command or route that is not in a table does not compile (sockets) or
- * answers 404 (HTTP).
+ * the tables below (and /metrics, the operator's, at the end) are the lab's
+ * whole authorization surface. The socket edge and the HTTP edge call these
+ * and nothing else decides. A new command or route that is not in a table
+ * does not compile (sockets) or answers 404 (HTTP).
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { LabCommand, NotebookCommand } from "../core/protocol/socket-api";
 import type { NotebookAccessLevel } from "../core/protocol/accounts-model";
 import type { AccessGate } from "./access-gate";
 import type { LabAction, NotebookAction } from "./access-policy";
 import type { Actor } from "./roles";
+import { hostWithoutPort } from "../http/request-guard";
 
 /** What each notebook command needs of its notebook. */
 export const NOTEBOOK_COMMAND_NEEDS: Record<NotebookCommand["op"], NotebookAction> = {
@@ -169,4 +171,72 @@ export async function authorizeApiRoute(gate: AccessGate, actor: Actor, route: A
       await gate.requireWorkshop(actor, route.workshopId);
       return;
   }
+}
+
+/**
+ * /metrics, the operator's Prometheus endpoint: no session (a scraper has
+ * none). A scraper on this machine, talking to the lab directly, may always
+ * read it; from anywhere else (another machine, or through a proxy) only
+ * with the bearer token MGPULAB_METRICS_TOKEN, and without one configured
+ * it is off (404). A page never may: a browser's cross-origin or cross-site
+ * request says so (Origin, Sec-Fetch-Site), and a scraper sends neither.
+ */
+export interface MetricsRequest {
+  /** The connection's address. */
+  peerAddress: string | undefined;
+  /** The Host header: a scrape on this machine names the loopback; a proxy passes the public name. */
+  host: string | undefined;
+  /** A proxy's forwarding headers were sent (Forwarded, X-Forwarded-For, X-Real-IP): the client is elsewhere. */
+  forwarded: boolean;
+  origin: string | undefined;
+  secFetchSite: string | undefined;
+  authorization: string | undefined;
+}
+
+export type MetricsVerdict = { ok: true } | { ok: false; code: "not-found" | "unauthorized" | "forbidden"; reason: string };
+
+const FORWARDING_HEADERS = ["forwarded", "x-forwarded-for", "x-real-ip"];
+
+/** The facts the rule reads, from a Node request. */
+export function metricsRequestOf(req: { socket: { remoteAddress?: string | undefined }; headers: Record<string, string | string[] | undefined> }): MetricsRequest {
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
+  };
+  return {
+    peerAddress: req.socket.remoteAddress,
+    host: header("host"),
+    forwarded: FORWARDING_HEADERS.some((name) => req.headers[name] !== undefined),
+    origin: header("origin"),
+    secFetchSite: header("sec-fetch-site"),
+    authorization: header("authorization"),
+  };
+}
+
+export function authorizeMetrics(request: MetricsRequest, token: string | null): MetricsVerdict {
+  if (request.origin !== undefined || (request.secFetchSite !== undefined && request.secFetchSite !== "none")) {
+    return { ok: false, code: "forbidden", reason: "/metrics is for a metrics scraper, not for pages" };
+  }
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.authorization ?? "")?.[1];
+  if (bearer !== undefined && token !== null) {
+    return sameSecret(bearer, token) ? { ok: true } : { ok: false, code: "unauthorized", reason: "wrong metrics token" };
+  }
+  if (isDirectLoopback(request)) return { ok: true };
+  if (token !== null) return { ok: false, code: "unauthorized", reason: "send Authorization: Bearer <MGPULAB_METRICS_TOKEN>" };
+  return { ok: false, code: "not-found", reason: "no route /metrics: it answers scrapers on this machine only, unless MGPULAB_METRICS_TOKEN is set" };
+}
+
+/** On this machine and not through a proxy: a loopback peer that names the loopback and forwards for nobody. */
+function isDirectLoopback(request: MetricsRequest): boolean {
+  const peer = (request.peerAddress ?? "").toLowerCase().replace(/^::ffff:/, "");
+  const peerLoopback = peer === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(peer);
+  const name = hostWithoutPort((request.host ?? "").trim().toLowerCase());
+  const hostLoopback = name === "localhost" || name === "[::1]" || (name !== null && /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name));
+  return peerLoopback && hostLoopback && !request.forwarded;
+}
+
+/** Compared in constant time (through fixed-length digests, so the length does not leak either). */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash("sha256").update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }

@@ -5,21 +5,23 @@
  *    drive it: request-guard.ts).
  * 2. The connection's address becomes the rate limits' key (a client's own
  *    forwarding headers are not trusted).
- * 3. Better Auth's routes, allow-listed: sign-in, sign-out, the session,
+ * 3. /metrics, the operator's Prometheus endpoint: no session; who may
+ *    scrape it is authorize.ts's rule (this machine, or the bearer token).
+ * 4. Better Auth's routes, allow-listed: sign-in, sign-out, the session,
  *    the loopback token URL and the workshop join. Nothing else of the
  *    library (no open sign-up, no admin endpoints) is reachable.
- * 4. The session. Without one: the public pages (sign-in, join) and their
+ * 5. The session. Without one: the public pages (sign-in, join) and their
  *    assets; API routes answer 401; other pages redirect to sign-in — or,
  *    on a loopback lab without accounts, a page saying where the sign-in
  *    URL is, and nothing else.
- * 5. The lab's API routes, each authorised through server/auth/authorize.ts;
+ * 6. The lab's API routes, each authorised through server/auth/authorize.ts;
  *    an unknown API path is 404. Pages go to Next, and get their data over
  *    the socket, which is authorised the same way.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { toNodeHandler } from "better-auth/node";
 import { actorOf, AUTH_BASE_PATH, CLIENT_IP_HEADER, type Actor } from "../auth";
-import { apiRouteOf, authorizeApiRoute, type ApiRoute } from "../auth/authorize";
+import { apiRouteOf, authorizeApiRoute, authorizeMetrics, metricsRequestOf, type ApiRoute } from "../auth/authorize";
 import { LOCAL_TOKEN_PATH } from "../auth/local-token";
 import type { Lab } from "../lab";
 import { serveWorkshopSummary } from "./workshop-routes";
@@ -49,7 +51,14 @@ export interface EdgeOptions {
   hostIds?: readonly string[];
   onError: (error: unknown, what: string) => void;
   onRefused: (req: IncomingMessage, reason: string) => void;
+  /** The operator's metrics (server/metrics); unset: /metrics is 404. */
+  metrics?: { render(): Promise<string>; readonly contentType: string };
+  /** The bearer token that opens /metrics to scrapers elsewhere (MGPULAB_METRICS_TOKEN). */
+  metricsToken?: string | null;
 }
+
+/** Where Prometheus scrapes (its default path). */
+export const METRICS_PATH = "/metrics";
 
 export function createLabEdge(options: EdgeOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { lab } = options;
@@ -71,6 +80,7 @@ export function createLabEdge(options: EdgeOptions): (req: IncomingMessage, res:
 async function route(req: IncomingMessage, res: ServerResponse, url: URL, options: EdgeOptions, authHandler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<void> {
   const { lab } = options;
   const path = url.pathname;
+  if (path === METRICS_PATH && options.metrics) return serveMetrics(req, res, options.metrics, options);
   if (path.startsWith(`${AUTH_BASE_PATH}/`)) {
     const sub = path.slice(AUTH_BASE_PATH.length);
     if (!AUTH_ROUTES.has(sub) || (path === LOCAL_TOKEN_PATH && !options.loopback)) return void sendError(res, "not-found", `no route ${path}`);
@@ -121,6 +131,22 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
   }
   if (api.name === "workshop-summary") return serveWorkshopSummary(req, res, lab.workshops, api.workshopId, onError);
   handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError, readable });
+}
+
+async function serveMetrics(req: IncomingMessage, res: ServerResponse, metrics: NonNullable<EdgeOptions["metrics"]>, options: EdgeOptions): Promise<void> {
+  const verdict = authorizeMetrics(metricsRequestOf(req), options.metricsToken ?? null);
+  if (!verdict.ok) {
+    if (verdict.code !== "not-found") options.onRefused(req, verdict.reason);
+    if (verdict.code === "unauthorized") res.setHeader("WWW-Authenticate", 'Bearer realm="mgpulab metrics"');
+    return void sendError(res, verdict.code, verdict.reason);
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.setHeader("Allow", "GET, HEAD");
+    return void sendError(res, "invalid", "/metrics answers GET", 405);
+  }
+  const text = await metrics.render();
+  res.writeHead(200, { "Content-Type": metrics.contentType, "Cache-Control": "no-store" });
+  res.end(req.method === "HEAD" ? undefined : text);
 }
 
 /**

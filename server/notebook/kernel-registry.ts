@@ -8,12 +8,14 @@
 import type { KernelSession } from "../kernel/kernel-session";
 import { MEMORY_METHOD, ProcessTable } from "../kernel/process-memory";
 import type { RunningKernel, RunningKernels } from "../core/protocol/kernels-model";
+import type { KernelStatus } from "../core/protocol/notebook-model";
 import { admitKernel, cullDecision, isLive, kernelUse, type KernelFacts } from "./kernel-policy";
 import { CommandError } from "../errors";
 
 /** What the registry needs of an open notebook (a NotebookRuntime). */
 export interface KernelOwner {
-  readonly doc: { readonly title: string };
+  /** `kernelSpec`: the host a kernel starts on before it has a placement (a kernel waiting for GPUs). */
+  readonly doc: { readonly title: string; readonly kernelSpec?: { readonly hostId: string } };
   readonly kernel: Pick<KernelSession, "status" | "pid" | "pendingExecutions" | "onStatus" | "shutdown" | "placement">;
   /** Tell the notebook when idle shutdown will end its kernel (null: not any more). */
   warnIdle(shutdownAt: number | null): void;
@@ -160,6 +162,15 @@ export class KernelRegistry {
       if (tracked.stopping) continue;
       const facts = this.factsOf(notebookId, tracked);
       if (isLive(facts.state)) yield [notebookId, facts];
+    }
+  }
+
+  /** Every tracked kernel's state and host, as the operator's metrics count them (server/metrics). */
+  *states(): Iterable<{ notebookId: string; state: KernelStatus["state"]; hostId: string | null; queued: boolean }> {
+    for (const [notebookId, tracked] of this.tracked) {
+      const { status, placement } = tracked.owner.kernel;
+      const queued = status.state === "starting" && status.queue !== undefined;
+      yield { notebookId, state: status.state, hostId: placement?.hostId ?? tracked.owner.doc.kernelSpec?.hostId ?? null, queued };
     }
   }
 

@@ -32,7 +32,8 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 
 export type DatabaseTarget =
   | { provider: "sqlite"; file: string; description: string }
-  | { provider: "postgresql"; pool: PoolConfig; description: string };
+  /** `sslMode`: the URL's sslmode as libpq spells it, for the PostgreSQL programs the lab runs (pg_dump, psql: server/backup). */
+  | { provider: "postgresql"; pool: PoolConfig; description: string; sslMode: string | null };
 
 export interface TargetOptions {
   /** A postgres:// or postgresql:// URL; default $MGPULAB_DATABASE_URL; none: SQLite. */
@@ -85,7 +86,7 @@ const QUERY_PARAMETERS = ["sslmode", "host", "application_name"];
  * connectionString: the adapter's shadow database (migration diffs) is the
  * config with another `database`, which a connectionString would override.
  */
-function postgresPool(url: string, poolSize: number): { pool: PoolConfig; description: string } {
+function postgresPool(url: string, poolSize: number): { pool: PoolConfig; description: string; sslMode: string | null } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -121,5 +122,5 @@ function postgresPool(url: string, poolSize: number): { pool: PoolConfig; descri
   };
   const shown = new URL(parsed.toString());
   if (shown.password) shown.password = "***";
-  return { pool, description: shown.toString() };
+  return { pool, description: shown.toString(), sslMode: sslmode };
 }

@@ -19,6 +19,7 @@ import { PrismaClient } from "./generated/client";
 import { PrismaClient as PostgresPrismaClient } from "./generated-pg/client";
 import { applyMigrations, diffToSchema, readMigrationList, type MigrationPaths } from "./migrations";
 import { resolveDatabaseTarget, type DatabaseProvider, type DatabaseTarget, type TargetOptions } from "./database-target";
+import { timedAdapterFactory, type StatementObserver } from "./timed-adapter";
 
 export type { PrismaClient } from "./generated/client";
 export { MigrationError } from "./migrations";
@@ -32,6 +33,8 @@ export interface DatabaseOptions extends MigrationPaths, TargetOptions {
   onMigrated?: (names: string[]) => void;
   /** Open a database a running lab has migrated, without the schema engine (which would wait on that lab's locks). */
   alreadyMigrated?: boolean;
+  /** Told how long each statement took (the operator's metrics). */
+  onStatement?: StatementObserver;
 }
 
 export interface Database {
@@ -65,7 +68,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   const upToDate = target.provider === "sqlite" ? await prepareSqliteFile(target.file, options) : false;
   const appliedMigrations = options.alreadyMigrated || upToDate ? [] : await applyMigrations(target, options);
   if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
-  const prisma = target.provider === "sqlite" ? openSqliteClient(target.file) : openPostgresClient(target.pool);
+  const prisma = target.provider === "sqlite" ? openSqliteClient(target.file, options.onStatement) : openPostgresClient(target.pool, options.onStatement);
   await prisma.$connect();
   providers.set(prisma, target.provider);
   return {
@@ -96,8 +99,9 @@ async function prepareSqliteFile(file: string, paths: MigrationPaths): Promise<b
   return upToDate;
 }
 
-function openSqliteClient(file: string): PrismaClient {
-  return new PrismaClient({ adapter: withConnectionPragmas(new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS })) });
+function openSqliteClient(file: string, onStatement?: StatementObserver): PrismaClient {
+  const driver = new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS });
+  return new PrismaClient({ adapter: withConnectionPragmas(onStatement ? timedAdapterFactory(driver, "sqlite", onStatement) : driver) });
 }
 
 /**
@@ -107,8 +111,9 @@ function openSqliteClient(file: string): PrismaClient {
  * and take either. The cast is where that is asserted, not proven — the
  * persistence suite runs every repository on both databases for that.
  */
-function openPostgresClient(pool: PoolConfig): PrismaClient {
-  return new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
+function openPostgresClient(pool: PoolConfig, onStatement?: StatementObserver): PrismaClient {
+  const driver = new PrismaPg(pool);
+  return new PostgresPrismaClient({ adapter: onStatement ? timedAdapterFactory(driver, "postgresql", onStatement) : driver }) as unknown as PrismaClient;
 }
 
 /** Whether every migration in the directory is recorded as finished in the file (nothing for the schema engine to do). */
