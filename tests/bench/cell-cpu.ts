@@ -302,7 +302,7 @@ async function main(): Promise<void> {
     const client = await connectClient(server.url);
     clients.push(client);
     const cells = await openBenchNotebook(client, "cpu per cell");
-    for (let i = 0; i < (SMOKE ? 2 : 30); i++) await cells.run(); // the kernel starts, then warm-up
+    for (let i = 0; i < (SMOKE ? 2 : 100); i++) await cells.run(); // the kernel starts, then warm-up (the JIT settles)
     const hosts = await client.sendLab({ op: "list-hosts" });
     const agentPid = hosts.ok ? (hosts.hosts?.find((host) => host.agent !== null)?.agent?.pid ?? null) : null;
     if (WITH_JUPYTER) jupyter = await Jupyter.start(chooseInterpreter().executable);
