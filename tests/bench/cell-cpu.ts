@@ -106,11 +106,14 @@ class LabCells {
     readonly notebookId: string,
     readonly cellId: string,
   ) {
-    client.socket.on("notebook:event", (notebookIdOfEvent, event) => {
-      if (notebookIdOfEvent !== notebookId || event.type !== "cell-finished" || event.cellId !== cellId) return;
-      if (event.status !== "ok") throw new Error(`the cell finished ${event.status}`);
-      this.finished += 1;
-      this.waiter?.();
+    client.socket.on("notebook:events", (notebookIdOfEvents, _firstSeq, events) => {
+      if (notebookIdOfEvents !== notebookId) return;
+      for (const event of events) {
+        if (event.type !== "cell-finished" || event.cellId !== cellId) continue;
+        if (event.status !== "ok") throw new Error(`the cell finished ${event.status}`);
+        this.finished += 1;
+        this.waiter?.();
+      }
     });
   }
 

@@ -236,10 +236,12 @@ class Participant {
     readonly userId: string,
     readonly joinedMs: number,
   ) {
-    client.socket.on("notebook:event", (_notebookId, event) => {
-      if (event.type !== "cell-finished") return;
-      this.finished.set(event.cellId, [...(this.finished.get(event.cellId) ?? []), { status: event.status, at: performance.now() }]);
-      for (const wake of this.waiters.splice(0)) wake();
+    client.socket.on("notebook:events", (_notebookId, _firstSeq, events) => {
+      for (const event of events) {
+        if (event.type !== "cell-finished") continue;
+        this.finished.set(event.cellId, [...(this.finished.get(event.cellId) ?? []), { status: event.status, at: performance.now() }]);
+        for (const wake of this.waiters.splice(0)) wake();
+      }
     });
     client.socket.on("workshop:participant", () => {
       this.participantPushes += 1;
