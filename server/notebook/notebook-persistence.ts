@@ -256,7 +256,9 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.pendingMetrics = [];
     if (runId !== null && position > this.writtenPosition) {
       this.writtenPosition = position;
-      this.writes.push({ kind: "read-position", runId, agentSeq: position });
+      const last = this.writes[this.writes.length - 1];
+      if (last?.kind === "read-position" && last.runId === runId) last.agentSeq = position;
+      else this.writes.push({ kind: "read-position", runId, agentSeq: position });
     }
   }
 
@@ -278,12 +280,19 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   async commit(): Promise<void> {
-    this.writeProgress();
+    this.collectProgress();
+    // A read position with nothing else to store (the kernel's status messages between runs) waits for the
+    // next write or the progress timer: the messages it covers stored nothing, so a takeover that replays
+    // them from the older position neither loses nor doubles anything. Saves a transaction per cell.
+    const [only] = this.writes;
+    if (this.writes.length === 1 && only?.kind === "read-position") this.later();
+    else this.flushWrites();
     await this.queue.drain();
   }
 
-  flush(): Promise<void> {
-    return this.commit();
+  async flush(): Promise<void> {
+    this.writeProgress();
+    await this.queue.drain();
   }
 
   private ensureRun(kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null }): string {
