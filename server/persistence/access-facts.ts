@@ -6,7 +6,7 @@
  */
 import type { PrismaClient } from "./generated/client";
 import { sqlOf } from "./database";
-import { textOrNull } from "./run-writes";
+import { integer, textOrNull } from "./run-writes";
 
 export interface NotebookAccessRow {
   ownerId: string;
@@ -32,4 +32,11 @@ export async function notebookAccessRow(prisma: PrismaClient, notebookId: string
   // SQLite answers 0 or 1, PostgreSQL a boolean.
   const ended = row.ended === true || row.ended === 1;
   return { ownerId, workshopId: textOrNull(row, "workshopId"), workshopFacilitatorId: textOrNull(row, "facilitatorId"), workshopEnded: ended, share: textOrNull(row, "access") };
+}
+
+/** A participant's notebook's workshop pace (led: only the revealed steps run); null when it belongs to no workshop. Read on every execute of a participant. */
+export async function workshopPaceOf(prisma: PrismaClient, notebookId: string): Promise<{ pace: string; revealedSteps: number } | null> {
+  const [row] = await sqlOf(prisma).all(`SELECT w."pace", w."revealedSteps" FROM "Notebook" n JOIN "Workshop" w ON w."id" = n."workshopId" WHERE n."id" = ?`, [notebookId]);
+  const pace = row ? textOrNull(row, "pace") : null;
+  return row && pace !== null ? { pace, revealedSteps: integer(row, "revealedSteps") } : null;
 }
