@@ -15,9 +15,14 @@
  * viewing a notebook of its own (a workshop's other participants), then all
  * viewing the benchmark's notebook (every event sent to each of them).
  *
+ * Last, what a person sees (`--page-rounds`, both need Jupyter): in Debian's
+ * Chromium, the lab's notebook page and Jupyter Notebook's page each re-run
+ * a one-line cell with Ctrl+Enter, alternating; timed in the page from the
+ * keydown to the first frame after the new output is in the document.
+ *
  * Not a test: nothing here asserts; it exits 1 only when a cell fails.
  *
- *   npx tsx tests/bench/cell-cpu.ts [--cells 500] [--round 100] [--viewers 60]
+ *   npx tsx tests/bench/cell-cpu.ts [--cells 500] [--round 100] [--viewers 60] [--page-rounds 30]
  *     [--profile dir] [--json file] [--no-jupyter] [--no-build] [--smoke]
  *
  * `--profile dir` samples the server's CPU while the lab's rounds run alone
@@ -34,6 +39,8 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import path from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { sourceHash } from "../../server/core/protocol/source-hash";
@@ -48,6 +55,7 @@ const VIEWERS = option("viewers", SMOKE ? 2 : 60);
 const PROFILE_DIR = textOption("profile");
 const JSON_OUT = textOption("json");
 const WITH_JUPYTER = !process.argv.includes("--no-jupyter");
+const PAGE_ROUNDS = WITH_JUPYTER ? option("page-rounds", SMOKE ? 2 : 30) : 0;
 const SOURCE = "1+1";
 
 function option(name: string, fallback: number): number {
@@ -133,13 +141,13 @@ class LabCells {
   }
 }
 
-async function openBenchNotebook(client: TestClient, title: string): Promise<LabCells> {
+async function openBenchNotebook(client: TestClient, title: string, source = SOURCE): Promise<LabCells> {
   const created = await client.sendLab({ op: "create-notebook", title });
   if (!created.ok || !created.notebook) throw new Error(`create-notebook failed: ${created.ok ? "no notebook" : created.error}`);
   const opened = await client.send({ op: "open", notebookId: created.notebook.id });
   if (!opened.ok || !opened.notebook) throw new Error(`open failed: ${opened.ok ? "no snapshot" : opened.error}`);
   const cellId = opened.notebook.cells[0]!.id;
-  const saved = await client.send({ op: "set-source", notebookId: created.notebook.id, cellId, source: SOURCE });
+  const saved = await client.send({ op: "set-source", notebookId: created.notebook.id, cellId, source });
   if (!saved.ok) throw new Error(`set-source failed: ${saved.error}`);
   return new LabCells(client, created.notebook.id, cellId);
 }
@@ -215,6 +223,8 @@ class Jupyter {
     private readonly driver: ChildProcess,
     private readonly lines: Interface,
     private readonly dir: string,
+    readonly url: string,
+    readonly token: string,
   ) {}
 
   get pid(): number {
@@ -244,7 +254,7 @@ class Jupyter {
     }
     const driver = spawn(python, [path.join(__dirname, "jupyter_server_cells.py"), url, token], { env, stdio: ["pipe", "pipe", "inherit"] });
     const lines = createInterface({ input: driver.stdout! });
-    const jupyter = new Jupyter(server, driver, lines, dir);
+    const jupyter = new Jupyter(server, driver, lines, dir, url, token);
     const ready = await jupyter.next();
     if (!("ready" in ready)) throw new Error("the Jupyter driver did not get ready");
     return jupyter;
@@ -271,6 +281,18 @@ class Jupyter {
     for (const ms of latencies) if (typeof ms === "number") side.latencies.push(ms);
   }
 
+  /** A notebook file with one code cell, for the page measurement; its URL (token included). */
+  async notebookWith(source: string): Promise<string> {
+    const content = { nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: "python3", display_name: "Python 3", language: "python" } }, cells: [{ cell_type: "code", id: "rerun", metadata: {}, source, outputs: [], execution_count: null }] };
+    const response = await fetch(`${this.url}/api/contents/rerun.ipynb`, {
+      method: "PUT",
+      headers: { Authorization: `token ${this.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ type: "notebook", format: "json", content }),
+    });
+    if (!response.ok) throw new Error(`Jupyter refused the notebook file: ${response.status}`);
+    return `${this.url}/notebooks/rerun.ipynb?token=${this.token}`;
+  }
+
   async stop(): Promise<void> {
     this.driver.stdin!.write("quit\n");
     await new Promise<void>((resolve) => {
@@ -288,6 +310,82 @@ class Jupyter {
     if (this.server.exitCode === null) this.server.kill("SIGKILL");
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+// --- what a person sees: re-running a cell in Chromium -------------------------------------------
+
+/** The cell re-run on both pages: each run shows a new value. */
+const RERUN_SOURCE = "n = globals().get('n', 0) + 1; f'run {n} done'";
+
+/**
+ * In the page: the time of each Ctrl+Enter keydown (capture phase, before
+ * the page's own handlers) and of the first frame after `expected` is in
+ * the output. A string: the page gets no helpers a bundler would add.
+ */
+const RERUN_PROBE = String.raw`
+(() => {
+  if (window.__rerun) return;
+  const probe = { selector: "", expected: "", keyAt: 0, shownAt: 0, frameAt: 0 };
+  window.__rerun = probe;
+  window.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.ctrlKey && probe.keyAt === 0) probe.keyAt = performance.now();
+  }, true);
+  const check = () => {
+    if (probe.keyAt === 0 || probe.shownAt !== 0 || !probe.expected) return;
+    const output = document.querySelector(probe.selector);
+    if (!output || !output.textContent.includes(probe.expected)) return;
+    probe.shownAt = performance.now();
+    requestAnimationFrame(() => setTimeout(() => { probe.frameAt = performance.now(); }, 0));
+  };
+  new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
+})()`;
+
+async function untilInPage(page: Page, expression: string, timeoutMs = 60_000): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value: unknown = await page.evaluate(expression);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting in the page for ${expression.slice(0, 100)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** One page with the cell, run once (its kernel started), ready for timed re-runs. */
+interface RerunPage {
+  page: Page;
+  outputSelector: string;
+  runs: number;
+}
+
+async function labPage(browser: Browser, server: LabServer, client: TestClient): Promise<RerunPage> {
+  const cells = await openBenchNotebook(client, "re-run in the page", RERUN_SOURCE);
+  const page = await browser.newPage();
+  await page.goto(`${server.url}/notebooks/${cells.notebookId}`);
+  await page.locator('[data-testid="connection-status"][data-state="connected"]').waitFor({ timeout: 60_000 });
+  const editor = page.getByTestId("cell-editor").first();
+  await editor.locator(".monaco-editor").waitFor({ timeout: 60_000 });
+  await editor.click();
+  return { page, outputSelector: `[data-testid="cell-output"][data-cell-id="${cells.cellId}"]`, runs: 0 };
+}
+
+async function jupyterPage(browser: Browser, jupyter: Jupyter): Promise<RerunPage> {
+  const page = await browser.newPage();
+  await page.goto(await jupyter.notebookWith(RERUN_SOURCE));
+  await untilInPage(page, "window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel && Jupyter.notebook.kernel.is_connected() && Jupyter.notebook.kernel_busy === false");
+  await page.locator(".cell .CodeMirror").first().click();
+  return { page, outputSelector: ".cell .output_area", runs: 0 };
+}
+
+/** Ctrl+Enter in the page's cell; ms from the keydown to the frame after the new output. */
+async function rerun(target: RerunPage): Promise<number> {
+  target.runs += 1;
+  const expected = `run ${target.runs} done`;
+  await target.page.evaluate(RERUN_PROBE);
+  await target.page.evaluate(`Object.assign(window.__rerun, { selector: ${JSON.stringify(target.outputSelector)}, expected: ${JSON.stringify(expected)}, keyAt: 0, shownAt: 0, frameAt: 0 })`);
+  await target.page.keyboard.press("Control+Enter");
+  const timing = await untilInPage(target.page, "window.__rerun.frameAt > 0 && [window.__rerun.keyAt, window.__rerun.frameAt]");
+  if (!Array.isArray(timing) || typeof timing[0] !== "number" || typeof timing[1] !== "number") throw new Error("the page probe answered nonsense");
+  return timing[1] - timing[0];
 }
 
 // --- the run ------------------------------------------------------------------------------------
@@ -342,6 +440,18 @@ async function main(): Promise<void> {
     }
     const sameRoom = newSide();
     for (let done = 0; done < CELLS; done += ROUND) await labRound(cells, Math.min(ROUND, CELLS - done), server.pid, agentPid, sameRoom);
+    // What a person sees: the lab's page and Jupyter Notebook's, alternating.
+    const pageMs: Record<"lab" | "jupyter", number[]> = { lab: [], jupyter: [] };
+    if (jupyter && PAGE_ROUNDS > 0) {
+      const browser = await launchBrowser();
+      try {
+        const pages = { lab: await labPage(browser, server, client), jupyter: await jupyterPage(browser, jupyter) };
+        for (const side of ["lab", "jupyter"] as const) for (let i = 0; i < 3; i++) await rerun(pages[side]); // kernels started, pages warm
+        for (let i = 0; i < PAGE_ROUNDS; i++) for (const side of ["lab", "jupyter"] as const) pageMs[side].push(await rerun(pages[side]));
+      } finally {
+        await browser.close();
+      }
+    }
     const loadAfter = loadavg();
 
     const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
@@ -359,6 +469,12 @@ async function main(): Promise<void> {
       const ratio = percentile(alone.cpuPerCell, 0.5) / percentile(jupyterSide.cpuPerCell, 0.5);
       console.log(`\nlab server / Jupyter server, CPU per cell (medians of rounds): ${fixed(ratio)}× (goal ≤ 0.35×)`);
     }
+    if (pageMs.lab.length > 0) {
+      const lab = percentile(pageMs.lab, 0.5);
+      const other = percentile(pageMs.jupyter, 0.5);
+      console.log(`\nre-running a one-line cell in Chromium (Ctrl+Enter → the frame after its new output), median of ${PAGE_ROUNDS}, alternating:`);
+      console.log(`lab ${fixed(lab, 1)} ms (p90 ${fixed(percentile(pageMs.lab, 0.9), 1)}), Jupyter Notebook ${fixed(other, 1)} ms (p90 ${fixed(percentile(pageMs.jupyter, 0.9), 1)}): ${fixed(lab / other)}× (goal ≤ 0.5×)`);
+    }
     if (profile) {
       console.log(`\nserver CPU profile of the alone rounds:`);
       for (const line of profileTable(profile, 16)) console.log(line);
@@ -367,7 +483,7 @@ async function main(): Promise<void> {
       console.log("\nhottest functions, self (ms):");
       for (const [name, ms] of profile.selfByFunction.slice(0, 20)) console.log(`  ${String(ms).padStart(6)}  ${name}`);
     }
-    if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), machine, loadBefore, loadAfter, cells: CELLS, round: ROUND, viewers: VIEWERS, alone, jupyter: jupyterSide, others, sameRoom, profile }, null, 2));
+    if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ date: new Date().toISOString(), machine, loadBefore, loadAfter, cells: CELLS, round: ROUND, viewers: VIEWERS, alone, jupyter: jupyterSide, others, sameRoom, pageMs, profile }, null, 2));
   } finally {
     for (const each of clients) each.close();
     await jupyter?.stop();

@@ -5,7 +5,10 @@
  * time a restarted lab server takes to take over a running kernel. Prints
  * Markdown. Not a test: nothing here asserts.
  *
- *   npx tsx tests/bench/hosts.ts [--rounds 300 --megabytes 20 --kernels 4]
+ * Its figures go to tests/bench/hosts-results.json, or to `--results file`
+ * (the suite's smoke run writes elsewhere, so the recorded figures stay).
+ *
+ *   npx tsx tests/bench/hosts.ts [--rounds 300 --megabytes 20 --kernels 4 --results file]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -23,6 +26,11 @@ import { measureTraffic } from "./kernel-traffic";
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
   return at === -1 ? fallback : Number(process.argv[at + 1]);
+}
+
+function textOption(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : process.argv[at + 1]!;
 }
 
 function percentile(values: number[], p: number): number {
@@ -150,7 +158,7 @@ async function main(): Promise<void> {
       `| new server process start → its viewer sees the cell's next line | ${median(takeover.nextLineMs).toFixed(0)} |`,
     ];
     console.log(lines.join("\n"));
-    writeFileSync(path.join(__dirname, "hosts-results.json"), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, local, overSsh, memory, takeover }, null, 2));
+    writeFileSync(textOption("results", path.join(__dirname, "hosts-results.json")), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, local, overSsh, memory, takeover }, null, 2));
   } finally {
     await hosts.shutdownAll().catch(() => undefined);
     await sshd.stop().catch(() => undefined);

@@ -1,9 +1,11 @@
 /**
  * Benchmark: this lab's kernel path against Jupyter (ipykernel + jupyter_client)
  * on the same machine in the same run. Prints a Markdown table and writes
- * the figures to tests/bench/results.json. Not a test: nothing here asserts.
+ * the figures to tests/bench/results.json (or `--results file`: the suite's
+ * smoke run writes elsewhere, so the recorded figures stay). Not a test:
+ * nothing here asserts.
  *
- *   npm run bench [-- --rounds 500 --megabytes 50]
+ *   npm run bench [-- --rounds 500 --megabytes 50 --results file]
  */
 import { spawnSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
@@ -29,6 +31,11 @@ interface Figures {
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
   return at === -1 ? fallback : Number(process.argv[at + 1]);
+}
+
+function textOption(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : process.argv[at + 1]!;
 }
 
 function median(values: number[]): number {
@@ -101,7 +108,7 @@ async function main(): Promise<void> {
     ...rows.map(([label, key, better, unit]) => `| ${label} | ${lab[key].toFixed(2)} ${unit} | ${pty[key].toFixed(2)} ${unit} | ${jupyter[key].toFixed(2)} ${unit} | ${versus(lab, jupyter, key, better)} |`),
   ];
   console.log(lines.join("\n"));
-  writeFileSync(path.join(__dirname, "results.json"), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, agentStartMs, lab, pty, jupyter }, null, 2));
+  writeFileSync(textOption("results", path.join(__dirname, "results.json")), JSON.stringify({ when: new Date().toISOString(), rounds, megabytes, agentStartMs, lab, pty, jupyter }, null, 2));
 }
 
 main().catch((error: unknown) => {

@@ -9,13 +9,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const BENCH = path.join(ROOT, "tests", "bench");
+/** Where smoke runs write their result files: the recorded figures in tests/bench are a full run's, not these. */
+const SCRATCH = mkdtempSync(path.join(tmpdir(), "mgpulab-bench-smoke-"));
 
 interface Benchmark {
   file: string;
@@ -27,9 +30,9 @@ interface Benchmark {
 
 const BENCHMARKS: Benchmark[] = [
   { file: "cell-cpu.ts", args: ["--smoke", "--no-build"], prints: /lab server \/ Jupyter server, CPU per cell/, limitMs: 300_000 },
-  { file: "run.ts", args: ["--rounds", "5", "--megabytes", "1"], prints: /trivial cell round trip, median of 5/, limitMs: 300_000 },
+  { file: "run.ts", args: ["--rounds", "5", "--megabytes", "1", "--results", path.join(SCRATCH, "results.json")], prints: /trivial cell round trip, median of 5/, limitMs: 300_000 },
   { file: "durability.ts", args: ["--rounds", "5", "--megabytes", "1"], prints: /durable before visible/, limitMs: 180_000 },
-  { file: "hosts.ts", args: ["--rounds", "5", "--megabytes", "1", "--kernels", "1"], prints: /SSH host/, limitMs: 300_000 },
+  { file: "hosts.ts", args: ["--rounds", "5", "--megabytes", "1", "--kernels", "1", "--results", path.join(SCRATCH, "hosts-results.json")], prints: /SSH host/, limitMs: 300_000 },
   { file: "persistence.ts", args: ["--cells", "50", "--points", "2000", "--batch", "500"], prints: /metric insert/, limitMs: 180_000 },
   { file: "postgres-transactions.ts", args: ["--writers", "2", "--commits", "3", "--pools", "1"], prints: /PostgreSQL, pool 1/, limitMs: 240_000 },
   { file: "forms.ts", args: ["--changes", "2"], prints: /\|/, limitMs: 180_000 },
@@ -69,6 +72,8 @@ function runBenchmark(benchmark: Benchmark): Promise<{ code: number | null; outp
 }
 
 describe("every benchmark runs (smoke sizes)", () => {
+  after(() => rmSync(SCRATCH, { recursive: true, force: true }));
+
   it("every file of tests/bench is a benchmark started here or a part of one", () => {
     const started = new Set(BENCHMARKS.map((benchmark) => benchmark.file));
     // Code only: the benchmarks' own result files (results.json, hosts-results.json) are outputs.
