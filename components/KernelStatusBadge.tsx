@@ -64,6 +64,9 @@ export default function KernelStatusBadge({ status, live, hosts = null, onRestar
           <span className="kernel-reason" data-testid="kernel-dead-reason">
             {status.reason}
           </span>
+          <span className="kernel-note" data-testid="kernel-dead-hint">
+            Running a cell starts a new kernel (its variables are gone).
+          </span>
           {status.lastOutput.trim() !== "" && (
             <details className="kernel-last-output">
               <summary>last output</summary>

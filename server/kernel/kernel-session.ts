@@ -76,6 +76,8 @@ interface Execution {
   lastProgressAt: number;
   /** The watchdog reported this quiet period already; progress clears it. */
   diagnosed: boolean;
+  /** Shown in the cell before its output (a new kernel was started for it: see restartNotice). */
+  notice?: string;
 }
 
 export const DEFAULT_HANG_AFTER_MS = 120_000;
@@ -195,10 +197,9 @@ export class KernelSession {
     const id = ref && isExecutionRef(ref.executionId) ? ref.executionId : randomUUID();
     const execution: Execution = { id, code, ref, sink, startedAt: 0, acknowledged: false, interruptPending: false, lastProgressAt: 0, diagnosed: false };
     if (this.currentStatus.state === "dead") {
-      // A dead kernel is restarted on purpose, never behind the user's back:
-      // the reason it died stays on screen until they choose to restart.
-      sink.finished({ status: "kernel-died", executionCount: null, durationMs: 0 });
-      return execution.id;
+      // Running a cell on a dead kernel starts a new one, as Jupyter restarts a kernel that died. It is never
+      // silent: the cell first says why the old one stopped and what that costs.
+      execution.notice = restartNotice(this.currentStatus.reason);
     }
     this.queue.push(execution);
     void this.ensureStarted().then(() => this.pump());
@@ -349,6 +350,7 @@ export class KernelSession {
     this.armWatchdog();
     this.setStatus({ state: "busy", info: this.info });
     next.sink.started();
+    if (next.notice) next.sink.output({ type: "stream", id: next.id, name: "stderr", text: next.notice });
     // An id the protocol cannot carry (a cell id from an old import) is left out rather than failing the run.
     const ref = next.ref && isExecutionRef(next.ref.cellId) && isExecutionRef(next.ref.executionId) ? next.ref : {};
     this.channel.send({ type: "execute", id: next.id, code: next.code, ...ref });
@@ -538,6 +540,12 @@ export class KernelSession {
     this.currentStatus = status;
     for (const listener of this.statusListeners) listener(status);
   }
+}
+
+/** What a cell says first when running it started a new kernel because the previous one had stopped. */
+export function restartNotice(reason: string): string {
+  const why = reason.replace(/\s+/g, " ").trim().replace(/\.$/, "");
+  return `[kernel] The previous kernel stopped (${why}). Running this cell started a new one: variables and imports from before are gone.\n`;
 }
 
 export function describeKernel(hello: KernelMessageOf<"hello">, placement?: KernelPlacement, hostLabel?: string): KernelInfo {
