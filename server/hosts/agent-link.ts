@@ -31,7 +31,7 @@ export interface LinkTransport {
 }
 
 /** The agent's settings for this host; the nonce, code and protocol are the link's own. */
-export type AgentSettings = Omit<AgentBoot, "nonce" | "protocol" | "modules" | "codeHash">;
+export type AgentBootSettings = Omit<AgentBoot, "nonce" | "protocol" | "modules" | "codeHash">;
 
 export interface AgentLinkEvents {
   message(message: AgentMessage): void;
@@ -81,7 +81,7 @@ export class AgentLink {
 
   private constructor(
     transport: LinkTransport,
-    settings: AgentSettings,
+    settings: AgentBootSettings,
     private readonly events: AgentLinkEvents,
     onHello: (hello: AgentMessageOf<"agent_hello">) => void,
     code: AgentCode,
@@ -130,7 +130,7 @@ export class AgentLink {
   /** `code`: what a new agent is started with (the lab's own, unless a test plays an older lab). */
   static open(
     transport: LinkTransport,
-    settings: AgentSettings,
+    settings: AgentBootSettings,
     events: AgentLinkEvents,
     timeoutMs = 30_000,
     code: AgentCode = agentCode(),

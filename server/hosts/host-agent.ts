@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentKernel, AgentMessage, AgentMessageOf, AgentRequest } from "../core/protocol/agent-messages";
-import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentSettings, type LinkTransport } from "./agent-link";
+import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 
 /** What the owner of one kernel on the host hears. */
 export interface AgentKernelHandlers {
@@ -32,7 +32,7 @@ export type HostLinkState =
 export interface HostAgentOptions {
   hostId: string;
   transport: LinkTransport;
-  settings: AgentSettings;
+  settings: AgentBootSettings;
   log: (level: "info" | "warning" | "error", message: string) => void;
   /** How long to wait for the agent's hello on a new link. */
   connectTimeoutMs?: number;

@@ -13,7 +13,7 @@ import type { KernelHosts } from "../notebook/kernel-hosts";
 import { agentLauncher } from "./agent-kernel";
 import type { HostConfig } from "./host-config";
 import { transportFor } from "./host-transport";
-import { agentCode, type AgentSettings, type LinkTransport } from "./agent-link";
+import { agentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 import { HostAgent } from "./host-agent";
 import { buildHostView } from "./host-view";
 
@@ -51,7 +51,7 @@ export class LabHosts implements KernelHosts {
 
   constructor(specs: LabHostSpec[], readonly defaultHost: string, labId: string, log: Log) {
     for (const spec of specs) {
-      const settings: AgentSettings = {
+      const settings: AgentBootSettings = {
         agentId: agentIdFor(spec.id, labId),
         leaseSeconds: spec.leaseSeconds,
         bufferBytes: DEFAULT_AGENT_BUFFER_BYTES,
