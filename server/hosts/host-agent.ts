@@ -64,8 +64,8 @@ const REQUEST_TIMEOUT_MS = 60_000;
 export const PING_AFTER_MS = 5_000;
 /** Silent this long (a ping unanswered for 5 s): stalled, and said so within the next tick. */
 export const STALL_AFTER_MS = 10_000;
-/** Silent this long: the link has failed; it is closed and opened again. */
-export const FAIL_AFTER_MS = 40_000;
+/** Silent this long: the link has failed; it is closed and opened again (well within the 45 s the README promises). */
+export const FAIL_AFTER_MS = 30_000;
 const HEARTBEAT_TICK_MS = 2_500;
 
 export class HostAgentError extends Error {}
