@@ -153,7 +153,8 @@ export function hostCard(view: HostView, now: number): HostCard {
   return {
     id: view.id,
     label: view.label,
-    kindAndTarget: `${KIND_LABEL[view.kind]} · ${view.target}`,
+    // A host left out has no transport the lab built: its card says only why.
+    kindAndTarget: view.problem !== null && view.agent === null && view.link === "disconnected" ? view.target : `${KIND_LABEL[view.kind]} · ${view.target}`,
     link: view.link,
     linkLabel: view.problem !== null && view.link === "disconnected" ? "left out" : stalledFor !== null ? `stalled: no answer for ${stalledFor} s` : linkLabel(view.link),
     checked: view.checkedAt === null ? "never checked" : `checked ${ago(now - view.checkedAt)}`,

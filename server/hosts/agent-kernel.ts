@@ -237,9 +237,11 @@ export function agentLauncher(
         const position = kernel.position;
         const mine = ++told;
         const named = kernel.wait ? nameWait(kernel.wait, label, name, notebookId) : Promise.resolve(null);
-        void named.then((wait) => {
-          if (mine === told) options.onQueued?.({ position, agentKernelId: kernelId, wait });
-        });
+        named
+          .then((wait) => {
+            if (mine === told) options.onQueued?.({ position, agentKernelId: kernelId, wait });
+          })
+          .catch((error: unknown) => log("warning", `kernel ${kernelId}: its place in the GPU queue was not shown: ${error instanceof Error ? error.message : String(error)}`));
       };
       await agent
         .startKernel(kernelId, { gpus: options.gpus ?? 0, cwd: options.cwd ?? null, env: {} }, {

@@ -193,6 +193,7 @@ describe("host cards", () => {
   it("show a host left out for its entry's problems", () => {
     const card = hostCard({ ...buildHostView(facts({ state: { state: "disconnected" }, health: null })), problem: ["hosts.json: hosts[0].leaseMinuts: unknown key (a typo?)"] }, NOW);
     assert.equal(card.linkLabel, "left out");
+    assert.equal(card.kindAndTarget, "lab@gpu1 over ssh");
     assert.deepEqual(card.problem, ["hosts.json: hosts[0].leaseMinuts: unknown key (a typo?)"]);
   });
 
