@@ -186,6 +186,44 @@ describe("GPU hosts on day two, over a real sshd", { skip: sshdUnavailable() ?? 
     }
   });
 
+  it("SIGHUP reloads the edited hosts file without a restart: checked whole first, and the running agent takes its settings", LIMIT, async () => {
+    const { server, hostsFile } = await labWith("reload", [{ id: "box", leaseMinutes: 1, gpus: [G0], whenFull: "queue" }], { defaultHost: "box" });
+    const holder = await ownNotebook(server, "holds the GPU", "box", 1);
+    const waiter = await ownNotebook(server, "waits", "box", 1);
+    try {
+      await runToEnd(holder.client, holder.notebookId, holder.cellId, SHOW_GPUS);
+      assert.ok((await waiter.client.run(waiter.notebookId, { [waiter.cellId]: SHOW_GPUS })).ok);
+      await waitStatus(waiter.client, (status) => status.state === "starting" && status.queue?.position === 1);
+
+      // A file that is not JSON is refused whole: the hosts stay as they were.
+      writeFileSync(hostsFile, '{ "hosts": [ ');
+      process.kill(server.pid, "SIGHUP");
+      await waitUntil(() => server.logs.some((line) => line.includes("hosts file not reloaded")), 30_000, "the refused reload is logged");
+      assert.ok(server.logs.some((line) => line.includes("hosts file not reloaded") && line.includes("not valid JSON: line 1, column 14")), "with where the file breaks");
+
+      // Refuse when full now, one more host, and a typo in a third: the agent takes it, the waiting kernel is refused.
+      writeHosts(hostsFile, [{ id: "box", leaseMinutes: 1, gpus: [G0], whenFull: "refuse" }, { id: "spare" }, { id: "typo", pythn: "python3" }], { defaultHost: "box" });
+      process.kill(server.pid, "SIGHUP");
+      const refused = await waitStatus(waiter.client, (status) => status.state === "refused");
+      assert.ok(refused.type === "kernel-status" && refused.status.state === "refused");
+      assert.match(refused.status.reason, /held by Local user's 'holds the GPU'/);
+      await waitUntil(() => server.logs.some((line) => line.includes('"msg":"hosts file reloaded"')), 30_000, "the reload is logged");
+      const reloaded = server.logs.find((line) => line.includes('"msg":"hosts file reloaded"')) ?? "";
+      assert.match(reloaded, /"added":\["spare"\]/);
+      const listed = await holder.client.sendLab({ op: "list-hosts" });
+      assert.ok(listed.ok && listed.hosts);
+      assert.deepEqual(listed.hosts.map((host) => host.id), ["local", "box", "spare", "typo"]);
+      const box = listed.hosts.find((host) => host.id === "box")!;
+      assert.ok(box.settings?.notes.some((note) => note.message === "when full: refuse (was queue)"), JSON.stringify(box.settings));
+      assert.deepEqual(listed.hosts.find((host) => host.id === "typo")?.problem, [`${hostsFile}: hosts[2].pythn: unknown key (a typo?)`]);
+      assert.equal((await runToEnd(holder.client, holder.notebookId, holder.cellId, "print('still here')")).text, "still here\n", "the running kernel went on");
+      await holder.client.send({ op: "shutdown", notebookId: holder.notebookId });
+    } finally {
+      holder.client.close();
+      waiter.client.close();
+    }
+  });
+
   it("a 1-GPU request waits behind a 2-GPU one with the free GPU shown reserved; the queue is listed; a queued kernel's shutdown is answered", LIMIT, async () => {
     const { server } = await labWith("queue", [{ id: "pair", leaseMinutes: 1, gpus: [G0, G1], whenFull: "queue" }]);
     // One client per notebook: the events a client hears do not say which notebook they are of.
