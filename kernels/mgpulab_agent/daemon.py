@@ -41,6 +41,15 @@ from .slots import GpuSlots
 _LINK_HIGH_WATER = 1 << 20
 _MAX_LINE = 64 * 1024 * 1024
 _KILL_AFTER_TERM_S = 2.0
+ORPHAN_QUEUED_S = 120.0
+
+
+def _orphan_queued_seconds() -> float:
+    # MGPULAB_AGENT_ORPHAN_SECONDS: tests shorten the wait (the agent inherits the bootstrap's environment).
+    try:
+        return float(os.environ.get("MGPULAB_AGENT_ORPHAN_SECONDS", ORPHAN_QUEUED_S))
+    except ValueError:
+        return ORPHAN_QUEUED_S
 _STACKS_BEFORE_TERM_S = 0.3
 _TREE_WALK_S = 1.0
 
@@ -275,7 +284,8 @@ class Agent:
             _log("a link sent no valid first line; closed")
             self._close_link(link)
             return
-        link.nonce = nonce
+        # The settings are taken before the link is named: what they change (a queued kernel refused)
+        # reaches the other links now, and this one in its hello, never before it.
         notes: List[wire.SettingsNote] = []
         if "settings" in first:
             try:
@@ -289,6 +299,7 @@ class Agent:
                 wanted = self.settings.copy()
                 wanted["leaseSeconds"] = lease
                 notes = self._adopt(wanted)
+        link.nonce = nonce
         self.send(link, wire.agent_hello_message(
             protocol=wire.AGENT_PROTOCOL_VERSION, agent_id=self.boot["agentId"], code_hash=self.boot["codeHash"],
             pid=os.getpid(), hostname=platform.node()[:4000], started_at=self.started * 1000,
@@ -340,6 +351,8 @@ class Agent:
         for kernel in self.kernels.values():
             if kernel.link is link:
                 kernel.link = None
+                if kernel.state == "queued":
+                    self._forget_if_orphaned(kernel)
         if not self.links and self._shutting_down is None:
             self._start_lease()
 
@@ -394,6 +407,17 @@ class Agent:
         """What differs from the settings now, and why (for the hosts page)."""
         return [f"GPU {uuid} is no longer in the hosts file; kernel {self.slots.holders.get(uuid)} holds it until it ends"
                 for uuid in sorted(self.slots.retiring)]
+
+    def _forget_if_orphaned(self, kernel: KernelProc) -> None:
+        """A queued kernel whose lab went away (a server stopped while it waited; the next one
+        does not know it) would hold the queue, and the GPUs reserved for it, for nobody: it
+        leaves the queue unless a link resumes it within ORPHAN_QUEUED_S (a dropped link reconnects
+        within seconds; a stalled one is reopened after 30 s)."""
+        def check() -> None:
+            if kernel.state == "queued" and kernel.link is None and kernel.kernel_id in self.queue:
+                self._leave_queue(kernel, "removed from the GPU queue: the lab server that asked for it went away", None, None)
+                self._advance_queue()
+        self.after(_orphan_queued_seconds(), check)
 
     # --- the lease ----------------------------------------------------------
 

@@ -158,3 +158,19 @@ def test_the_log_is_rotated_past_its_bound(tmp_path):
     limit = 512 * 1024
     assert sorted(os.listdir(tmp_path)) == ["agent.log", "agent.log.1"]
     assert os.path.getsize(log) <= limit + 1000 and os.path.getsize(str(log) + ".1") <= limit + 1000
+
+
+def test_a_queued_kernel_whose_lab_went_away_leaves_the_queue(agent, monkeypatch):
+    # A lab server stopped while its kernel waited; the next one does not know that kernel.
+    monkeypatch.setenv("MGPULAB_AGENT_ORPHAN_SECONDS", "1")
+    first, _ = agent.connect(gpus=GPUS[:1])
+    _start(first, "ka", gpus=1)
+    assert _start(first, "kb", gpus=1)["kernel"]["state"] == "queued"
+    assert _start(first, "kc", gpus=1)["kernel"]["state"] == "queued"
+    second, _ = agent.connect(gpus=GPUS[:1])  # the same hosts file
+    second.send({"type": "resume", "kernel": "kc", "afterSeq": 0})  # the new server knows kc (a link that dropped and came back)
+    first.kill()
+    gone = second.next(lambda m: m["type"] == "kernel_state" and m["kernel"]["kernel"] == "kb" and m["kernel"]["state"] == "exited", timeout=20)
+    assert gone["kernel"]["exit"]["reason"] == "removed from the GPU queue: the lab server that asked for it went away"
+    kept = second.next(lambda m: m["type"] == "kernel_state" and m["kernel"]["kernel"] == "kc" and m["kernel"]["position"] == 1)
+    assert kept["kernel"]["state"] == "queued", "a resumed kernel keeps its place"

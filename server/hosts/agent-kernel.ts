@@ -173,9 +173,9 @@ export function linkTrouble(state: HostLinkState, host: string): KernelLinkTroub
     case "unreachable":
       return { state: "reconnecting", host, since: state.at };
     case "connecting":
-    case "disconnected":
       return { state: "reconnecting", host, since: Date.now() };
     case "connected":
+    case "disconnected": // the lab let go on purpose (it stops): nothing to tell a notebook
       return null;
   }
 }
