@@ -136,7 +136,7 @@ export class NotebookRuntime {
     if (!host) {
       throw new Error(`this notebook's kernel host "${spec.hostId}" is no longer configured (the lab's hosts: ${this.options.hosts.ids().join(", ")}); choose another under Kernel in the header`);
     }
-    return { host, gpus: spec.gpus };
+    return { host, gpus: spec.gpus, notebookId: this.doc.id };
   }
 
   /** Stores what the kernel's output produced so far, then tells its host agent it may drop that output. */

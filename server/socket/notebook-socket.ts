@@ -26,7 +26,8 @@ import type { LabAccess, Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
 import type { Me, ShareView } from "../core/protocol/accounts-model";
-import type { GpuHolder } from "../core/protocol/hosts-model";
+import type { HolderName } from "../core/protocol/hosts-model";
+import { HolderNaming } from "../hosts/holder-names";
 import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
 import type { PrismaClient } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
@@ -330,17 +331,9 @@ async function ownerNames(prisma: PrismaClient, notebookIds: string[]): Promise<
   return new Map(rows.map((row) => [row.id, row.owner.name]));
 }
 
-/** Who holds each GPU: a notebook the actor may read by its title; anybody else's by its owner's name only. */
-async function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, GpuHolder>> {
-  const holders = await services.drivers.agentHolders();
-  const notebookIds = [...holders.values()].map((holder) => holder.notebookId);
-  const readable = await services.access.gate.filterNotebooks(actor, notebookIds, "read");
-  const owners = await ownerNames(services.prisma, notebookIds);
-  const visible = new Map<string, GpuHolder>();
-  for (const [kernel, holder] of holders) {
-    visible.set(kernel, readable.has(holder.notebookId) ? holder : { notebookId: "", title: `a notebook of ${owners.get(holder.notebookId) ?? "another user"}` });
-  }
-  return visible;
+/** Who holds or waits for GPUs: the person always, a notebook the actor may read by its title (hosts/holder-names.ts). */
+function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, HolderName>> {
+  return new HolderNaming({ holders: () => services.drivers.agentHolders(), prisma: services.prisma, gate: services.access.gate }).forActor(actor);
 }
 
 function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {

@@ -336,6 +336,9 @@ export class Workshops {
         return runtime.doc.cells.some((cell) => cell.runState === "running" && cell.outputs.some((output) => output.kind === "hang")) ? "hung" : "busy";
       case "dead":
         return "dead";
+      case "refused":
+        // No GPU free for it now: it waits for a retry, as a participant in the admission queue waits.
+        return "waiting";
       case "shutdown":
         return "shutdown";
     }
