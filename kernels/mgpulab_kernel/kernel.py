@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import faulthandler
+import importlib
 import json
 import os
 import queue
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Dict, Literal, Optional
+from typing import Any, BinaryIO, Callable, Dict, List, Literal, Optional
 
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
@@ -56,6 +57,25 @@ def current_display() -> Optional[Callable[..., None]]:
 def current_execution() -> Optional[ExecutionContext]:
     """The running cell's :class:`ExecutionContext`, or None outside a kernel or between cells."""
     return _installed.execution if _installed is not None else None
+
+
+CellEndHook = Callable[[ExecutionContext, str], None]
+_cell_end_hooks: List[CellEndHook] = []
+_hooks_lock = threading.Lock()
+
+
+def on_cell_end(hook: CellEndHook) -> None:
+    """Call ``hook(execution, status)`` at the end of every cell from now on, once per hook.
+
+    It runs after the cell's own code (and its error, if it raised), before the
+    cell is reported finished, so what it displays is part of that cell's
+    output; ``status`` is "ok", "error" or "interrupted". Library code uses it
+    (the scenario catalog judges the claims an experiment cell decided); a
+    failing hook is logged, never the cell's error.
+    """
+    with _hooks_lock:
+        if hook not in _cell_end_hooks:
+            _cell_end_hooks.append(hook)
 
 
 class Kernel:
@@ -130,9 +150,33 @@ class Kernel:
             if request["type"] == "stacks":
                 # Answered here, not queued: the main thread may be the one that is stuck.
                 self._answer_stacks(request["id"])
+            elif request["type"] == "preload":
+                # Not queued either: it must never wait behind (or hold up) a cell.
+                self._preload(request["modules"])
             else:
                 self._requests.put(request)
         self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
+
+    def _preload(self, modules: list[str]) -> None:
+        """Imports ``modules`` on a background thread (see the ``preload`` request).
+
+        Python's per-module import locks make a cell that imports one of them
+        meanwhile wait for that import to finish rather than start it again, and
+        an interrupt of that cell stops its wait, never the import itself.
+        """
+        def load() -> None:
+            started = time.perf_counter()
+            failed = []
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except BaseException as exc:  # noqa: BLE001 - a module that cannot load is the cell's to report
+                    failed.append(f"{name} ({type(exc).__name__}: {exc})")
+            if failed:
+                self._log("warning", f"preload: could not import {', '.join(failed)}")
+            else:
+                self._log("info", f"preloaded {', '.join(modules)} in {time.perf_counter() - started:.1f} s")
+        threading.Thread(target=load, name="mgpulab-preload", daemon=True).start()
 
     # --- main loop ----------------------------------------------------------
 
@@ -193,6 +237,7 @@ class Kernel:
             self._report_error(request_id, exc)
         self._flush_deferred_metrics(wait=status != "interrupted")
         self._show_open_figures()
+        self._run_cell_end_hooks(status)
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
         self.execution = None
@@ -208,6 +253,18 @@ class Kernel:
             backend.flush_figures()
         except Exception as exc:  # noqa: BLE001 - a figure that cannot be drawn must not lose the cell's reply
             self._report_error(self._current_id, exc)
+
+    def _run_cell_end_hooks(self, status: str) -> None:
+        execution = self.execution
+        if execution is None:
+            return
+        with _hooks_lock:
+            hooks = list(_cell_end_hooks)
+        for hook in hooks:
+            try:
+                hook(execution, status)
+            except BaseException as exc:  # noqa: BLE001 - a hook must not lose the cell's reply or end the kernel
+                self._log("warning", f"end-of-cell hook {getattr(hook, '__qualname__', hook)!s} failed: {type(exc).__name__}: {exc}")
 
     def _complete(self, request: wire.CompleteRequest) -> None:
         try:
