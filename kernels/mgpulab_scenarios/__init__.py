@@ -134,6 +134,15 @@ def experiment_of(template_id: str) -> Tuple[Any, List[str]]:
 _evidence.set_resolver(experiment_of)
 
 
+def _judge_steps_as_they_end() -> None:
+    """In the lab kernel, each experiment cell's claims are judged when it ends (see :mod:`.step_verdicts`)."""
+    from . import step_verdicts
+    step_verdicts.install()
+
+
+_judge_steps_as_they_end()
+
+
 def _describe_values(values: Dict[str, Any], names: List[str]) -> str:
     return ", ".join(f"{name}={values[name]!r}" if isinstance(values[name], str) else f"{name}={values[name]}"
                      for name in names)

@@ -149,6 +149,8 @@ async function handleCommand(socket: LabSocket, actor: Actor, services: SocketSe
     await socket.join(room);
     const ack = await services.drivers.command(command.notebookId, driven);
     if (!ack.ok && !wasIn) await socket.leave(room);
+    // The facilitator's roster shows a participant on the copy they just opened.
+    if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
     return ack.ok ? { ...ack, access: level } : ack;
   }
   if (!socket.rooms.has(room)) {

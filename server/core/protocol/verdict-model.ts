@@ -58,7 +58,15 @@ const spreadSchema = z.object({
   mean: z.number(),
 });
 
+/**
+ * `scenario`: the verdicts cell's report (every claim of the scenario). `step`: what one experiment cell
+ * decided, shown under it as it ends (the same judgement, restricted to that experiment's claims).
+ */
+export const REPORT_SCOPES = ["scenario", "step"] as const;
+
 export const verdictReportSchema = z.object({
+  /** Absent in reports from before step judgements: a scenario report. */
+  scope: z.enum(REPORT_SCOPES).optional(),
   scenario: z.string(),
   title: z.string(),
   source: z.string(),
