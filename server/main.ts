@@ -35,6 +35,10 @@ async function main(): Promise<void> {
   const hostsConfig = loadHostsConfig({ dataDir: config.dataDir ?? path.resolve("data") });
   log.info({ hostsFile: hostsConfig.file, hosts: hostsConfig.hosts.map((host) => `${host.id} (${host.kind})`), defaultHost: hostsConfig.defaultHost }, "kernel hosts");
 
+  // The kernel cap: MGPULAB_MAX_KERNELS, or sized from this machine's memory and cores now.
+  const kernelLimits = kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle));
+  log.info({ maxKernels: kernelLimits.maxKernels, why: kernelLimits.capacity?.why }, "kernel capacity");
+
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
   // The port is known once listening (PORT=0 picks one); nothing is served before.
@@ -51,7 +55,7 @@ async function main(): Promise<void> {
       ),
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
-    kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
+    kernelLimits,
     broadcast: (notebookId, event, seq) => io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
     log: logTo,
     // Several lab servers on one database: they meet in Redis (README "Several lab servers").

@@ -78,6 +78,8 @@ export interface ConsoleHeader {
   scenarioIds: string[];
   admitted: number;
   waiting: number;
+  /** Whether the lab holds the plan, and what to change. */
+  sizing: WorkshopConsoleView["workshop"]["sizing"];
 }
 
 export function consoleHeader(view: WorkshopConsoleView, origin: string, summaryHref: string, timeZone?: string): ConsoleHeader {
@@ -106,6 +108,7 @@ export function consoleHeader(view: WorkshopConsoleView, origin: string, summary
     scenarioIds: [...workshop.scenarioIds],
     admitted: view.roster.length - waiting,
     waiting,
+    sizing: workshop.sizing,
   };
 }
 

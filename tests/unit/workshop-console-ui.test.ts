@@ -79,6 +79,7 @@ function consoleView(patch: Partial<WorkshopConsoleView> = {}, at = T0): Worksho
       revealedSteps: 1,
       plan: { hostId: null, gpusPerParticipant: 0, capacity: 60 },
       resources: "CPU emulation on host local (no GPU per participant), for up to 60 participants",
+      sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
     },
     steps: { "dp-basics": ["split", "equivalence", "replication", "placement", "scaling", "verdicts"].map((id) => ({ id: `dp-basics/${id}`, title: id[0]!.toUpperCase() + id.slice(1) })) },
     roster: [row("Ada"), row("Bo")],
@@ -450,6 +451,9 @@ describe("workshops list: the console link and the new-workshop form's plan", ()
       startsAt: null,
       endsAt: null,
       createdAt: "2026-11-26T09:00:00Z",
+      pace: "self",
+      capacity: 60,
+      sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
       participants: [
         { id: "p-ada", name: "Ada", waiting: false, notebooks: [] },
         { id: "p-bo", name: "Bo", waiting: true, notebooks: [] },
@@ -485,7 +489,7 @@ describe("workshops list: the console link and the new-workshop form's plan", ()
         labCommandSchema.parse(command);
         sent.push(command);
         if (command.op !== "create-workshop") return Promise.resolve({ ok: true });
-        const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", participants: [] };
+        const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", pace: "self", capacity: 60, sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] }, participants: [] };
         return Promise.resolve({ ok: true, workshop: made });
       },
       onConnect() {},

@@ -3,6 +3,7 @@
  * lab commands answer with (socket-api.ts). The server decides every
  * permission; a page only hides what the server would refuse.
  */
+import type { WorkshopPace, WorkshopSizing } from "./workshop-model";
 export const ROLES = ["admin", "member", "facilitator", "participant"] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -63,6 +64,10 @@ export interface WorkshopView {
   startsAt: string | null;
   endsAt: string | null;
   createdAt: string;
+  pace: WorkshopPace;
+  capacity: number;
+  /** Whether the lab can hold its plan, and what to change: shown on the facilitator's card before the class arrives. */
+  sizing: WorkshopSizing;
   /** `waiting`: still in the admission queue. */
   participants: Array<{ id: string; name: string; waiting: boolean; notebooks: Array<{ id: string; title: string }> }>;
 }

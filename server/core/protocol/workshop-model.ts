@@ -21,6 +21,17 @@ export interface WorkshopPlan {
   capacity: number;
 }
 
+/**
+ * Whether the lab can hold a workshop's plan (its facilitator's eyes only): `fits`, `tight` (it holds the
+ * class, with limits named in `details`), or `does-not-fit`; `advice` says what to change.
+ */
+export interface WorkshopSizing {
+  verdict: "fits" | "tight" | "does-not-fit";
+  summary: string;
+  details: string[];
+  advice: string[];
+}
+
 /** What a workshop is, as its facilitator set it up. */
 export interface WorkshopSettings {
   id: string;
@@ -40,6 +51,8 @@ export interface WorkshopSettings {
   plan: WorkshopPlan;
   /** Honest words for the resources: "1 GPU each on gpu-a (8 free now)" or "CPU emulation (no GPU per participant)". */
   resources: string;
+  /** Whether the lab can hold this plan, and what to change (never sent to participants). */
+  sizing: WorkshopSizing;
 }
 
 /** A message or parameter preset from the facilitator to everyone. */
@@ -97,8 +110,12 @@ export interface QuestionTally {
   measured: number[];
   /** Participants with a verdict report that cannot decide this question (inconclusive, or a claim not measured). */
   undecided: number;
-  /** Each participant who predicted or measured: their prediction, their measurement, and whether they matched. */
-  participants: Array<{ participantId: string; predicted: string | null; measured: string | null }>;
+  /**
+   * Each participant who predicted, measured or ran the step: their prediction, their measurement, and when
+   * their run decides nothing, why (`notMeasured`: "experiment failed: …", the cell to run, inconclusive);
+   * `verdicts`: the verdict (or status) of each of the question's claims in their copy.
+   */
+  participants: Array<{ participantId: string; predicted: string | null; measured: string | null; notMeasured: string | null; verdicts: Record<string, string> }>;
 }
 
 /** Everything the facilitator console shows, recomputed on every change and pushed live. */
@@ -121,6 +138,8 @@ export interface ParticipantWorkshopView {
   /** "waiting": in the admission queue at `queuePosition`; "ended": read-only from now on. */
   state: "waiting" | "admitted" | "ended";
   queuePosition: number | null;
+  /** While waiting: why, in plain words ("all 30 places are taken"); null otherwise. */
+  waitingBecause: string | null;
   startsAt: string | null;
   endsAt: string | null;
   pace: WorkshopPace;
