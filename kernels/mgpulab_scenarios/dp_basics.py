@@ -48,6 +48,7 @@ STEPS = (
          "With batch_size={batch_size} on {devices} devices, how many rows does each device get?",
          ("the same number on every device", "uneven chunks (last one smaller or missing)", "random"),
          ("splits-evenly", "one-chunk-per-gpu", "gathered-on-device-0", "runs-in-parallel", "uneven-imbalance"),
+         tells=((), (), ("random", "shuffled")),
          explanation="**Why.** DataParallel splits with `torch.chunk`: ceil(B/n) rows per device, so a batch "
                      "that does not divide gives uneven chunks (the last one smaller, and sometimes fewer "
                      "chunks than devices). The outputs are gathered on device 0."),
@@ -65,6 +66,7 @@ STEPS = (
          (Cell("replication", REPLICATE_CELL),),
          "Is the model copied once, or on every forward?", ("once", "every forward"),
          ("replicated-every-forward", "replication-cost", "ddp-replicates-once"),
+         tells=(("once", "one time"), ("each forward", "per step", "every step")),
          explanation="**Why.** Each forward builds new replica modules (`replicate`) before running them, so "
                      "the copy is paid on every step, not once. DDP copies once: each rank process keeps its one "
                      "model object for the whole run, and only gradients travel."),

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Timing training steps on 1 to {PARAM.devices} devices, {PARAM.timing_repeats} timed steps after a "
+      f"warm-up each" + (", then DDP" if PARAM.compare_ddp else ""))
 import torch, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 from mgpulab_scenarios.common import data, mlp  # one batch and one model for every variant, the DDP ranks' too
@@ -22,8 +24,10 @@ for n in range(1, devices + 1):
         with timer.phase("optimizer"):
             opt.step(); opt.zero_grad()
         timer.step(step, samples=len(xb), loss=loss)
+        print(f"{label}, step {step}/{steps - 1}{' (warm-up)' if step == 0 else ''} done")
     timer.close()
 if PARAM.compare_ddp and devices > 1:  # the same batch on DDP ranks (processes), one shard each
+    print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
     result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
                         kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
                                     steps=steps, lr=PARAM.lr, emit=True),

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Starting {PARAM.devices} rank processes without a process group (each imports torch first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("dp-not-starting/ddp-init", devices=PARAM.devices, seed=PARAM.seed)
@@ -10,5 +11,5 @@ for r in result.results:
     if r:
         print(f"rank {r['rank']}: without init_process_group ->", r["without_init"]["error"] or "built")
         print(f"rank {r['rank']}: after init_process_group ->", r["with_init"]["error"] or "built, one step ran")
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
-           ranks=[r for r in result.results if r])
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
+                      ranks=[r for r in result.results if r])

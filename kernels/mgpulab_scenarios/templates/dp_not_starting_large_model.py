@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Timing {PARAM.num_steps} steps after a warm-up of a {PARAM.input_size}->{PARAM.hidden_size} model, "
+      f"batch {PARAM.batch_size}, on 1 to {PARAM.devices} devices" + (", then DDP" if PARAM.devices > 1 else ""))
 import torch, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 from mgpulab_scenarios.common import data, mlp  # one batch and one model for every variant, the DDP ranks' too
@@ -22,8 +24,10 @@ for n in range(1, devices + 1):
         with timer.phase("optimizer"):
             opt.step(); opt.zero_grad()
         timer.step(step, samples=PARAM.batch_size, loss=loss)
+        print(f"{label}, step {step}/{steps - 1}{' (warm-up)' if step == 0 else ''} done")
     timer.close()
 if devices > 1:  # the same model and batch on DDP ranks, one shard each
+    print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
     result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
                         kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.input_size,
                                     d_out=PARAM.input_size, hidden=PARAM.hidden_size, layers=4, steps=steps,

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"One DataParallel x{PARAM.world_size} step here, then DDP x{PARAM.world_size} ranks counting their "
+      "collectives")
 import torch.distributed as dist, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 from mgpulab_scenarios.common import data, mlp
@@ -24,5 +26,5 @@ result = lab.launch(rank_fns.ddp_count_collectives, PARAM.world_size, run_id=f"D
 run.add_ranks(result)
 print(f"DDP x{PARAM.world_size}:", result.status, "- gradient all-reduces in the last step, per rank:",
       [r and r["buckets_last_step"] for r in result.results])
-run.finish(dp_process_group=group, dp_backward_nodes=sorted(nodes), ddp_status=result.status,
-           ddp_summary=result.summary, ddp_backend=result.backend)
+recorded = run.finish(dp_process_group=group, dp_backward_nodes=sorted(nodes), ddp_status=result.status,
+                      ddp_summary=result.summary, ddp_backend=result.backend)

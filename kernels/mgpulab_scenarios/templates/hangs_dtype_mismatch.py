@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size}, the last rank in float64 (starting the rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/dtype-mismatch", world_size=PARAM.world_size, placement=PARAM.placement,
@@ -12,8 +13,8 @@ run.add_ranks(result)
 print(result.status, "-", result.summary)
 for r in result.ranks:
     print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}, error {r.error}")
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
-           ranks=[{"rank": r.rank, "state": r.state, "last_step": r.last_step, "where": r.where,
-                   "error": r.error or r.reason, "stack": r.stack} for r in result.ranks],
-           dtypes=[r.result["dtype"] if r.result else None for r in result.ranks],
-           diverged=sorted({name for r in result.results if r for name in r["diverged"]}))
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
+                      ranks=[{"rank": r.rank, "state": r.state, "last_step": r.last_step, "where": r.where,
+                              "error": r.error or r.reason, "stack": r.stack} for r in result.ranks],
+                      dtypes=[r.result["dtype"] if r.result else None for r in result.ranks],
+                      diverged=sorted({name for r in result.results if r for name in r["diverged"]}))

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size} with the fault {PARAM.fault!r} (starting the rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/fault", world_size=PARAM.world_size, placement=PARAM.placement, fault=PARAM.fault,
@@ -14,6 +15,6 @@ run.add_ranks(result)
 print(result.status, "-", result.summary)
 for r in result.ranks:
     print(f"rank {r.rank}: {r.state}, last step {r.last_step}, in {r.where}")
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
-           ranks=[{"rank": r.rank, "state": r.state, "last_step": r.last_step, "where": r.where, "error": r.error,
-                   "stack": r.stack} for r in result.ranks])
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
+                      ranks=[{"rank": r.rank, "state": r.state, "last_step": r.last_step, "where": r.where, "error": r.error,
+                              "stack": r.stack} for r in result.ranks])

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size} with the fault {PARAM.fault!r} and the fix {PARAM.fix!r} (starting the rank "
+      "processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/fix", world_size=PARAM.world_size, placement=PARAM.placement, fault=PARAM.fault,
@@ -14,5 +16,5 @@ result = lab.launch(rank_fns.ddp_collective_fault, world_size, run_id=f"fix: {fi
 run.add_ranks(result)
 print(result.status, "-", result.summary)
 print("steps per rank:", [r.result and r.result["steps"] for r in result.ranks])
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
-           steps_per_rank=[r.result["steps"] if r.result else None for r in result.ranks])
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
+                      steps_per_rank=[r.result["steps"] if r.result else None for r in result.ranks])

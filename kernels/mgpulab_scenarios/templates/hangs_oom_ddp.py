@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size}: rank 1's batch does not fit at step 1, handled two ways (each launch "
+      "starts its rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/oom-ddp", world_size=PARAM.world_size, placement=PARAM.placement,
@@ -14,4 +16,4 @@ for action in ("raise", "skip_batch"):  # rank 1 runs out of (emulated) memory a
     outcomes[action] = {"status": result.status, "summary": result.summary, "seconds": result.duration_s,
                         "ranks": [{"rank": r.rank, "state": r.state, "where": r.where, "last_step": r.last_step,
                                    "error": r.error} for r in result.ranks]}
-run.finish(outcomes=outcomes)
+recorded = run.finish(outcomes=outcomes)

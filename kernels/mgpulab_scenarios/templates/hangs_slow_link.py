@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size} with {PARAM.comm_delay_ms} ms added to every gradient all-reduce (starting the "
+      "rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/slow-link", world_size=PARAM.world_size, placement=PARAM.placement,
@@ -12,4 +14,4 @@ run.add_ranks(result)
 for r in result.results:
     if r:
         print(f"rank {r['rank']}: comm share {r['baseline']['comm_share']:.2f} -> {r['delayed']['comm_share']:.2f}")
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s, backend=result.backend)
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s, backend=result.backend)

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DDP x{PARAM.world_size} with 10 and 20 rows per rank (starting the rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/uneven-batches", world_size=PARAM.world_size, placement=PARAM.placement,
@@ -10,7 +11,7 @@ result = lab.launch(rank_fns.ddp_uneven_batches, world_size, run_id=f"DDP x{worl
 run.add_ranks(result)
 print(result.status, result.summary)
 print([(r["rank"], r["rows"], r["diverged"]) for r in result.results if r])
-run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
-           rows_per_rank=[r["rows"] for r in result.results if r],
-           diverged=sorted({name for r in result.results if r for name in r["diverged"]}),
-           rows_compared=next((r["rows_compared"] for r in result.results if r), 0))
+recorded = run.finish(status=result.status, summary=result.summary, seconds=result.duration_s,
+                      rows_per_rank=[r["rows"] for r in result.results if r],
+                      diverged=sorted({name for r in result.results if r for name in r["diverged"]}),
+                      rows_compared=next((r["rows_compared"] for r in result.results if r), 0))

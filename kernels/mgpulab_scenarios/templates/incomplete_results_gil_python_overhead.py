@@ -1,4 +1,7 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Forward times of a {PARAM.forward_kind} model on one device and on DataParallel x{PARAM.devices}, at 1, 8 and "
+      f"64 times batch {PARAM.batch_size}, {PARAM.repeats} timed forwards after a warm-up each"
+      + (", then DDP" if PARAM.devices > 1 else ""))
 import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("incomplete-results-gil/python-overhead", devices=PARAM.devices, placement=PARAM.placement,
@@ -27,8 +30,10 @@ with torch.no_grad():
                 t0 = time.perf_counter(); m(x)
                 if dev.type == "cuda": torch.cuda.synchronize()
                 lab.log(i, forward_ms=(time.perf_counter() - t0) * 1000, samples=rows, run_id=label + size)
+            print(f"{label + size}: {PARAM.repeats} forwards timed")
 print("replica intervals (s):", dp.last_phases.intervals, "threads:", dp.last_phases.threads)
 if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) per rank
+    print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
     result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
                         kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d=8, depth=PARAM.depth,
                                     repeats=PARAM.repeats, emit=True), timeout_s=60, time_limit_s=120)
