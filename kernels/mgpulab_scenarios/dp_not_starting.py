@@ -7,7 +7,7 @@ from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
                    fmt, load_template)
 from .evidence import Observed
-from .evidence import compare_spreads as _compare, spread_text as _spread_text
+from .stats import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SOURCE_TITLE = "Why is training not starting with nn.DataParallel?"  # the article's own title, shown with the file name as a detail
@@ -120,17 +120,17 @@ def e_large(o: Observed) -> Dict[str, Any]:
                                "steps_done": max((len(o.values(tag, "step_ms", [r])) for r in o.ranks(tag, "step_ms")),
                                                  default=0)}
         if tag.startswith("DataParallel"):
-            phases = {name: o.mean(tag, name, [0]) for name in PHASES}
-            apply = [o.mean(tag, "apply_ms", [r]) for r in o.ranks(tag, "apply_ms")]
+            phases = {name: stats.bar_value(o, tag, name, [0]) for name in PHASES}
+            apply = [stats.bar_value(o, tag, "apply_ms", [r]) for r in o.ranks(tag, "apply_ms")]
             phases["apply_ms"] = max((a for a in apply if a is not None), default=None)
             moved = [(phases[k] or 0.0) for k in ("scatter_ms", "replicate_ms", "gather_ms")]
-            step = row["step_ms"]["mean"] if row["step_ms"] else None
+            step = row["step_ms"]["median"] if row["step_ms"] else None
             row.update(phases=phases, transfer_ms=sum(moved),
                        transfer_share=sum(moved) / step if step else None,
                        transfer_ms_per_step=[sum(v) for v in zip(*[[x for _, x in o.values(tag, k, [0], warmup=False)]
                                                                    for k in ("scatter_ms", "replicate_ms", "gather_ms")])])
         if tag.startswith("DDP"):
-            row["comm_ms"] = o.mean(tag, "comm_ms")
+            row["comm_ms"] = stats.bar_value(o, tag, "comm_ms")
         variants.append(row)
     return {"devices": n, "params": o.facts["params"], "batch_size": p["batch_size"], "steps_asked": o.facts["steps_asked"],
             "variants": variants, "transfers_emulated": p["placement"] == "cpu" or _emulated(n, p)}
@@ -251,7 +251,7 @@ def v_stall(e: Dict[str, Any]) -> Verdict:
         return "holds", f"{', '.join(stalled)} did not finish its {e['steps_asked']} steps: {done}"
     if dp is None or one is None:
         return "inconclusive", f"only {e['devices']} device: no overhead to measure; set devices to 2 or more"
-    ratio = dp["step_ms"]["mean"] / one["step_ms"]["mean"] if dp["step_ms"] and one["step_ms"] else None
+    ratio = dp["step_ms"]["median"] / one["step_ms"]["median"] if dp["step_ms"] and one["step_ms"] else None
     text = (f"every variant finished all {e['steps_asked']} steps ({done}); DataParallel x{e['devices']} step "
             f"{_spread_text(dp['step_ms'])} vs 1 device {_spread_text(one['step_ms'])} (x{fmt(ratio)})")
     comparison = _compare(dp["step_ms"], one["step_ms"])

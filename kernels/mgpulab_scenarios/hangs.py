@@ -6,7 +6,8 @@ from typing import Any, Dict, List, Optional
 from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
                    fmt, load_template)
-from .evidence import Observed, as_spread
+from .evidence import Observed
+from .stats import as_spread
 
 SOURCE = "003_5eac2459042e419e.txt"
 SOURCE_TITLE = "Why do PyTorch's DataParallel and DistributedDataParallel implementations hang indefinitely?"  # the article's own title, shown with the file name as a detail
@@ -146,7 +147,7 @@ def e_slow_link(o: Observed) -> Dict[str, Any]:
         for phase in ("baseline", "delayed"):
             step, comm = o.spread(phase, "step_ms", [rank]), o.spread(phase, "comm_ms", [rank])
             row[phase] = {"step_ms": step, "comm_ms": comm,
-                          "comm_share": comm["mean"] / step["mean"] if step and comm and step["mean"] else 0.0}
+                          "comm_share": comm["median"] / step["median"] if step and comm and step["median"] else 0.0}
         per_rank.append(row)
     return {"world_size": p["world_size"], "comm_delay_ms": p["comm_delay_ms"], "status": f["status"],
             "summary": clip(f["summary"], 400), "seconds": f["seconds"], "backend": f["backend"], "per_rank": per_rank,
@@ -255,14 +256,14 @@ def v_collectives(e: Dict[str, Any]) -> Verdict:
 
 
 def _growth(per: List[Dict[str, Any]]) -> Optional[float]:
-    ratios = [r["delayed"]["step_ms"]["mean"] / r["baseline"]["step_ms"]["mean"] for r in per
-              if r["baseline"]["step_ms"] and r["delayed"]["step_ms"] and r["baseline"]["step_ms"]["mean"]]
+    ratios = [r["delayed"]["step_ms"]["median"] / r["baseline"]["step_ms"]["median"] for r in per
+              if r["baseline"]["step_ms"] and r["delayed"]["step_ms"] and r["baseline"]["step_ms"]["median"]]
     return min(ratios) if ratios else None
 
 
 def _link_table(e: Dict[str, Any]) -> str:
-    return "; ".join(f"rank {r['rank']}: comm {fmt(r['baseline']['comm_ms']['mean'] if r['baseline']['comm_ms'] else 0)}"
-                     f" -> {fmt(r['delayed']['comm_ms']['mean'] if r['delayed']['comm_ms'] else 0)} ms, share "
+    return "; ".join(f"rank {r['rank']}: comm {fmt(r['baseline']['comm_ms']['median'] if r['baseline']['comm_ms'] else 0)}"
+                     f" -> {fmt(r['delayed']['comm_ms']['median'] if r['delayed']['comm_ms'] else 0)} ms, share "
                      f"{fmt(100 * r['baseline']['comm_share'])}% -> {fmt(100 * r['delayed']['comm_share'])}%"
                      for r in e["per_rank"])
 

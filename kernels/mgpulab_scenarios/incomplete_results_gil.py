@@ -7,7 +7,7 @@ from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
                    load_template)
 from .evidence import Observed
-from .evidence import compare_spreads as _compare, spread_text as _spread_text
+from .stats import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
 SOURCE_TITLE = "Why is DataParallel returning incomplete results?"  # the article's own title, shown with the file name as a detail
@@ -112,7 +112,7 @@ def e_overhead(o: Observed) -> Dict[str, Any]:
     if n > 1:
         tags.append(f"DDP x{n}")
     variants = [{"tag": tag, "forward_ms": o.spread(tag, "forward_ms"),
-                 "per_rank_ms": [o.mean(tag, "forward_ms", [r]) for r in o.ranks(tag, "forward_ms")]}
+                 "per_rank_ms": [stats.bar_value(o, tag, "forward_ms", [r]) for r in o.ranks(tag, "forward_ms")]}
                 for tag in tags]
     return {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"], "batch_size": p["batch_size"],
             "variants": variants, "threads": o.facts["threads"], "host_cores": o.facts["host_cores"],
@@ -184,7 +184,7 @@ def e_data_wait(o: Observed) -> Dict[str, Any]:
     for label, rows in o.facts["rows"].items():
         data, step = o.spread(label, "data_ms", [0]), o.spread(label, "step_ms", [0])
         workers[label] = {"data_ms": data, "step_ms": step, "rows_in": rows["rows_in"], "rows_out": rows["rows_out"],
-                          "data_share": data["mean"] / step["mean"] if data and step and step["mean"] else 0.0}
+                          "data_share": data["median"] / step["median"] if data and step and step["median"] else 0.0}
     return {"devices": p["devices"], "sample_cost_ms": p["sample_cost_ms"], "num_workers": p["num_workers"],
             "workers": workers}
 
@@ -221,7 +221,7 @@ def v_loss(e: Dict[str, Any]) -> Verdict:
 
 
 def _ratio(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[float]:
-    return a["mean"] / b["mean"] if a and b and b["mean"] else None
+    return a["median"] / b["median"] if a and b and b["median"] else None
 
 
 def v_gil(e: Dict[str, Any]) -> Verdict:
@@ -368,8 +368,8 @@ def v_gil_concurrency(e: Dict[str, Any]) -> Verdict:
 
 def v_aggregation(e: Dict[str, Any]) -> Verdict:
     text = _backward_text(e)
-    share = (e["optimizer_ms"]["mean"] / e["step_ms"]["mean"]) if e["optimizer_ms"] and e["step_ms"] and \
-        e["step_ms"]["mean"] else None
+    share = (e["optimizer_ms"]["median"] / e["step_ms"]["median"]) if e["optimizer_ms"] and e["step_ms"] and \
+        e["step_ms"]["median"] else None
     text += f"; optimizer.step is {fmt(100 * share) if share is not None else '-'}% of the step"
     if e["replicas"] < 2:
         return "inconclusive", text + " — one replica: nothing is aggregated; set devices to 2 or more"

@@ -35,5 +35,5 @@ if PARAM.compare_ddp and devices > 1:  # the same batch on DDP ranks (processes)
     run.add_ranks(result)  # the ranks' own metric frames, as they sent them
 for row in run.finish()["variants"]:  # the numbers the charts and the verdicts use
     t = row["step_ms"]
-    print(f"{row['tag']:>16}: " + (f"{t['mean']:.3f} ms/step (median {t['median']:.3f}, min {t['min']:.3f}, "
-                                   f"max {t['max']:.3f}), speed-up x{row['speedup']:.2f}" if t else "no result"))
+    print(f"{row['tag']:>16}: " + (f"{t['median']:.3f} ms/step (median; min {t['min']:.3f}, max {t['max']:.3f}), "
+                                   f"speed-up x{row['speedup']:.2f}" if t else "no result"))

@@ -36,6 +36,6 @@ if devices > 1:  # the same model and batch on DDP ranks, one shard each
     run.add_ranks(result)
 for row in run.finish(params=sum(p.numel() for p in model.parameters()), steps_asked=steps)["variants"]:
     t = row["step_ms"]
-    print(f"{row['tag']:>16}: " + (f"{t['mean']:.2f} ms/step (median {t['median']:.2f}, min {t['min']:.2f}, "
-                                   f"max {t['max']:.2f})" if t else "no result")
+    print(f"{row['tag']:>16}: " + (f"{t['median']:.2f} ms/step (median; min {t['min']:.2f}, max {t['max']:.2f})"
+                                   if t else "no result")
           + (f", transfers {100 * row['transfer_share']:.0f}% of the step" if row.get("transfer_share") else ""))

@@ -40,5 +40,5 @@ if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) pe
     run.add_ranks(result)
 for row in run.finish(threads=list(dp.last_phases.threads), host_cores=lab.devices.host_cores())["variants"]:
     t = row["forward_ms"]
-    print(f"{row['tag']:>24}: " + (f"{t['mean']:.3f} ms/forward (median {t['median']:.3f}, min {t['min']:.3f}, "
-                                   f"max {t['max']:.3f})" if t else "no result"))
+    print(f"{row['tag']:>24}: " + (f"{t['median']:.3f} ms/forward (median; min {t['min']:.3f}, max {t['max']:.3f})"
+                                   if t else "no result"))
