@@ -75,7 +75,7 @@ export default function VerdictReport({ report }: Props) {
         <h3 className="verdict-title">{report.title}</h3>
         <div className="verdict-meta">
           <span>
-            Source: <cite>{report.source}</cite>
+            Source: <cite title={report.source}>{report.sourceTitle || report.source}</cite>
           </span>
           <span data-testid="verdict-device">
             Devices: {report.deviceMode}

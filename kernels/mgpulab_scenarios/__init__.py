@@ -111,6 +111,8 @@ def show_verdicts(result: dict) -> None:
     """
     from .report import VerdictsDisplay, display
     shown = VerdictsDisplay(result)
+    # The article by its title: its file name in the seeds folder means nothing to a reader.
+    shown.report["sourceTitle"] = getattr(SCENARIOS.get(result.get("scenario", "")), "source_title", "") or result.get("source", "")
     if not display(shown):
         print(shown.text)
 

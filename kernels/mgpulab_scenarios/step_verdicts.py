@@ -31,7 +31,10 @@ class StepVerdicts:
     """The claims one experiment cell decided, as a display object."""
 
     def __init__(self, result: dict) -> None:
-        self.report = {**verdict_report(result), "scope": STEP_SCOPE}
+        from . import SCENARIOS
+        scenario = SCENARIOS.get(result.get("scenario", ""))
+        self.report = {**verdict_report(result), "scope": STEP_SCOPE,
+                       "sourceTitle": getattr(scenario, "source_title", "") or result.get("source", "")}
         self.text = format_text(result)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Dict[str, str]:

@@ -30,7 +30,7 @@ function me(role: Role, name = "Ada"): Me {
 }
 
 function user(name: string, role: Role): UserView {
-  return { id: `u-${name.toLowerCase()}`, name, email: `${name.toLowerCase()}@lab.test`, role, createdAt: "2025-06-01T12:00:00Z", hasPassword: role !== "participant", activeSessions: 1 };
+  return { id: `u-${name.toLowerCase()}`, name, email: `${name.toLowerCase()}@lab.test`, role, createdAt: "2025-06-01T12:00:00Z", hasPassword: role !== "participant", signsInWith: role === "participant" ? "workshop-link" : "password", activeSessions: 1 };
 }
 
 class AccountsLab implements LabTransport {

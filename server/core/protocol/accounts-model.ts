@@ -42,6 +42,10 @@ export interface UserView {
   createdAt: string;
   /** Signs in with a password (participants and the token-mode local user do not). */
   hasPassword: boolean;
+  /** How they sign in: a password, a workshop's join link, or the sign-in link the lab prints on this machine. */
+  signsInWith: "password" | "workshop-link" | "this-machine";
+  /** The admin looking at the list (their own row offers no Remove: another admin can). */
+  you?: boolean;
   activeSessions: number;
 }
 

@@ -69,7 +69,10 @@ export const verdictReportSchema = z.object({
   scope: z.enum(REPORT_SCOPES).optional(),
   scenario: z.string(),
   title: z.string(),
+  /** The article's file name in the seeds folder. */
   source: z.string(),
+  /** The article's own title, what a reader is shown (absent in reports from before it). */
+  sourceTitle: z.string().optional(),
   deviceMode: z.string(),
   params: z.record(z.string(), scalar),
   experiments: z.array(
