@@ -6,6 +6,9 @@ from mgpulab_scenarios import evidence, rank_fns
 run = evidence.start("hangs/slow-link", world_size=PARAM.world_size, placement=PARAM.placement,
                      comm_delay_ms=PARAM.comm_delay_ms, steps=PARAM.steps, seed=PARAM.seed)
 world_size = PARAM.world_size
+# The ranks log under "baseline" and "delayed": the charts say what those ran on (and what their memory measures).
+for tag in ("baseline", "delayed"):
+    lab.metrics.publish_plan(lab.devices.detect(world_size, "DDP", placement=PARAM.placement), run_id=tag)
 result = lab.launch(rank_fns.ddp_comm, world_size,  # frames tagged "baseline" and "delayed", per rank
                     kwargs=dict(seed=PARAM.seed, batch=64, d_in=16, hidden=64, steps=PARAM.steps,
                                 comm_delay_ms=PARAM.comm_delay_ms, emit=True),
