@@ -34,6 +34,8 @@ export interface CopyFacts {
   scenarioId: string | null;
   /** When the participant last changed or ran something in it. */
   updatedAt: Date;
+  /** When it was made (when they joined: making a copy is no sign they work in it); absent: unknown. */
+  createdAt?: Date;
   cells: StepCell[];
   questions: PredictQuestion[];
   /** Each claim's latest judgement in this copy (an experiment cell's as it ended, or the verdicts cell's); null: none yet. */
@@ -102,17 +104,23 @@ export function queuePositions(participants: ReadonlyArray<Pick<ParticipantFacts
   return new Map(waiting.map((participant, index) => [participant.id, index + 1]));
 }
 
+/** Changes this close to a copy's making are its making (cells stored one by one), not the participant's. */
+export const MADE_WITHIN_MS = 5_000;
+
 /**
  * The copy a participant works in: the one they opened or changed last.
- * Every copy is made when they join, so before they touch one the copy
- * they opened tells; the first copy while they have opened none.
+ * Every copy is made when they join (the last made looks newest), so
+ * making one is not touching it: while they have touched and opened none,
+ * it is the first, in the workshop's order — the one whose kernel started
+ * ahead.
  */
 export function currentCopy(participant: Pick<ParticipantFacts, "copies" | "opened">): CopyFacts | null {
   const opened = participant.opened ?? null;
   let current: CopyFacts | null = null;
   let currentAt = -Infinity;
   for (const copy of participant.copies) {
-    const at = Math.max(copy.updatedAt.getTime(), opened?.notebookId === copy.id ? opened.at.getTime() : -Infinity);
+    const made = copy.createdAt !== undefined && copy.updatedAt.getTime() - copy.createdAt.getTime() <= MADE_WITHIN_MS;
+    const at = Math.max(made ? -Infinity : copy.updatedAt.getTime(), opened?.notebookId === copy.id ? opened.at.getTime() : -Infinity);
     if (current === null || at > currentAt) {
       current = copy;
       currentAt = at;
@@ -133,7 +141,12 @@ function rosterRow(participant: ParticipantFacts, queuePosition: number | null):
     queuePosition,
     online: participant.online,
     notebook: copy ? { id: copy.id, title: copy.title, scenarioId: copy.scenarioId } : null,
-    step: furthest === null ? null : { index: furthest, count: steps.length, title: steps[furthest]?.title ?? stepTitle("") },
+    step:
+      furthest !== null
+        ? { index: furthest, count: steps.length, title: steps[furthest]?.title ?? stepTitle(""), ran: true }
+        : steps.length > 0
+          ? { index: 0, count: steps.length, title: steps[0]!.title, ran: false }
+          : null,
     kernel: queuePosition !== null ? "waiting" : (copy?.kernel ?? "not-started"),
     lastVerdict: latest === null ? null : { at: latest.at.toISOString(), scenarioId: latest.scenarioId, claims: claimVerdicts(latest), counts: verdictCounts(latest) },
     predictions: Object.fromEntries(participant.predictions.map((prediction) => [prediction.questionId, prediction.choice])),

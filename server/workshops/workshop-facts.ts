@@ -51,7 +51,7 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
   const notebooks = await prisma.notebook.findMany({
     where: { workshopId, deletedAt: null, ownerId: { in: users.map((user) => user.id) } },
     orderBy: { createdAt: "asc" },
-    select: { id: true, title: true, ownerId: true, updatedAt: true },
+    select: { id: true, title: true, ownerId: true, updatedAt: true, createdAt: true },
   });
   const notebookIds = notebooks.map((notebook) => notebook.id);
   const cells = await prisma.cell.findMany({
@@ -119,6 +119,7 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
       title: notebook.title,
       scenarioId: scenarioOf(rows.map((row) => row.templateId)),
       updatedAt: lastTouched,
+      createdAt: notebook.createdAt,
       cells: stepCells,
       questions: uniqueQuestions(rows.map((row) => facts.questions.get(`${row.notebookId}/${row.id}`)?.question ?? null)),
       judged: judgedOf(reportsOf.get(notebook.id) ?? []),

@@ -420,6 +420,9 @@ describe("workshop console: words", () => {
     assert.equal(waiting.step, null);
     assert.equal(waiting.canRestart, false);
     assert.equal(rosterCard(row("Cy")).step, "no step run yet");
+    // On a copy where nothing ran yet: the first step, and that it has not run; after running: which one ran.
+    assert.equal(rosterCard(row("Di", { step: { index: 0, count: 6, title: "Split", ran: false } })).step, "step 1 of 6: Split (not run yet)");
+    assert.equal(rosterCard(row("Ed", { step: { index: 2, count: 6, title: "Replication", ran: true } })).step, "step 3 of 6: Replication (ran)");
     assert.deepEqual(["not-started", "waiting", "starting", "idle", "busy", "hung", "dead", "shutdown"].map((s) => kernelLook(s as RosterRow["kernel"]).tone), ["none", "none", "busy", "ok", "busy", "bad", "bad", "none"]);
     assert.deepEqual([1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal), ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]);
   });

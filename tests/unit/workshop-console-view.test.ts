@@ -136,7 +136,7 @@ describe("console view", () => {
       now: new Date(9_000),
     });
     const [ada, bo] = view.roster;
-    assert.deepEqual(ada!.step, { index: 3, count: 4, title: "Verdicts" });
+    assert.deepEqual(ada!.step, { index: 3, count: 4, title: "Verdicts", ran: true });
     assert.equal(ada!.kernel, "busy");
     assert.deepEqual(ada!.lastVerdict?.counts, { holds: 1, "does-not-hold": 0, partly: 0, inconclusive: 1 });
     assert.equal(ada!.notebook?.id, "nb-ada");
@@ -166,6 +166,24 @@ describe("console view", () => {
       now: new Date(),
     });
     assert.equal(moved.roster[0]!.notebook?.id, "second");
+  });
+
+  it("right after joining, before anything is opened, the current copy is the first scenario's, not the one made last", () => {
+    const joined = new Date(10_000);
+    const view = consoleView({
+      workshop: { ...SETTINGS, scenarioIds: ["dp-basics", "hangs"] },
+      participants: [
+        participant("ada", {
+          copies: [
+            copy({ id: "first", createdAt: joined, updatedAt: new Date(10_050) }),
+            copy({ id: "second", scenarioId: "hangs", createdAt: new Date(10_100), updatedAt: new Date(10_400) }),
+          ],
+        }),
+      ],
+      broadcasts: [],
+      now: new Date(),
+    });
+    assert.equal(view.roster[0]!.notebook?.id, "first");
   });
 
   it("the current copy is the one touched last", () => {

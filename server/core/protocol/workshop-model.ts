@@ -87,8 +87,11 @@ export interface RosterRow {
   online: boolean;
   /** The copy they worked in last (null while waiting). */
   notebook: { id: string; title: string; scenarioId: string | null } | null;
-  /** The furthest step they ran in that copy (index 0-based), of `count`; null: none run yet. */
-  step: { index: number; count: number; title: string } | null;
+  /**
+   * The step they are on in that copy (index 0-based), of `count`: the furthest they ran (`ran`), or the
+   * first while they have run none (`ran: false`); null without steps.
+   */
+  step: { index: number; count: number; title: string; ran?: boolean } | null;
   kernel: ParticipantKernelState;
   /** Their latest verdict report: when, and each claim's verdict (null: none, e.g. needs a run). */
   lastVerdict: { at: string; scenarioId: string; claims: Record<string, VerdictValue | null>; counts: Record<VerdictValue, number> } | null;
