@@ -19,6 +19,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
+import { pollUntil } from "../helpers/daemons";
 
 const LIMIT = { timeout: 300_000 };
 const PASSWORD = "correct horse battery staple";
@@ -110,6 +111,9 @@ describe("a class of three with its facilitator, at the lab's defaults", () => {
     const rows = fay.getByTestId("roster-row");
     const rowOf = (name: string): Locator => rows.filter({ has: fay.locator('[data-testid="roster-name"]', { hasText: new RegExp(`^${name}$`) }) });
     for (const name of NAMES) await fay.locator(`[data-testid="roster-row"][data-kernel="idle"]`).filter({ hasText: name }).waitFor(KERNEL_WAIT);
+    // Kernels started ahead import torch in the background as they start (the lab logs when each is done): a
+    // class arriving minutes later finds them ready, as here once the logs say so.
+    await pollUntil("every participant's kernel preloaded torch", () => server.logs.filter((line) => line.includes("preloaded torch")).length >= NAMES.length || null, KERNEL_WAIT.timeout, 250);
 
     // Their list: their copies, no lab-wide kernel list, no deleting, no extra copies from the scenario list.
     for (const page of pages) {
