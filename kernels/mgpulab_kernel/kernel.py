@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Callable, Dict, List, Literal, Optional
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
 
-from . import assist, diagnostics, environment, executor, ipython_display, magics, mime, optional, outputs, shell, streams
+from . import assist, diagnostics, environment, executor, ipython_display, magic_syntax, magics, mime, optional, outputs, shell, streams
 
 # matplotlib's backend in cells (and in processes they start, where show() does nothing): figures inline.
 INLINE_BACKEND = "module://mgpulab_kernel.mpl_inline"
@@ -167,6 +167,10 @@ class Kernel:
         def load() -> None:
             started = time.perf_counter()
             failed = []
+            try:  # first the kernel's own lazy part a cell may need at once (IPython syntax), then the rest
+                magic_syntax.warm()
+            except Exception as exc:  # noqa: BLE001 - IPython syntax then loads on first use, as without a preload
+                failed.append(f"IPython's transformer ({type(exc).__name__}: {exc})")
             for name in modules:
                 try:
                     importlib.import_module(name)

@@ -38,7 +38,7 @@ for width in (PARAM.hidden, min(16 * PARAM.hidden, 4096)):  # the same MLP, and 
     print(f"{label}: {models[label]['distinct_replica_objects']} distinct replica objects over "
           f"{models[label]['forwards']} forwards")
 ddp = None
-if devices > 1:  # DDP for contrast: does each rank keep one model object, step after step?
+if devices > 1:  # DDP for contrast: each rank's model object, step after step
     print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
     result = lab.launch(rank_fns.ddp_replica_identity, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
                         kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
