@@ -18,11 +18,13 @@
  *
  *   npm run bench:workshop -- [--participants 60] [--trivial 8] [--burst 10] [--think-ms 500]
  *     [--steps split,equivalence,replication,scaling,placement,verdicts | none] [--limit-s 540]
- *     [--json file] [--nice-kernels 19] [--profile dir] [--no-build]
+ *     [--json file] [--nice-kernels 19] [--profile dir] [--no-build] [--defaults]
  *
  * Builds the web app first when it is stale (scripts/lib.sh ensure_next_build)
  * unless --no-build. `--steps none` skips the experiments (no torch); the
- * scenario runs with small parameters (see LIGHT_PARAMETERS). `--nice-kernels`
+ * scenario runs with small parameters (see LIGHT_PARAMETERS), or with the
+ * scenario's own defaults with `--defaults` (4 devices: DDP steps start rank
+ * processes, for a few participants only). `--nice-kernels`
  * lowers every kernel's priority (and its scheduler autogroup's) once it is
  * idle, to show what a lower kernel priority would change; `--profile`
  * samples the server's CPU and prints where it went.
@@ -74,6 +76,8 @@ const JSON_OUT = textOption("json", null);
 const NICE_KERNELS = option("nice-kernels", 0);
 /** A folder for the server's V8 CPU profile (node --cpu-prof); its summary is printed. */
 const PROFILE_DIR = textOption("profile", null);
+/** The scenario's default parameters instead of LIGHT_PARAMETERS (what a class runs without a preset). */
+const DEFAULTS = process.argv.includes("--defaults");
 
 // --- measuring ------------------------------------------------------------------------------------
 
@@ -356,7 +360,7 @@ async function main(): Promise<number> {
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
     participants: PARTICIPANTS,
     steps: STEPS,
-    parameters: STEPS.length > 0 ? LIGHT_PARAMETERS : null,
+    parameters: STEPS.length > 0 ? (DEFAULTS ? "the scenario's defaults" : LIGHT_PARAMETERS) : null,
     trivialPerParticipant: TRIVIAL_PER_PARTICIPANT,
     burstPerParticipant: BURST,
     thinkMs: THINK_MS,
@@ -511,7 +515,7 @@ async function main(): Promise<number> {
           if (!copy) throw new Error(`P${participant.index}: no copy in list-notebooks`);
           participant.notebookId = copy.id;
           let doc = await participant.open();
-          if (STEPS.length > 0) {
+          if (STEPS.length > 0 && !DEFAULTS) {
             const templated = doc.cells.find((cell) => cell.kind === "code" && cell.template !== null);
             if (!templated) throw new Error(`P${participant.index}: no templated cell`);
             const set = await participant.client.send({ op: "set-parameters", notebookId: participant.notebookId, cellId: templated.id, values: LIGHT_PARAMETERS });
