@@ -4,6 +4,7 @@ print(f"DataParallel x{PARAM.devices}: {PARAM.timing_repeats} timed steps after 
 import torch, torch.nn.functional as F, mgpulab as lab
 from torch import nn
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 run = evidence.start("dp-basics/replication", batch_size=PARAM.batch_size, devices=PARAM.devices,
                      placement=PARAM.placement, hidden=PARAM.hidden, d_in=PARAM.d_in, lr=PARAM.lr, seed=PARAM.seed,
                      timing_repeats=PARAM.timing_repeats)
@@ -40,10 +41,11 @@ for width in (PARAM.hidden, min(16 * PARAM.hidden, 4096)):  # the same MLP, and 
 ddp = None
 if devices > 1:  # DDP for contrast: each rank's model object, step after step
     print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
-    result = lab.launch(rank_fns.ddp_replica_identity, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
-                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
-                                    steps=PARAM.timing_repeats + 1, lr=PARAM.lr),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
+    with still("the DDP rank processes: starting (each imports torch first), then running"):
+        result = lab.launch(rank_fns.ddp_replica_identity, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                            kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
+                                        steps=PARAM.timing_repeats + 1, lr=PARAM.lr),
+                            timeout_s=60, time_limit_s=120, hang_timeout_s=30)
     ddp = [r for r in (result.results or []) if isinstance(r, dict)]
     for r in ddp:
         print(f"DDP rank {r['rank']}: {r['distinct_modules']} module object(s), {r['distinct_parameter_sets']} "

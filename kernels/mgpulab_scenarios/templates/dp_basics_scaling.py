@@ -3,6 +3,7 @@ print(f"Timing training steps on 1 to {PARAM.devices} devices, {PARAM.timing_rep
       f"warm-up each" + (", then DDP" if PARAM.compare_ddp else ""))
 import torch, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 from mgpulab_scenarios.common import data, mlp  # one batch and one model for every variant, the DDP ranks' too
 run = evidence.start("dp-basics/scaling", batch_size=PARAM.batch_size, devices=PARAM.devices, placement=PARAM.placement,
                      hidden=PARAM.hidden, d_in=PARAM.d_in, lr=PARAM.lr, seed=PARAM.seed,
@@ -28,10 +29,11 @@ for n in range(1, devices + 1):
     timer.close()
 if PARAM.compare_ddp and devices > 1:  # the same batch on DDP ranks (processes), one shard each
     print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
-                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
-                                    steps=steps, lr=PARAM.lr, emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
+    with still("the DDP rank processes: starting (each imports torch first), then running"):
+        result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                            kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
+                                        steps=steps, lr=PARAM.lr, emit=True),
+                            timeout_s=60, time_limit_s=120, hang_timeout_s=30)
     run.add_ranks(result)  # the ranks' own metric frames, as they sent them
 for row in run.finish()["variants"]:  # the numbers the charts and the verdicts use
     t = row["step_ms"]

@@ -2,13 +2,15 @@ from mgpulab_scenarios.templates.placeholders import PARAM  # the template's pla
 print(f"DDP x{PARAM.world_size}, the last rank in float64 (starting the rank processes first)")
 import mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 run = evidence.start("hangs/dtype-mismatch", world_size=PARAM.world_size, placement=PARAM.placement,
                      hang_timeout_s=PARAM.hang_timeout_s, seed=PARAM.seed)
 world_size = PARAM.world_size
 # the last rank's model and batch are float64, the others' float32: same shapes, another dtype
-result = lab.launch(rank_fns.ddp_dtype_mismatch, world_size, run_id="mixed dtypes",
-                    kwargs=dict(seed=PARAM.seed, d_in=8, steps=3, batch=16, emit=True),
-                    hang_timeout_s=PARAM.hang_timeout_s, time_limit_s=60, timeout_s=60, placement=PARAM.placement)
+with still("the DDP rank processes: starting (each imports torch first), then running"):
+    result = lab.launch(rank_fns.ddp_dtype_mismatch, world_size, run_id="mixed dtypes",
+                        kwargs=dict(seed=PARAM.seed, d_in=8, steps=3, batch=16, emit=True),
+                        hang_timeout_s=PARAM.hang_timeout_s, time_limit_s=60, timeout_s=60, placement=PARAM.placement)
 run.add_ranks(result)
 print(result.status, "-", result.summary)
 for r in result.ranks:

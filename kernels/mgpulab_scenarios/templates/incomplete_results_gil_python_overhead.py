@@ -4,6 +4,7 @@ print(f"Forward times of a {PARAM.forward_kind} model on one device and on DataP
       + (", then DDP" if PARAM.devices > 1 else ""))
 import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 run = evidence.start("incomplete-results-gil/python-overhead", devices=PARAM.devices, placement=PARAM.placement,
                      batch_size=PARAM.batch_size, forward_kind=PARAM.forward_kind, depth=PARAM.depth,
                      repeats=PARAM.repeats, seed=PARAM.seed)
@@ -34,9 +35,10 @@ with torch.no_grad():
 print("replica intervals (s):", dp.last_phases.intervals, "threads:", dp.last_phases.threads)
 if devices > 1:  # the same model in DDP processes: one interpreter (and GIL) per rank
     print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
-    result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
-                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d=8, depth=PARAM.depth,
-                                    repeats=PARAM.repeats, emit=True), timeout_s=60, time_limit_s=120)
+    with still("the DDP rank processes: starting (each imports torch first), then running"):
+        result = lab.launch(rank_fns.ddp_forward_overhead, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                            kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d=8, depth=PARAM.depth,
+                                        repeats=PARAM.repeats, emit=True), timeout_s=60, time_limit_s=120)
     run.add_ranks(result)
 for row in run.finish(threads=list(dp.last_phases.threads), host_cores=lab.devices.host_cores())["variants"]:
     t = row["forward_ms"]
