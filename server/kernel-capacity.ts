@@ -5,8 +5,9 @@
  * machine's memory and cores say how many it can hold.
  *
  * What a kernel costs, measured (BENCHMARKS.md, "Workshops"): 11 MiB PSS
- * idle, about 120 MiB PSS once torch is imported — and a guided scenario's
- * kernel imports torch as it starts (notebook/kernel-preload.ts). The lab
+ * idle, about 120 MiB PSS once torch is imported, 142 MiB with the
+ * scenario toolkit too — which a guided scenario's kernel imports as it
+ * starts (notebook/kernel-preload.ts; 60 such kernels: 8.5 GiB PSS). The lab
  * server, its scenario catalog and the host agent take about 1 GiB at a
  * workshop's peak; the rest of the memory available at start is the kernels'.
  * Cores bound it too: past a few dozen kernels per core, a class running its
@@ -15,8 +16,8 @@
 import { availableParallelism, freemem, totalmem } from "node:os";
 import { readFileSync } from "node:fs";
 
-/** PSS of an idle kernel after `import torch` (BENCHMARKS.md: 120 MiB). */
-export const KERNEL_BYTES = 120 * 2 ** 20;
+/** PSS of an idle guided-scenario kernel, torch and the toolkit preloaded (BENCHMARKS.md: 142 MiB, 60 kernels). */
+export const KERNEL_BYTES = 145 * 2 ** 20;
 /** The lab server at a workshop's peak, its scenario catalog and its host agent (BENCHMARKS.md: ~0.8 + 0.25 + 0.03 GiB). */
 export const RESERVED_BYTES = 1.5 * 2 ** 30;
 /** Kernels per core at most: 60 idle-then-busy kernels on this 2-core machine still answered (BENCHMARKS.md). */
