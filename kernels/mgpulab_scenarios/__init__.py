@@ -136,14 +136,6 @@ def experiment_of(template_id: str) -> Tuple[Any, List[str]]:
 _evidence.set_resolver(experiment_of)
 
 
-def _judge_steps_as_they_end() -> None:
-    """In the lab kernel, each experiment cell's claims are judged when it ends (see :mod:`.step_verdicts`)."""
-    from . import step_verdicts
-    step_verdicts.install()
-
-
-_judge_steps_as_they_end()
-
 
 def _describe_values(values: Dict[str, Any], names: List[str]) -> str:
     return ", ".join(f"{name}={values[name]!r}" if isinstance(values[name], str) else f"{name}={values[name]}"
@@ -235,3 +227,11 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
             if n > 1 else mode_label(1, "DataParallel", values),
             "params": values, "experiments": results, "claims": claims}
 
+
+def _judge_steps_as_they_end() -> None:
+    """In the lab kernel, each experiment cell's claims are judged when it ends (see :mod:`.step_verdicts`)."""
+    from . import step_verdicts
+    step_verdicts.install(SCENARIOS, run)
+
+
+_judge_steps_as_they_end()

@@ -17,9 +17,10 @@ installed.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from . import evidence
 from .report import VERDICTS_MIME, format_text, verdict_report
@@ -30,11 +31,9 @@ STEP_SCOPE = "step"
 class StepVerdicts:
     """The claims one experiment cell decided, as a display object."""
 
-    def __init__(self, result: dict) -> None:
-        from . import SCENARIOS
-        scenario = SCENARIOS.get(result.get("scenario", ""))
+    def __init__(self, result: dict, source_title: str = "") -> None:
         self.report = {**verdict_report(result), "scope": STEP_SCOPE,
-                       "sourceTitle": getattr(scenario, "source_title", "") or result.get("source", "")}
+                       "sourceTitle": source_title or str(result.get("source", ""))}
         self.text = format_text(result)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Dict[str, str]:
@@ -45,17 +44,21 @@ class StepVerdicts:
         return self.text
 
 
-def recorded_by(count: Optional[int], execution_id: Optional[str]) -> List[Tuple[str, str, evidence.Record]]:
+Run = Callable[..., dict]  # mgpulab_scenarios.run: given by the package (this module does not import it)
+
+
+def recorded_by(scenarios: Mapping[str, Any], count: Optional[int],
+                execution_id: Optional[str]) -> List[Tuple[str, str, evidence.Record]]:
     """``(scenario id, experiment id, record)`` of each experiment this execution started recording.
 
-    Only scenarios already loaded in this process are looked at (a cell that
-    recorded evidence has loaded its scenario); ``count`` is the kernel's
-    execution counter, unique in a kernel, and the execution id must agree.
+    ``scenarios`` is the catalog's registry of the scenarios loaded in this
+    process (a cell that recorded evidence has loaded its scenario);
+    ``count`` is the kernel's execution counter, unique in a kernel, and the
+    execution id must agree.
     """
-    from . import SCENARIOS  # the registry: loaded scenarios only, nothing imported here
     found = []
-    for scenario_id in list(SCENARIOS.keys()):
-        scenario = SCENARIOS[scenario_id]
+    for scenario_id in list(scenarios.keys()):
+        scenario = scenarios[scenario_id]
         for experiment in scenario.experiments:
             record = evidence.latest(f"{scenario_id}/{experiment.id}")
             if record is None or count is None or record.count != count or record.execution_id != execution_id:
@@ -64,20 +67,21 @@ def recorded_by(count: Optional[int], execution_id: Optional[str]) -> List[Tuple
     return found
 
 
-def judge(scenario_id: str, experiment_id: str, record: evidence.Record) -> dict:
-    """The verdicts cell's document for this one experiment, with the values the cell ran with."""
-    from . import run
+def judge(run: Run, scenario_id: str, experiment_id: str, record: evidence.Record) -> dict:
+    """The verdicts cell's document (``run``) for this one experiment, with the values the cell ran with."""
     return run(scenario_id, dict(record.params), experiments=[experiment_id])
 
 
-def _at_cell_end(execution: Any, status: str) -> None:  # noqa: ARG001 - a failed cell is judged too (no verdict, its reason)
+def _at_cell_end(scenarios: Mapping[str, Any], run: Run, execution: Any, status: str) -> None:  # noqa: ARG001 - a failed cell is judged too (no verdict, its reason)
     from .report import display
-    for scenario_id, experiment_id, record in recorded_by(execution.count, execution.execution_id):
-        display(StepVerdicts(judge(scenario_id, experiment_id, record)))
+    for scenario_id, experiment_id, record in recorded_by(scenarios, execution.count, execution.execution_id):
+        title = getattr(scenarios.get(scenario_id), "source_title", "") if hasattr(scenarios, "get") else ""
+        display(StepVerdicts(judge(run, scenario_id, experiment_id, record), title))
 
 
-def install() -> None:
-    """Judge experiment cells as they end, when running inside the lab kernel (no-op elsewhere)."""
+def install(scenarios: Mapping[str, Any], run: Run) -> None:
+    """Judge experiment cells as they end with ``run`` (the verdicts cell's function), when running inside the
+    lab kernel (no-op elsewhere); ``scenarios`` is the catalog's registry of loaded scenarios."""
     kernel = sys.modules.get("mgpulab_kernel.kernel")
     if kernel is not None and hasattr(kernel, "on_cell_end"):
-        kernel.on_cell_end(_at_cell_end)
+        kernel.on_cell_end(functools.partial(_at_cell_end, scenarios, run))
