@@ -41,6 +41,10 @@ async function main(): Promise<void> {
   for (const problem of hostsConfig.problems) log.warn({ host: problem.id, problems: problem.errors }, `host ${problem.id} is left out: its entry in the hosts file fails its check`);
   const hostSpecs = (hosts: typeof hostsConfig.hosts) => labHostSpecs(hosts, { python: python.executable, leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir });
 
+  // The kernel cap: MGPULAB_MAX_KERNELS, or sized from this machine's memory and cores now.
+  const kernelLimits = kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle));
+  log.info({ maxKernels: kernelLimits.maxKernels, why: kernelLimits.capacity?.why }, "kernel capacity");
+
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
   // The port is known once listening (PORT=0 picks one); nothing is served before.
@@ -53,7 +57,7 @@ async function main(): Promise<void> {
     hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, logTo, hostsConfig.problems),
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
-    kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
+    kernelLimits,
     broadcast: (notebookId, event, seq) => {
       io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq);
       metrics.notebookEvent(notebookId, event);

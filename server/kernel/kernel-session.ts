@@ -58,6 +58,8 @@ export interface KernelSessionOptions {
   /** The devices a run (metric tag) ran on, as the toolkit planned them. */
   onDevicePlan?: (message: KernelMessageOf<"device_plan">) => void;
   onLog?: (level: "info" | "warning" | "error", message: string) => void;
+  /** Modules the kernel imports in the background once it has started (read at each start; empty: none). */
+  preload?: () => readonly string[];
 }
 
 /** Which notebook cell, and which of its executions, a run is: the kernel tells library code (scenario evidence records it). */
@@ -345,6 +347,9 @@ export class KernelSession {
       this.launcher = host;
       this.info = describeKernel(hello, process.placement, host.label);
       this.listenToLink(process);
+      // Before any execute: the kernel starts importing while the first cell is still on its way.
+      const preload = this.options.preload?.() ?? [];
+      if (preload.length > 0) process.send({ type: "preload", modules: [...preload] });
       this.setStatus({ state: "idle", info: this.info });
     } catch (error) {
       const output = error instanceof KernelStartError ? error.output : "";

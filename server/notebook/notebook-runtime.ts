@@ -32,6 +32,7 @@ import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, SourceConflictError } from "../errors";
 import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
+import { preloadModules } from "./kernel-preload";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 import { ReattachUndo } from "./reattach-undo";
 import {
@@ -117,6 +118,7 @@ export class NotebookRuntime {
       onLog: options.log,
       onMetric: (message) => this.recordMetric(message),
       onDevicePlan: (message) => this.recordDevicePlan(message),
+      preload: () => preloadModules(this.doc.cells.map((cell) => cell.template?.id ?? null)),
     });
     this.kernel.onStatus((status) => {
       if (status.state !== "idle" && status.state !== "busy" && status.state !== "interrupting") this.ranInKernel.clear();

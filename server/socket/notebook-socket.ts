@@ -21,7 +21,7 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { LabHosts } from "../hosts/lab-hosts";
 import type { Logger } from "../logger";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
-import { CommandError, describeInvalid, toClientError } from "../errors";
+import { CommandError, describeFieldRule, describeInvalid, toClientError } from "../errors";
 import type { LabAccess, Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
@@ -150,6 +150,8 @@ async function handleCommand(socket: LabSocket, actor: Actor, services: SocketSe
     await socket.join(room);
     const ack = await services.drivers.command(command.notebookId, driven);
     if (!ack.ok && !wasIn) await socket.leave(room);
+    // The facilitator's roster shows a participant on the copy they just opened.
+    if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
     return ack.ok ? { ...ack, access: level } : ack;
   }
   if (!socket.rooms.has(room)) {
@@ -232,7 +234,7 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       return { ok: true, host: await hosts.check(command.hostId, (kernel) => holders.get(kernel) ?? null) };
     }
     case "list-users":
-      return { ok: true, users: await access.accounts.list() };
+      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
     case "create-user":
       return { ok: true, user: await access.accounts.create(parseNewAccount(command)) };
     case "set-user-role": {
@@ -243,7 +245,7 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "remove-user":
       await access.accounts.remove(command.userId, actor.userId);
       access.notices.ended({ userId: command.userId }, "removed");
-      return { ok: true, users: await access.accounts.list() };
+      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
     case "set-user-password": {
       const user = await access.accounts.setPassword(command.userId, command.password);
       access.notices.ended({ userId: command.userId }, "revoked");
@@ -338,7 +340,8 @@ function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<str
 
 function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {
   const parsed = newAccountSchema.safeParse(command);
-  if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+  // The admin's form: its field's rule, in words ("a password has at least 10 characters").
+  if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
   return parsed.data;
 }
 
