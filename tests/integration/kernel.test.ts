@@ -184,9 +184,14 @@ describe("kernel death", () => {
         if (status.state !== "dead") return;
         assert.match(status.reason, reason);
         if (output) assert.match(status.lastOutput, output);
-        assert.equal((await kernel.run("1")).status, "kernel-died", "a dead kernel is not restarted behind the user's back");
-        await kernel.session.restart();
+        // The next run starts a new kernel, as Jupyter restarts one that died, and the cell says so first.
+        const next = await kernel.run("'x' in dir()");
+        assert.equal(next.status, "ok");
+        assert.equal(next.result, "False", "a new namespace");
+        assert.match(next.stderr, /^\[kernel\] The previous kernel stopped \(.+\)\. Running this cell started a new one: variables and imports from before are gone\./);
+        assert.match(next.stderr, reason, "the cell names why the old one stopped");
         assert.equal((await kernel.run("6 * 7")).result, "42");
+        assert.doesNotMatch((await kernel.run("1")).stderr, /previous kernel stopped/, "said once, by the run that restarted it");
       } finally {
         await kernel.close();
       }
