@@ -180,7 +180,8 @@ describe("several lab servers behind a load balancer", () => {
     const { client: onA, notebookId, cellId } = await notebookDrivenByA("only where viewed");
     const redisClient = createClient({ url: redis.url });
     await redisClient.connect();
-    cleanup.push(() => redisClient.quit());
+    // Gone before the next test restarts Redis: a QUIT sent later, to a client reconnecting to a new Redis, never answered and held the suite open.
+    cleanup.push(() => redisClient.isOpen && redisClient.destroy());
     // Sharded pub/sub: a room's events are published on its own channel, and Redis delivers them to that channel's subscribers alone.
     const subscribers = async (): Promise<number> => {
       const channels = await redisClient.sendCommand(["PUBSUB", "SHARDCHANNELS", `*#notebook:${notebookId}#`]);
@@ -205,6 +206,7 @@ describe("several lab servers behind a load balancer", () => {
     await onB.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.includes("seen on both"));
     onB.close();
     await until("B unsubscribed once its last viewer left", async () => (await subscribers()) === 1);
+    redisClient.destroy();
   });
 
   it("Redis restarts while a cell streams to a viewer on the other server: the viewer catches up with every line once, in order", LIMIT, async () => {
