@@ -10,6 +10,7 @@ import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
+import { isDatabaseUnreachable } from "../persistence/errors";
 import { WriteQueue } from "./write-queue";
 
 export interface ExecutionRecord {
@@ -65,6 +66,8 @@ export interface Repositories {
 /** Outputs and metrics not yet committed for a viewer are still written this often. */
 const PROGRESS_BATCH_MS = 200;
 const METRIC_BATCH_POINTS = 5_000;
+/** How long a write waits for an unreachable database before it fails (and is reported) like any other. */
+const UNREACHABLE_RETRY_MS = 120_000;
 
 /** One running execution's progress since the last write. */
 interface ExecutionBatch {
@@ -94,7 +97,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     report: (message: string) => void,
   ) {
     this.version = version;
-    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`), {
+      // A database restart (seconds) delays the writes, in order, instead of losing them; viewers wait with them.
+      when: isDatabaseUnreachable,
+      limitMs: UNREACHABLE_RETRY_MS,
+      onRetry: (error, what) => report(`saving ${what} waits for the database: ${error instanceof Error ? (error.message.split("\n").filter(Boolean).pop() ?? error.message) : String(error)}`),
+    });
   }
 
   insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void> {
