@@ -21,6 +21,12 @@ export interface AgentKernelHandlers {
   gap?(gap: AgentMessageOf<"kernel_gap">): void;
   /** Queued, started, or moved in the GPU queue. */
   state?(kernel: AgentKernel): void;
+  /**
+   * A new link took this kernel over after the last one dropped (its output
+   * resumes first): input sent while there was no link, or into one that was
+   * dying, may never have reached it.
+   */
+  relinked?(): void;
 }
 
 export type HostLinkState =
@@ -275,6 +281,7 @@ export class HostAgent {
         this.send({ type: "resume", kernel: kernelId, afterSeq: route.lastSeq });
         // A start waiting in the GPU queue hears where it stands now (or that it runs).
         this.onMessage({ type: "kernel_state", kernel, requestId: null });
+        route.handlers.relinked?.();
       } else {
         // The agent was replaced meanwhile (its lease ran out, the host rebooted): the kernel is gone.
         this.routes.delete(kernelId);
