@@ -24,10 +24,13 @@ export async function fireFault(fault: PlannedFault, cluster: ChaosCluster, part
         return done(`lab server ${slot.number} (pid ${pid}) ${fault.kind === "server-sigkill" ? "SIGKILLed" : "stopped with SIGTERM"}; restarted as pid ${slot.server.pid}`);
       }
       case "agent-link": {
-        const slot = cluster.servers[serverOf(fault)];
-        const count = cluster.dropAgentLink(slot);
-        if (count === 0) return done(`lab server ${slot.number} had no link to the host agent open`, { error: "no link to cut" });
-        return done(`lab server ${slot.number}'s link to the host agent cut (${count} link process(es) SIGKILLed)`);
+        // A server that drives no kernel (it just restarted) has no link: then the other one's is cut.
+        const first = serverOf(fault);
+        for (const slot of [cluster.servers[first], cluster.servers[1 - first]!]) {
+          const count = cluster.dropAgentLink(slot);
+          if (count > 0) return done(`lab server ${slot.number}'s link to the host agent cut (${count} link process(es) SIGKILLed)`);
+        }
+        return done("no lab server had a link to the host agent open", { error: "no link to cut" });
       }
       case "kernel-kill": {
         const withKernel = participants.map((participant) => ({ participant, kernel: participant.kernelShown() })).filter((each) => each.kernel !== null);
