@@ -107,8 +107,9 @@ export function resultText(outputs: readonly CellOutput[]): string | null {
 export function classifyAnswer(ack: CommandAck | null): Answer {
   if (ack === null) return { kind: "refused", error: "the page did not send it" };
   if (ack.ok) return { kind: "ok" };
-  // The page's own words when the socket gave no answer (connection.ts NO_ANSWER): it may have run.
-  if (/no answer from the server/.test(ack.error)) return { kind: "unknown", error: ack.error };
+  // No answer came, to the page (connection.ts NO_ANSWER) or to the server that forwarded it to the notebook's
+  // driver (server-link.ts: the reply may be what was lost): it may have run.
+  if (/no answer from the server|did not answer within/.test(ack.error)) return { kind: "unknown", error: ack.error };
   return { kind: "refused", error: `${ack.code}: ${ack.error}` };
 }
 

@@ -42,6 +42,8 @@ const CONVERGE_LIMIT_MS = 120_000;
 /** The agent outlives its last link by its lease (20 s in cluster.ts), then ends every kernel tree. */
 const PROCESSES_GONE_LIMIT_MS = 90_000;
 const MARKER = "MGPULAB_CHAOS_RUN";
+/** "End now" for the whole class (its kernels shut down one by one on each server). */
+const END_LIMIT_MS = 180_000;
 
 interface Options {
   minutes: number;
@@ -191,10 +193,13 @@ async function main(): Promise<number> {
     if (options.plant) selfTest = await plantAndCheck(input, lab.databaseUrl, notebookIds);
 
     // --- the end: the facilitator ends the workshop, everything stops, nothing is left running ----------------
+    // Not a check: ending shuts the class's kernels down one by one, which may take long on a loaded machine.
     const ender = await connectClient(lab.publicUrl, facilitatorCookie);
-    const ended = await ender.sendLab({ op: "update-workshop", workshopId: workshop.id, end: true });
+    const endBegan = Date.now();
+    const ended = await ender.socket.timeout(END_LIMIT_MS).emitWithAck("lab:command", { op: "update-workshop", workshopId: workshop.id, end: true }).catch((error: unknown) => ({ ok: false as const, error: String(error) }));
     ender.close();
-    if (!ended.ok) notes.push(`ending the workshop failed: ${ended.error}`);
+    say(`the facilitator ended the workshop (${((Date.now() - endBegan) / 1000).toFixed(1)} s)`);
+    if (!ended.ok) notes.push(`ending the workshop failed after ${((Date.now() - endBegan) / 1000).toFixed(1)} s: ${ended.error} (its kernels end with the agent's lease)`);
   } catch (error) {
     violations.push({ check: "the run itself", what: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   } finally {

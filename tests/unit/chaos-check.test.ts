@@ -210,7 +210,9 @@ describe("chaos checker", () => {
   it("takes the page's own words for an execute that got no answer as 'may have run'", () => {
     assert.deepEqual(classifyAnswer({ ok: true }), { kind: "ok" });
     assert.equal(classifyAnswer({ ok: false, code: "unavailable", error: "no answer from the server (timed out or disconnected)" }).kind, "unknown");
+    assert.equal(classifyAnswer({ ok: false, code: "unavailable", error: "lab server 1a2b did not answer within 10000 ms" }).kind, "unknown", "the driver's reply may be what was lost");
     assert.equal(classifyAnswer({ ok: false, code: "unavailable", error: "not connected to the server" }).kind, "refused");
+    assert.equal(classifyAnswer({ ok: false, code: "unavailable", error: "the lab's servers cannot reach each other (Redis: The client is offline)" }).kind, "refused");
     assert.equal(classifyAnswer(null).kind, "refused");
   });
 });
