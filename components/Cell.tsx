@@ -46,9 +46,11 @@ interface Props {
   canEdit?: boolean;
   /** May run the kernel (the hang report's interrupt and restart). Default: yes. */
   canRun?: boolean;
+  /** Offers Detach on templated cells (a workshop participant gets the form only). Default: yes. */
+  canDetach?: boolean;
 }
 
-function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed, chartName = null, canEdit = true, canRun = true }: Props) {
+function Cell({ cell, index, selected, editing, conflict, controller, prediction, formError, online, revealed, chartName = null, canEdit = true, canRun = true, canDetach = true }: Props) {
   const [shownAnyway, setShownAnyway] = useState(false);
   const template = cell.template;
   const attached = template !== null && !template.detached;
@@ -81,7 +83,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
           onCommit={(choice) => controller.commitPrediction(template.question!.id, choice)}
         />
       )}
-      {template !== null && attached && isMarkdown && (
+      {template !== null && attached && isMarkdown && canDetach && (
         <div className="template-follows" data-testid="template-follows" data-template-id={template.id}>
           This text follows the scenario&apos;s form values.{" "}
           <button type="button" className="button" data-testid="template-detach-text" disabled={!online || !canEdit} onClick={() => controller.detachTemplate(cell.id)}>
@@ -95,7 +97,7 @@ function Cell({ cell, index, selected, editing, conflict, controller, prediction
           disabled={!online || !canEdit}
           serverError={formError}
           onApply={(values) => controller.setParameters(cell.id, values)}
-          onDetach={() => controller.detachTemplate(cell.id)}
+          onDetach={canDetach ? () => controller.detachTemplate(cell.id) : null}
         />
       )}
       {template !== null && !attached && canEdit && <TemplateBar template={template} onReattach={() => controller.reattachTemplate(cell.id)} />}

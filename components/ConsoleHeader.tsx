@@ -8,6 +8,7 @@ import { useState } from "react";
 import { MAX_WORKSHOP_CAPACITY } from "../server/core/protocol/socket-api";
 import { WORKSHOP_PACES } from "../server/core/protocol/workshop-model";
 import type { ConsoleHeader as Header, WorkshopConsoleController } from "./model/workshop-console";
+import WorkshopSizingNote from "./WorkshopSizingNote";
 
 type Actions = Pick<WorkshopConsoleController, "setClosed" | "setCapacity" | "setPace" | "revealNextStep" | "askEnd" | "cancelEnd" | "endNow">;
 
@@ -63,6 +64,7 @@ export default function ConsoleHeader({ header, confirmingEnd, busy, actions }: 
         <span className="console-label">Steps</span>
         <span data-testid="console-reveal">{header.reveal}</span>
       </div>
+      {!ended && <WorkshopSizingNote sizing={header.sizing} />}
       {!ended && (
         <div className="console-controls">
           <button type="button" className="button" data-testid="console-close-room" disabled={busy} onClick={() => void actions.setClosed(header.state === "open")}>

@@ -1,15 +1,17 @@
 "use client";
 /**
  * The hosts page: one card per configured kernel host — its link and why it
- * failed (with what the link printed), its agent, its Python/torch/CUDA, its
- * GPUs and which notebook holds each, and "Check now". Behaviour is in
+ * failed (with what the link printed), its agent and what it took from the
+ * hosts file, its Python/torch/CUDA, its GPUs with who holds each since when
+ * (or whom a free one is reserved for), the GPU queue, and "Check now". A
+ * host left out for its entry's problems shows them. Behaviour is in
  * HostsController; each card's words come from hostCard().
  */
 import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";
-import { hostCard, HostsController, type HostCard } from "./model/hosts";
+import { hostCard, HostsController, type HostCard, type UserCell } from "./model/hosts";
 
 import "./Hosts.css";
 
@@ -77,6 +79,16 @@ function HostCardView({ card, checking, onCheck }: CardProps) {
           {checking ? "Checking…" : "Check now"}
         </button>
       </header>
+      {card.problem !== null && (
+        <div className="host-error" data-testid="host-problem">
+          <span>This host&apos;s entry in the hosts file fails its check:</span>
+          <ul>
+            {card.problem.map((line) => (
+              <li key={line}>{line}</li>
+            ))}
+          </ul>
+        </div>
+      )}
       {card.error !== null && (
         <div className="host-error" data-testid="host-error">
           <span>{card.error}</span>
@@ -92,6 +104,15 @@ function HostCardView({ card, checking, onCheck }: CardProps) {
         <p className={`host-agent${card.agentSameCode === false ? " host-agent-other" : ""}`} data-testid="host-agent">
           {card.agent}
         </p>
+      )}
+      {card.settingsNotes.length > 0 && (
+        <ul className="host-settings" data-testid="host-settings">
+          {card.settingsNotes.map((note) => (
+            <li key={note.text} className={note.applied ? undefined : "host-settings-kept"}>
+              {note.text}
+            </li>
+          ))}
+        </ul>
       )}
       <p className="host-software" data-testid="host-software">
         {card.software}
@@ -121,22 +142,64 @@ function HostCardView({ card, checking, onCheck }: CardProps) {
                 </td>
                 <td>{gpu.memory}</td>
                 <td>{gpu.utilization}</td>
-                <td>
-                  {gpu.heldBy === null ? (
-                    <span className="host-free">free</span>
-                  ) : gpu.heldBy.href === null ? (
-                    <span className="host-held-other">{gpu.heldBy.title}</span>
+                <td data-testid="host-gpu-use">
+                  {gpu.heldBy !== null ? (
+                    <>
+                      <Who user={gpu.heldBy} testId="host-gpu-holder" />
+                      {gpu.heldBy.since !== null && <span className="host-since"> since {gpu.heldBy.since}</span>}
+                    </>
+                  ) : gpu.reserved !== null ? (
+                    <span className="host-reserved" data-testid="host-gpu-reserved">
+                      {gpu.reserved.text}
+                    </span>
                   ) : (
-                    <Link href={gpu.heldBy.href} data-testid="host-gpu-holder">
-                      {gpu.heldBy.title}
-                    </Link>
+                    <span className="host-free">free</span>
                   )}
+                  {gpu.retiring && <span className="host-retiring"> · leaves when its holder ends (no longer in the hosts file)</span>}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {card.queue.length > 0 && (
+        <table className="host-gpus host-queue" data-testid="host-queue">
+          <caption>Waiting for GPUs, first come first served</caption>
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Who</th>
+              <th>GPUs</th>
+              <th>Since</th>
+            </tr>
+          </thead>
+          <tbody>
+            {card.queue.map((user) => (
+              <tr key={user.place} data-testid="host-queue-entry">
+                <td>{user.place}</td>
+                <td>
+                  <Who user={user} testId="host-queue-who" />
+                </td>
+                <td>{user.gpus}</td>
+                <td>{user.since ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </article>
+  );
+}
+
+/** A person's notebook, linked when the viewer may open it. */
+function Who({ user, testId }: { user: UserCell; testId: string }) {
+  return user.href === null ? (
+    <span className="host-held-other" data-testid={testId}>
+      {user.who}
+    </span>
+  ) : (
+    <Link href={user.href} data-testid={testId}>
+      {user.who}
+    </Link>
   );
 }

@@ -1,12 +1,14 @@
 "use client";
 /**
  * The kernel's state, said plainly: what runs it (CPU or GPU, from the
- * kernel's own report), and why it died with a way to restart it.
+ * kernel's own report), why it died with a way to restart it, why it waits
+ * for a GPU (its place, or the refusal with who holds them) with a Retry, and
+ * a link to its host that does not answer.
  */
 import type { KernelStatus } from "../server/core/protocol/notebook-model";
 import type { HostView } from "../server/core/protocol/hosts-model";
 import { deviceSummary, kernelDetails } from "./model/format";
-import { kernelPlacementText, queueText } from "./model/kernel-spec";
+import { kernelPlacementText, linkTroubleText, queueText, refusalText } from "./model/kernel-spec";
 import { assertNever } from "../server/core/assert-never";
 
 import "./KernelStatusBadge.css";
@@ -27,7 +29,9 @@ export default function KernelStatusBadge({ status, live, hosts = null, onRestar
   const device = info === null ? null : deviceSummary(info);
   const placement = info === null ? null : kernelPlacementText(info, hosts);
   const queue = queueText(status);
-  const title = info === null ? (queue === null ? label : `${label} ${queue}`) : kernelDetails(info);
+  const refusal = refusalText(status);
+  const trouble = linkTroubleText(status);
+  const title = info === null ? [label, queue, refusal].filter((part) => part !== null).join(" ") : kernelDetails(info);
   return (
     <div
       className={`kernel-status kernel-${status.state}${live ? "" : " kernel-stale"}`}
@@ -54,9 +58,19 @@ export default function KernelStatusBadge({ status, live, hosts = null, onRestar
           </span>
         </>
       )}
+      {trouble !== null && status.state !== "refused" && "link" in status && status.link && (
+        <span className="kernel-link" data-testid="kernel-link" data-link-state={status.link.state}>
+          {trouble}
+        </span>
+      )}
       {queue !== null && (
         <span className="kernel-info" data-testid="kernel-queue">
           {queue}
+        </span>
+      )}
+      {refusal !== null && (
+        <span className="kernel-note" data-testid="kernel-refusal">
+          {refusal}
         </span>
       )}
       {status.state === "dead" && (
@@ -80,9 +94,9 @@ export default function KernelStatusBadge({ status, live, hosts = null, onRestar
           {status.reason}
         </span>
       )}
-      {(status.state === "dead" || status.state === "shutdown") && onRestart !== null && (
+      {(status.state === "dead" || status.state === "shutdown" || status.state === "refused") && onRestart !== null && (
         <button type="button" className="button button-primary" data-testid="kernel-restart" disabled={!live} onClick={onRestart}>
-          {status.state === "dead" ? "Restart kernel" : "Start kernel"}
+          {status.state === "dead" ? "Restart kernel" : status.state === "refused" ? "Retry" : "Start kernel"}
         </button>
       )}
     </div>
@@ -103,6 +117,8 @@ function stateLabel(status: KernelStatus): string {
       return "Interrupting…";
     case "restarting":
       return "Restarting…";
+    case "refused":
+      return "Waiting for a GPU:";
     case "dead":
       return "Kernel died:";
     case "shutdown":

@@ -2,7 +2,7 @@
 /** Sign in with e-mail and password; on success the browser goes on to `next` (already checked to be a path of this site). */
 import "./browser-setup";
 import { useState, type FormEvent } from "react";
-import { signIn } from "./model/auth-client";
+import { landingAfterSignIn, signIn } from "./model/auth-client";
 
 import "./AuthForm.css";
 
@@ -24,7 +24,7 @@ export default function LoginForm({ next }: Props) {
     void signIn(email, password).then((result) => {
       if (result.ok) {
         // A full load: the server reads the new cookie for the page it serves.
-        window.location.assign(next);
+        window.location.assign(landingAfterSignIn(next, result.role));
         return;
       }
       setBusy(false);

@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { ACCOUNT_ROLES } from "../server/core/protocol/accounts-model";
 import { isAccountRole, type NewUser } from "./model/users";
+import { MIN_PASSWORD_CHARS } from "./model/auth-client";
 
 interface Props {
   busy: boolean;
@@ -40,9 +41,11 @@ export default function NewUserForm({ busy, onCreate }: Props) {
       <input
         data-testid="new-user-password"
         type="password"
-        aria-label="Password"
-        placeholder="Password"
+        aria-label={`Password (at least ${MIN_PASSWORD_CHARS} characters)`}
+        placeholder={`Password (${MIN_PASSWORD_CHARS}+ characters)`}
+        title={`At least ${MIN_PASSWORD_CHARS} characters`}
         autoComplete="new-password"
+        minLength={MIN_PASSWORD_CHARS}
         required
         value={input.password}
         onChange={(e) => set({ password: e.target.value })}

@@ -9,7 +9,7 @@
 import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore, type KeyboardEvent } from "react";
-import { PredictionsContext, predictionsByClaim } from "./model/predictions";
+import { AskedClaimsContext, askedClaims, PredictionsContext, predictionsByClaim } from "./model/predictions";
 import { claimsWithVerdict, isRevealed } from "./model/verdict-reveal";
 import { notebookExportPath } from "../server/core/protocol/socket-api";
 import { cellChartNames } from "../server/core/charts/chart-naming";
@@ -26,7 +26,7 @@ import { accessBadge, mayDo } from "./model/notebook-access";
 import { NotebookController } from "./model/notebook-controller";
 import NotebookNotFound from "./NotebookNotFound";
 import SaveStatus from "./SaveStatus";
-import { ParticipantWorkshopController, unrevealedCells } from "./model/participant-workshop";
+import { nextHiddenStep, ParticipantWorkshopController, unrevealedCells } from "./model/participant-workshop";
 import SharePanel from "./SharePanel";
 import StepHidden from "./StepHidden";
 import Toolbar from "./Toolbar";
@@ -79,6 +79,7 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   const predictions = doc?.predictions;
   // Verdict reports deep in outputs show the committed predictions beside their claims.
   const byClaim = useMemo(() => (cells && predictions ? predictionsByClaim(cells, predictions) : new Map()), [cells, predictions]);
+  const asked = useMemo(() => askedClaims(cells ?? []), [cells]);
   // Explanations that would give a prediction away wait for their claims' verdicts.
   const shownClaims = useMemo(() => claimsWithVerdict(cells ?? []), [cells]);
   // Charts name a cell's untagged run after the cell as the user sees it (heading above, or its prompt).
@@ -87,6 +88,8 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   // (The view object changes only when the server's view does, not on every push.)
   const workshopView = participant.status === "ready" ? participant.view : null;
   const unrevealed = useMemo(() => unrevealedCells(cells ?? [], workshopView), [cells, workshopView]);
+  // Led pace: what the facilitator reveals next, so the page says more is coming.
+  const nextStep = useMemo(() => nextHiddenStep(cells ?? [], workshopView), [cells, workshopView]);
 
   useEffect(() => {
     workshop.start();
@@ -195,6 +198,9 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   const access = workshopEnded || peeking ? "read" : state.access;
   const canEdit = mayDo(access, "edit");
   const canRun = mayDo(access, "run");
+  // A workshop participant's page has a participant's controls: no sharing, no lab-wide kernel list, no host or
+  // GPU choice (the workshop's plan decides), no detaching the code from its form. Hidden until who this is is known.
+  const labControls = participant.status === "none";
   const badge = workshopEnded ? "Read only — the workshop has ended" : peeking ? `Peek — read only${state.owner === null ? "" : `, ${state.owner}'s notebook`}` : accessBadge(access, state.owner);
 
   if (state.connection.status === "not-found") return <NotebookNotFound notebookId={notebookId} reason={state.connection.reason} />;
@@ -240,11 +246,13 @@ export default function Notebook({ notebookId, peek = false }: Props) {
           <a className="button export-link" data-testid="export-notebook" href={notebookExportPath(notebookId)} download title="Download as a Jupyter notebook (.ipynb)">
             Export
           </a>
-          <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
-            Running kernels
-          </Link>
-          {access === "edit" && <SharePanel notebookId={notebookId} send={(command) => controller.labCommand(command)} disabled={!connected} />}
-          {doc !== null && (
+          {labControls && (
+            <Link href="/kernels" className="button export-link" data-testid="running-kernels-link" title="Every running kernel of this lab, and shutting them down">
+              Running kernels
+            </Link>
+          )}
+          {labControls && access === "edit" && <SharePanel notebookId={notebookId} send={(command) => controller.labCommand(command)} disabled={!connected} />}
+          {doc !== null && labControls && (
             <KernelSpecControl
               spec={doc.kernelSpec}
               kernelState={doc.kernel.state}
@@ -307,6 +315,7 @@ export default function Notebook({ notebookId, peek = false }: Props) {
           </div>
         ) : (
           <PredictionsContext value={byClaim}>
+          <AskedClaimsContext value={asked}>
           {doc.cells.map((cell, index) => unrevealed.has(cell.id) ? null : (
             <Cell
               key={cell.id}
@@ -321,11 +330,13 @@ export default function Notebook({ notebookId, peek = false }: Props) {
               online={state.connection.status === "connected"}
               canEdit={canEdit}
               canRun={canRun}
+              canDetach={labControls}
               revealed={isRevealed(cell.template?.revealAfter, shownClaims)}
               chartName={chartNames.get(cell.id) ?? null}
             />
           ))}
-          {unrevealed.size > 0 && <StepHidden cells={unrevealed.size} />}
+          {unrevealed.size > 0 && <StepHidden cells={unrevealed.size} next={nextStep} />}
+          </AskedClaimsContext>
           </PredictionsContext>
         )}
         {/* A cell added below the hidden steps would belong to them: adding waits until they are revealed. */}

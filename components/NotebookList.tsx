@@ -49,6 +49,9 @@ export default function NotebookList() {
   // Until the server says who this is, everything shows: the server refuses what the role may not do.
   const canCreate = state.me?.can.createNotebooks !== false;
   const seeHosts = state.me?.can.seeHosts !== false;
+  // A workshop participant works in the copies the workshop gave them: no lab-wide kernel list, no deleting
+  // a copy, no extra copies from the scenario list.
+  const isParticipant = state.me?.role === "participant";
   const { own, shared } = splitShared(state.active);
   const deleted = state.deleted.filter((item) => item.access === "edit");
 
@@ -58,9 +61,11 @@ export default function NotebookList() {
       <div className="home-actions">
         {canCreate && <NewNotebookForm list={list} />}
         {canCreate && <ImportButton list={list} />}
-        <Link href="/kernels" className="button" data-testid="running-kernels-link" title="Every running kernel, its memory, and shutting them down">
-          Running kernels
-        </Link>
+        {!isParticipant && (
+          <Link href="/kernels" className="button" data-testid="running-kernels-link" title="Every running kernel, its memory, and shutting them down">
+            Running kernels
+          </Link>
+        )}
         {seeHosts && (
           <Link href="/hosts" className="button" data-testid="hosts-link" title="Where kernels run: each host, its agent, Python, torch and GPUs">
             Hosts
@@ -84,7 +89,7 @@ export default function NotebookList() {
       {own.length > 0 && (
         <ul className="notebook-rows" data-testid="notebook-rows">
           {own.map((item) => (
-            <NotebookRow key={item.id} item={item} now={now} list={list} canDuplicate={canCreate} />
+            <NotebookRow key={item.id} item={item} now={now} list={list} canDuplicate={canCreate} canDelete={!isParticipant} />
           ))}
         </ul>
       )}
@@ -98,7 +103,7 @@ export default function NotebookList() {
           </ul>
         </section>
       )}
-      <ScenarioPicker transport={transport} />
+      {!isParticipant && <ScenarioPicker transport={transport} />}
       <DeletedNotebooks items={deleted} now={now} list={list} />
       {state.undo !== null && (
         <div className="notices">

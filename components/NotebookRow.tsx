@@ -20,11 +20,13 @@ interface Props {
   list: NotebookListController;
   /** A copy becomes the user's own notebook: only for those who may create notebooks. */
   canDuplicate: boolean;
+  /** Offers Delete on the user's own notebooks (a workshop participant keeps the copies they were given). Default: yes. */
+  canDelete?: boolean;
 }
 
 const SHARED_ACCESS: Record<NotebookListItem["access"], string> = { read: "read only", run: "can run", edit: "" };
 
-export default function NotebookRow({ item, now, list, canDuplicate }: Props) {
+export default function NotebookRow({ item, now, list, canDuplicate, canDelete = true }: Props) {
   const [renaming, setRenaming] = useState(false);
   const owned = item.access === "edit";
   return (
@@ -71,7 +73,7 @@ export default function NotebookRow({ item, now, list, canDuplicate }: Props) {
         <a className="button button-small" data-testid="notebook-export" href={notebookExportPath(item.id)} download>
           Export
         </a>
-        {owned && (
+        {owned && canDelete && (
           <button type="button" className="button button-small button-danger" data-testid="notebook-delete" onClick={() => void list.remove(item.id)}>
             Delete
           </button>

@@ -20,7 +20,8 @@ interface Props {
   /** The server's refusal of the last change (e.g. a limit across parameters), or null. */
   serverError: string | null;
   onApply(values: Record<string, ParameterValue>): void;
-  onDetach(): void;
+  /** Null: no Detach button (a workshop participant works with the form, not the code). */
+  onDetach: (() => void) | null;
 }
 
 export default function ParameterForm({ template, disabled, serverError, onApply, onDetach }: Props) {
@@ -34,16 +35,18 @@ export default function ParameterForm({ template, disabled, serverError, onApply
         <p className="parameter-caption">
           The code below is rendered from template <code>{template.id}</code>; a change applies to every attached cell of this scenario.
         </p>
-        <button
-          type="button"
-          className="button"
-          data-testid="template-detach"
-          title="Detach: edit the code freely; the form stops applying"
-          disabled={disabled}
-          onClick={onDetach}
-        >
-          Detach
-        </button>
+        {onDetach !== null && (
+          <button
+            type="button"
+            className="button"
+            data-testid="template-detach"
+            title="Detach: edit the code freely; the form stops applying"
+            disabled={disabled}
+            onClick={onDetach}
+          >
+            Detach
+          </button>
+        )}
       </div>
       {template.fields.length > 0 && (
         <div className="parameter-fields">

@@ -32,7 +32,9 @@ export default function RosterRowView({ card, restarting, onRestart }: Props) {
           <span className="roster-muted">no notebook yet</span>
         ) : (
           <>
-            <span className="roster-notebook">{card.notebook.title}</span>
+            <span className="roster-notebook" data-testid="roster-notebook">
+              {card.notebook.title}
+            </span>
             <span className="roster-step" data-testid="roster-step">
               {card.step}
             </span>

@@ -24,7 +24,15 @@ export default function UserRow({ user, busy, confirming, settingPassword, passw
   return (
     <tr className="users-row" data-testid="user-row" data-email={user.email} data-user-id={user.id} data-role={user.role}>
       <td>{user.name}</td>
-      <td>{user.hasPassword ? user.email : <span className="users-muted">no password (joined a workshop)</span>}</td>
+      <td>
+        {user.hasPassword ? (
+          user.email
+        ) : (
+          <span className="users-muted" data-testid="user-sign-in">
+            {user.signsInWith === "workshop-link" ? "no password (joined a workshop)" : "no password (signs in with the link the lab prints on this machine)"}
+          </span>
+        )}
+      </td>
       <td>
         {choices === null ? (
           <span data-testid="user-role-fixed">{user.role}</span>
@@ -64,9 +72,15 @@ export default function UserRow({ user, busy, confirming, settingPassword, passw
                 Set password
               </button>
             )}
-            <button type="button" className="button button-small button-danger" data-testid="user-remove" disabled={busy} onClick={onRemove}>
-              Remove
-            </button>
+            {user.you ? (
+              <span className="users-muted" data-testid="user-you">
+                you
+              </span>
+            ) : (
+              <button type="button" className="button button-small button-danger" data-testid="user-remove" disabled={busy} onClick={onRemove}>
+                Remove
+              </button>
+            )}
           </>
         )}
       </td>

@@ -11,7 +11,7 @@
 import { useContext, useMemo, useState } from "react";
 import type { VerdictReport as Report, VerdictValue } from "../server/core/protocol/verdict-model";
 import Markdown from "./Markdown";
-import { formatCommittedAt, judgePrediction, PredictionsContext, type ClaimPrediction } from "./model/predictions";
+import { AskedClaimsContext, formatCommittedAt, judgePrediction, PredictionsContext, type ClaimPrediction } from "./model/predictions";
 
 import "./VerdictReport.css";
 
@@ -55,13 +55,27 @@ export default function VerdictReport({ report }: Props) {
   const verdicts = useMemo(() => new Map(report.claims.map((c) => [c.id, c.verdict])), [report]);
   const verdictOf = (claimId: string) => verdicts.get(claimId) ?? null;
   const withStacks = report.experiments.filter((e) => typeof e.expectedStacks === "string" && e.expectedStacks !== "");
+  // An experiment cell's own claims, judged as it ended: the claims and the predictions, without the scenario's header.
+  const step = report.scope === "step";
   return (
-    <section className="verdict-report" data-testid="verdict-report" data-scenario={report.scenario} aria-label={`Verdicts: ${report.title}`}>
+    <section
+      className={step ? "verdict-report verdict-report-step" : "verdict-report"}
+      data-testid="verdict-report"
+      data-scope={report.scope ?? "scenario"}
+      data-scenario={report.scenario}
+      aria-label={step ? "What this run measured" : `Verdicts: ${report.title}`}
+    >
+      {step ? (
+        <header className="verdict-step-header">
+          <h3 className="verdict-title">What this run measured</h3>
+          <small className="verdict-step-note">The claims this step tests, judged from this run; the verdicts cell at the end gathers every step.</small>
+        </header>
+      ) : (
       <header className="verdict-header">
         <h3 className="verdict-title">{report.title}</h3>
         <div className="verdict-meta">
           <span>
-            Source: <cite>{report.source}</cite>
+            Source: <cite title={report.source}>{report.sourceTitle || report.source}</cite>
           </span>
           <span data-testid="verdict-device">
             Devices: {report.deviceMode}
@@ -78,6 +92,7 @@ export default function VerdictReport({ report }: Props) {
           </ul>
         )}
       </header>
+      )}
       {failed.length > 0 && (
         <ul className="verdict-failures" data-testid="verdict-failures">
           {failed.map((e) => (
@@ -103,6 +118,8 @@ export default function VerdictReport({ report }: Props) {
 
 function ClaimCard({ claim, experiment, verdictOf }: { claim: Claim; experiment: Experiment | null; verdictOf(claimId: string): VerdictValue | null }) {
   const predictions = useContext(PredictionsContext).get(claim.id) ?? [];
+  // A claim no question asks about has no prediction to show, and no empty box for one.
+  const asked = useContext(AskedClaimsContext);
   const badge = claimBadge(claim);
   const run = claim.run ?? experiment?.run ?? null;
   return (
@@ -129,7 +146,7 @@ function ClaimCard({ claim, experiment, verdictOf }: { claim: Claim; experiment:
         {claim.spreads && claim.spreads.length > 0 && <SpreadTable spreads={claim.spreads} />}
         {claim.numbers.length > 0 && <NumbersTable numbers={claim.numbers} />}
       </div>
-      <PredictionAside predictions={predictions} verdictOf={verdictOf} />
+      {(predictions.length > 0 || asked === null || asked.has(claim.id)) && <PredictionAside predictions={predictions} verdictOf={verdictOf} />}
     </article>
   );
 }

@@ -46,8 +46,8 @@ export default function WorkshopBanner({ state, onHandled, target, placement = "
     case "waiting":
       return (
         <div className={frame} data-testid="workshop-waiting" data-position={view.queuePosition ?? ""} role="status">
-          You are number {view.queuePosition ?? "?"} in the queue for <strong>{view.title}</strong>. This page opens your notebooks as soon as a seat is
-          free.
+          You are number {view.queuePosition ?? "?"} in the queue for <strong>{view.title}</strong>
+          {view.waitingBecause ? `: ${view.waitingBecause}` : ""}. This page opens your notebooks as soon as a seat is free.
         </div>
       );
     case "ended":

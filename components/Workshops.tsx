@@ -11,6 +11,7 @@ import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";
 import { workshopCard, WorkshopsController, type WorkshopCard } from "./model/workshops";
 import NewWorkshopForm from "./NewWorkshopForm";
+import WorkshopSizingNote from "./WorkshopSizingNote";
 
 import "./Workshops.css";
 
@@ -61,7 +62,9 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
     <article className="workshop-row" data-testid="workshop-row" data-workshop-id={card.id} data-join-code={card.joinCode} data-open={card.open}>
       <header className="workshop-head">
         <h2 className="workshop-title">{card.title}</h2>
-        {card.ended ? <span className="workshop-closed">ended</span> : !card.open && <span className="workshop-closed">closed</span>}
+        <span className={card.ended || !card.open ? "workshop-closed" : "workshop-status"} data-testid="workshop-status">
+          {card.status}
+        </span>
         <Link href={card.consoleHref} className="button button-small workshop-console-link" data-testid="workshop-console-link">
           Open console
         </Link>
@@ -76,6 +79,10 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
         </button>
       </div>
       <p className="workshop-scenarios">Scenarios: {card.scenarios}</p>
+      <p className="workshop-meta" data-testid="workshop-pace">
+        {card.pace} · {card.seats}
+      </p>
+      {!card.ended && <WorkshopSizingNote sizing={card.sizing} />}
       {card.participants.length === 0 ? (
         <p className="list-empty">Nobody has joined yet.</p>
       ) : (

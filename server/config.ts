@@ -1,6 +1,7 @@
 /** Server settings from the environment and argv, checked once at start. */
 import { z } from "zod";
 import type { KernelLimits } from "./notebook/kernel-registry";
+import { kernelCapacity, measureMachine, type MachineFacts } from "./kernel-capacity";
 
 const originSchema = z.string().refine((value) => {
   try {
@@ -35,8 +36,11 @@ const configSchema = z.object({
    * the names of HOST:PORT itself. Only pages from the lab's origins may drive it.
    */
   allowedOrigins: z.array(originSchema).default([]),
-  /** At most this many kernels run at once; one more is refused with a message, none is ended to make room. */
-  maxKernels: z.coerce.number().int().min(1).max(1000).default(16),
+  /**
+   * At most this many kernels run at once; one more is refused with a message, none is ended to make room.
+   * Unset: sized from the machine at start (kernel-capacity.ts).
+   */
+  maxKernels: z.coerce.number().int().min(1).max(1000).optional(),
   /** A kernel with nothing running or queued and nobody viewing its notebook this long is shut down; 0: never. */
   kernelIdleMinutes: z.coerce.number().min(0).max(7 * 24 * 60).default(60),
   /** The notebook is warned this long before idle shutdown ends its kernel. */
@@ -120,10 +124,18 @@ export function withIdleFromHostsFile(
   };
 }
 
-/** The kernel registry's limits from the settings (idle shutdown off at 0 minutes). */
-export function kernelLimitsOf(config: Pick<ServerConfig, "maxKernels" | "kernelIdleMinutes"> & Partial<Pick<ServerConfig, "kernelIdleWarningMinutes" | "gpuBusyPercent">>): KernelLimits {
+/**
+ * The kernel registry's limits from the settings (idle shutdown off at 0 minutes); the kernel cap is
+ * MGPULAB_MAX_KERNELS or, unset, what `machine` holds (measured now unless given).
+ */
+export function kernelLimitsOf(
+  config: Pick<ServerConfig, "maxKernels" | "kernelIdleMinutes"> & Partial<Pick<ServerConfig, "kernelIdleWarningMinutes" | "gpuBusyPercent">>,
+  machine: MachineFacts = measureMachine(),
+): KernelLimits {
+  const capacity = kernelCapacity(machine, config.maxKernels);
   return {
-    maxKernels: config.maxKernels,
+    maxKernels: capacity.max,
+    capacity,
     idleShutdownMs: config.kernelIdleMinutes > 0 ? config.kernelIdleMinutes * 60_000 : null,
     idleWarningMs: (config.kernelIdleWarningMinutes ?? 5) * 60_000,
     gpuBusyPercent: config.gpuBusyPercent ?? 5,

@@ -82,6 +82,14 @@ export function httpStatus(code: ErrorCode): number {
   return HTTP_STATUS[code];
 }
 
+/**
+ * What a form field's rule says ("a password has at least 10 characters"), for a person filling in a form:
+ * the schema's own message, without the command and field names of describeInvalid.
+ */
+export function describeFieldRule(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
+  return issues[0]?.message ?? "malformed";
+}
+
 /** "notebookId: ids are letters, …" from a zod failure. */
 export function describeInvalid(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
   const issue = issues[0];

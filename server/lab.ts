@@ -9,6 +9,7 @@ import type { KernelInfo } from "./core/protocol/notebook-model";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
+import { HolderNaming } from "./hosts/holder-names";
 import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
 import type { StatementObserver } from "./persistence/timed-adapter";
 import { resolveDatabaseTarget } from "./persistence/database-target";
@@ -163,6 +164,9 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   } else if (hosts) {
     resumed = await takeOverKernels(runs, hosts, hub, options.log);
   }
+  // Who holds or waits for a GPU is named for each notebook as its owner may see it (hosts/holder-names.ts).
+  const naming = new HolderNaming({ holders: () => drivers.agentHolders(), prisma: db.prisma, gate: access.gate });
+  hosts?.nameKernelsWith((_ids, notebookId) => naming.forNotebook(notebookId));
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();
   return {

@@ -12,8 +12,8 @@ import { isLoopbackHost, kernelLimitsOf, readConfig, withIdleFromHostsFile, type
 import { createLabEdge } from "./http/lab-edge";
 import { labNames } from "./http/request-guard";
 import { chooseInterpreter } from "./kernel/python-interpreter";
-import { LabHosts, labHostSpecs } from "./hosts/lab-hosts";
-import { HostsConfigError, loadHostsConfig } from "./hosts/host-config";
+import { LabHosts, labHostSpecs, type LabHostSpec } from "./hosts/lab-hosts";
+import { HostsConfigError, loadHostsConfig, type HostConfig } from "./hosts/host-config";
 import { localTokenUrl, mintLocalToken } from "./auth/local-token";
 import { openLab, type Lab } from "./lab";
 import { createLogger } from "./logger";
@@ -33,9 +33,17 @@ async function main(): Promise<void> {
   const python = chooseInterpreter(config.python);
   log.info({ python: python.executable, why: python.reason }, "local kernel host");
   const logTo = (level: "info" | "warning" | "error", message: string): void => log[level === "warning" ? "warn" : level](message);
-  // A bad hosts file stops the start with every bad field named (HostsConfigError).
-  const hostsConfig = loadHostsConfig({ dataDir: config.dataDir ?? path.resolve("data") });
+  // A hosts file that cannot be read as a whole stops the start with every bad field named (HostsConfigError);
+  // a bad host entry is left out, said here and on /hosts, and the rest of the lab serves.
+  const dataDir = config.dataDir ?? path.resolve("data");
+  const hostsConfig = loadHostsConfig({ dataDir });
   log.info({ hostsFile: hostsConfig.file, hosts: hostsConfig.hosts.map((host) => `${host.id} (${host.kind})`), defaultHost: hostsConfig.defaultHost }, "kernel hosts");
+  for (const problem of hostsConfig.problems) log.warn({ host: problem.id, problems: problem.errors }, `host ${problem.id} is left out: its entry in the hosts file fails its check`);
+  const hostSpecs = (hosts: typeof hostsConfig.hosts) => labHostSpecs(hosts, { python: python.executable, leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir });
+
+  // The kernel cap: MGPULAB_MAX_KERNELS, or sized from this machine's memory and cores now.
+  const kernelLimits = kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle));
+  log.info({ maxKernels: kernelLimits.maxKernels, why: kernelLimits.capacity?.why }, "kernel capacity");
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
@@ -46,16 +54,10 @@ async function main(): Promise<void> {
   const metrics = new LabMetrics({ log: logTo });
   const lab = await openLab({
     dataDir: config.dataDir,
-    hosts: (labId) =>
-      new LabHosts(
-        labHostSpecs(hostsConfig.hosts, { python: python.executable, leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir }),
-        hostsConfig.defaultHost,
-        labId,
-        logTo,
-      ),
+    hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, logTo, hostsConfig.problems),
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
-    kernelLimits: kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle)),
+    kernelLimits,
     broadcast: (notebookId, event, seq) => {
       io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq);
       metrics.notebookEvent(notebookId, event);
@@ -137,6 +139,22 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // `kill -HUP <pid>`: the hosts file is read again, checked whole, and its settings reach the running agents.
+  process.on("SIGHUP", () => void reloadHosts(lab, hostsConfig.file, dataDir, hostSpecs, log));
+}
+
+/** SIGHUP: the edited hosts file takes effect without a restart; one that cannot be read leaves the hosts as they were. */
+async function reloadHosts(lab: Lab, file: string | null, dataDir: string, hostSpecs: (hosts: HostConfig[]) => LabHostSpec[], log: ReturnType<typeof createLogger>): Promise<void> {
+  if (!lab.hosts) return;
+  try {
+    const reloaded = loadHostsConfig({ file, dataDir });
+    const report = await lab.hosts.reload(hostSpecs(reloaded.hosts), reloaded.defaultHost, reloaded.problems);
+    for (const problem of report.problems) log.warn({ host: problem.id, problems: problem.errors }, `hosts file reloaded: host ${problem.id}'s entry fails its check`);
+    log.info({ hostsFile: reloaded.file, added: report.added, removed: report.removed, keptForKernels: report.keptForKernels, reconfigured: report.reconfigured }, "hosts file reloaded");
+  } catch (error) {
+    const said = error instanceof HostsConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    log.error({ error: said }, "hosts file not reloaded: the hosts stay as they were");
+  }
 }
 
 /**

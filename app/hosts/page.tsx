@@ -10,8 +10,9 @@ export default function HostsPage() {
       <PageBar />
       <h1>Hosts</h1>
       <p className="home-lead">
-        Where notebook kernels run: each host&apos;s link, its agent, its Python, torch and CUDA, and its GPUs with the notebook
-        holding each. &quot;Check now&quot; connects to a host and asks it.
+        Where notebook kernels run: each host&apos;s link, its agent, its Python, torch and CUDA, its GPUs with who holds each
+        since when (or whom a free one is reserved for), and the queue of kernels waiting for GPUs. &quot;Check now&quot;
+        connects to a host and asks it.
       </p>
       <Hosts />
     </main>

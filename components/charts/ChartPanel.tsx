@@ -5,7 +5,7 @@
  * version; the run-wide aggregates follow a slower clock while data streams.
  */
 import { memo, useMemo, type ReactNode } from "react";
-import { DEFAULT_BUDGET, lossLines } from "../../server/core/charts/chart-loss";
+import { DEFAULT_BUDGET, LINE_METRICS, lossLines } from "../../server/core/charts/chart-loss";
 import { panelAggregates } from "../../server/core/charts/chart-panel";
 import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
 import type { MetricStore } from "../../server/core/charts/metric-store";
@@ -39,6 +39,11 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
   const slowVersion = useTrailingVersion(version, AGGREGATE_INTERVAL_MS);
   // The store mutates in place: the versions are what change when its data did.
   const lines = useMemo(() => lossLines(store, primaryId, compared, cellName), [store, version, primaryId, compared, cellName]);
+  // Other per-step lines (a parameter norm): a chart each, beside the loss.
+  const otherLines = useMemo(
+    () => LINE_METRICS.filter((m) => m.metric !== "loss").map((m) => ({ ...m, lines: lossLines(store, primaryId, compared, cellName, m.metric) })).filter((m) => m.lines.length > 0),
+    [store, version, primaryId, compared, cellName],
+  );
   const aggregates = useMemo(() => panelAggregates(store, primaryId, cellName), [store, slowVersion, primaryId, cellName]);
   const run = store.run(primaryId);
   if (!run || run.series.length === 0) return null;
@@ -61,9 +66,12 @@ function ChartPanel({ store, version, primaryId, compared, budget = DEFAULT_BUDG
       ) : null}
       <div className="chart-grid">
         {lines.length > 0 ? <LossChart lines={lines} version={version} budget={budget} /> : null}
+        {otherLines.map((m) => (
+          <LossChart key={m.metric} lines={m.lines} version={version} budget={budget} title={m.title} testId={m.testId} />
+        ))}
         {aggregates?.timing ? <TimingChart chart={aggregates.timing} /> : null}
         {aggregates?.samples ? (
-          <DeviceBarsChart testId="chart-samples" title="Samples per device per step" unit="samples" chart={aggregates.samples} note={`Mean samples per step; ${WARMUP_RULE}.`} />
+          <DeviceBarsChart testId="chart-samples" title="Samples per device per step" unit="samples" chart={aggregates.samples} note={`Samples per step; ${WARMUP_RULE}.`} />
         ) : null}
         {aggregates?.memory.map((memory) => (
           <DeviceBarsChart

@@ -32,6 +32,9 @@ interface Props {
   /** Points per line; null draws every real point (the benchmark's comparison). */
   budget: number | null;
   height?: number;
+  /** Another line metric than the loss (chart-loss.ts LINE_METRICS). */
+  title?: string;
+  testId?: string;
 }
 
 /** Height of each plot of small multiples. */
@@ -103,7 +106,7 @@ function LossPlot({ panel, lines, lineCount, xDomain, xTicks, zoom, hits, height
   );
 }
 
-function LossChart({ lines, version, budget, height = 220 }: Props) {
+function LossChart({ lines, version, budget, height = 220, title = "Loss vs step", testId = "chart-loss" }: Props) {
   const [zoom, dispatch] = useReducer(zoomReducer, NO_ZOOM);
   const [hoverX, setHoverX] = useState<number | null>(null);
   const frame = useRef<number | null>(null);
@@ -161,14 +164,14 @@ function LossChart({ lines, version, budget, height = 220 }: Props) {
 
   return (
     <ChartCard
-      testId="chart-loss"
-      title="Loss vs step"
+      testId={testId}
+      title={title}
       points={sampled.realPoints}
       legend={legend}
       csv={() => lossCsv(lines, visible)}
       actions={reset}
       data={{ "data-layout": multiples ? "multiples" : "single" }}
-      note={`${sampled.realPoints.toLocaleString("en-US")} real points${visible ? ` in steps ${tickText(visible.x0)}–${tickText(visible.x1)}` : ""}${drawnNote}. One line per variant, per rank where each rank logged loss; each line has its own dash and markers.${layout.reason ? ` ${layout.reason}` : ""}`}
+      note={`${sampled.realPoints.toLocaleString("en-US")} real points${visible ? ` in steps ${tickText(visible.x0)}–${tickText(visible.x1)}` : ""}${drawnNote}. One line per variant, per rank where each rank logged it; each line has its own dash and markers.${layout.reason ? ` ${layout.reason}` : ""}`}
     >
       <div className={multiples ? "chart-loss-multiples" : undefined}>
         {layout.panels.map((panel, i) => (

@@ -109,11 +109,11 @@ const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawin
     <div className="chart-plot">
       <LineChart responsive style={{ width: "100%", height }} margin={{ top: 8, right: 40, bottom: 16, left: 4 }}>
         <CartesianGrid stroke="var(--chart-grid)" strokeDasharray="3 3" />
-        <XAxis type="number" dataKey="x" domain={[1, drawn.maxDevices]} ticks={ticks} allowDecimals={false} label={{ value: "devices", position: "insideBottom", offset: -10 }} />
+        <XAxis type="number" dataKey="x" domain={[1 - DODGE_DEVICES, drawn.maxDevices + DODGE_DEVICES]} ticks={ticks} allowDecimals={false} label={{ value: "devices", position: "insideBottom", offset: -10 }} />
         <YAxis width={56} dataKey="y" domain={[0, drawn.yMax]} tickFormatter={tickText} label={{ value: "speed-up ×", angle: -90, position: "insideLeft", offset: 8 }} />
         <Line data={ideal} dataKey="y" name="ideal" stroke={IDEAL_COLOR} strokeDasharray="4 4" dot={false} activeDot={false} isAnimationActive={false} />
         {drawn.lines.map((line) => (
-          <Line key={line.family} data={line.data} dataKey="y" name={line.label} stroke={line.color} strokeWidth={2} dot={{ r: 3 }} activeDot={false} isAnimationActive={false} />
+          <Line key={line.family} data={line.data} dataKey="y" name={line.label} stroke={line.color} strokeWidth={2} dot={{ r: 4, fill: "var(--bg)", strokeWidth: 2 }} activeDot={false} isAnimationActive={false} />
         ))}
         <RangeMarks ranges={drawn.ranges} yMax={drawn.yMax} />
         <NoiseMarks points={drawn.noise} />
@@ -122,9 +122,20 @@ const SpeedupPlot = memo(function SpeedupPlot({ drawn, height }: { drawn: Drawin
   );
 });
 
+/**
+ * How far a family's points sit beside the device count they belong to: DDP ×4 and DataParallel ×4 at the
+ * same speed-up would otherwise draw one dot over the other, and one of them would not be seen at all.
+ */
+export const DODGE_DEVICES = 0.08;
+
+export function dodge(familyIndex: number, families: number): number {
+  return families <= 1 ? 0 : (familyIndex - (families - 1) / 2) * DODGE_DEVICES;
+}
+
 function drawing(chart: SpeedupModel): Drawing {
   const drawnPoints = chart.points.filter((p) => p.noise === null);
-  const ranges = drawnPoints.flatMap((p) => (p.range && Number.isFinite(p.range.high) ? [{ tag: p.tag, x: p.devices, low: p.range.low, high: p.range.high }] : []));
+  const shift = (family: string) => dodge(chart.families.indexOf(family), chart.families.length);
+  const ranges = drawnPoints.flatMap((p) => (p.range && Number.isFinite(p.range.high) ? [{ tag: p.tag, x: p.devices + shift(p.family), low: p.range.low, high: p.range.high }] : []));
   const pointsTop = Math.max(chart.maxDevices, ...chart.points.map((p) => p.speedup).filter(Number.isFinite));
   // Whiskers may raise the axis, but one wild step must not flatten every line: at most twice the points' top (longer whiskers are cut there, their title says how far they go).
   const top = Math.max(pointsTop, Math.min(2 * pointsTop, Math.max(0, ...ranges.map((r) => r.high))));
@@ -139,7 +150,7 @@ function drawing(chart: SpeedupModel): Drawing {
       family,
       label: family === "" ? "devices" : family,
       color: variantColor(i + 1),
-      data: [{ x: 1, y: 1 }, ...chart.points.filter((p) => p.family === family && p.noise === null).map((p) => ({ x: p.devices, y: p.speedup }))],
+      data: [{ x: 1, y: 1 }, ...chart.points.filter((p) => p.family === family && p.noise === null).map((p) => ({ x: p.devices + shift(family), y: p.speedup }))],
     })),
     noise: chart.points.flatMap((p) => (p.noise === null ? [] : [{ tag: p.tag, x: p.devices, y: p.speedup, reason: p.noise }])),
   };
@@ -166,7 +177,7 @@ function SpeedupChart({ chart, height = 200 }: Props) {
       data={{ "data-noise": String(drawn.noise.length) }}
       note={
         <>
-          Speed-up = {per} of “{chart.baseline.tag}” ÷ that of the N-device variant; mean step_ms over ranks, warm-up step excluded. Whiskers: the
+          Speed-up = {per} of “{chart.baseline.tag}” ÷ that of the N-device variant; median step_ms of each rank, averaged over ranks, warm-up step excluded. Whiskers: the
           speed-ups single steps allow (one device&apos;s fastest step against the variant&apos;s slowest, to the reverse).
           {drawn.noise.length > 0 ? (
             <ul className="chart-noise-list">

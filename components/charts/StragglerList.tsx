@@ -17,7 +17,7 @@ function StragglerList({ flagged }: Props) {
         <ul>
           {flagged.map((s) => (
             <li key={`${s.tag}\u0000${s.rank}`} className="straggler-flag" data-testid="straggler-flag" data-variant={s.tag} data-rank={s.rank}>
-              {s.label}, rank {s.rank}: {s.metric} mean {s.meanMs.toFixed(2)} ms, {Math.round(s.excess * 100)} % above the variant&apos;s
+              {s.label}, rank {s.rank}: {s.metric} median {s.meanMs.toFixed(2)} ms, {Math.round(s.excess * 100)} % above the variant&apos;s
               median {s.medianMs.toFixed(2)} ms
             </li>
           ))}

@@ -53,7 +53,7 @@ function drawing(chart: TimingModel): Drawing {
       rank: b.rank,
       total: b.total,
       title: [
-        `${b.label}: ${ms(b.total)} per step (mean)`,
+        `${b.label}: ${ms(b.total)} per step (median per phase)`,
         ...(b.spread ? [`${b.spreadMetric}: min ${ms(b.spread.min)}, median ${ms(b.spread.median)}, max ${ms(b.spread.max)} over ${b.spread.count} steps`] : []),
         ...chart.phases.map((p) => `${p.label}: ${ms(b.ms[p.key])}`),
       ].join("\n"),
@@ -114,7 +114,7 @@ function TimingChart({ chart, height = 220 }: Props) {
       points={chart.points}
       legend={legend}
       csv={() => timingCsv(chart)}
-      note={`Bars: mean per phase; whiskers: fastest to slowest step, tick at the median (step_ms; apply_ms for a replica that logs only that); ${WARMUP_RULE}. comm_ms overlaps backward_ms (allreduce runs during backward), so it is drawn as the part of backward it covers and a bar's height is the mean step time.`}
+      note={`Bars: median per phase, the number the verdicts read; whiskers: fastest to slowest step, tick at the median step (step_ms; apply_ms for a replica that logs only that); ${WARMUP_RULE}. comm_ms overlaps backward_ms (allreduce runs during backward), so it is drawn as the part of backward it covers.`}
     >
       <TimingPlot drawn={drawn} height={height} />
     </ChartCard>

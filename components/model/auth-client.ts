@@ -11,6 +11,7 @@ export const AUTH_BASE_PATH = "/api/auth";
 export const SIGN_IN_PATH = `${AUTH_BASE_PATH}/sign-in/email`;
 export const SIGN_OUT_PATH = `${AUTH_BASE_PATH}/sign-out`;
 export const JOIN_PATH = `${AUTH_BASE_PATH}/workshop/join`;
+export const JOIN_INFO_PATH = `${AUTH_BASE_PATH}/workshop/join-info`;
 export const CHANGE_PASSWORD_PATH = `${AUTH_BASE_PATH}/change-password`;
 
 /** The shortest password the server takes (it checks too: server/auth/accounts.ts). */
@@ -45,12 +46,46 @@ export function passwordProblem(password: string): string | null {
   return password.length < MIN_PASSWORD_CHARS ? `a password has at least ${MIN_PASSWORD_CHARS} characters` : null;
 }
 
-export function signIn(email: string, password: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
-  return post(SIGN_IN_PATH, { email: email.trim(), password }, fetchImpl);
+const signedInSchema = z.object({ user: z.object({ role: z.string().optional() }) });
+
+/** Signs in; on success also the role the server gave (where a facilitator lands, see `landingAfterSignIn`). */
+export async function signIn(email: string, password: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult & { role?: string }> {
+  let role: string | undefined;
+  const result = await post(SIGN_IN_PATH, { email: email.trim(), password }, fetchImpl, (body) => {
+    role = signedInSchema.safeParse(body).data?.user.role;
+  });
+  return result.ok && role !== undefined ? { ...result, role } : result;
+}
+
+/** Where a sign-in goes: `next`, except that a facilitator coming to the home page lands on their workshops. */
+export function landingAfterSignIn(next: string, role: string | undefined): string {
+  return next === "/" && role === "facilitator" ? "/workshops" : next;
 }
 
 export function joinWorkshop(code: string, name: string, fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
   return post(JOIN_PATH, { code: code.trim(), name: name.trim() }, fetchImpl);
+}
+
+const joinInfoSchema = z.object({ title: z.string(), ended: z.boolean(), rejoining: z.boolean() });
+export type JoinInfo = z.infer<typeof joinInfoSchema>;
+
+/** The workshop a join code opens (its title, whether it ended), or the server's words for why it opens none. */
+export async function workshopInfo(code: string, fetchImpl: typeof fetch = fetch): Promise<{ ok: true; info: JoinInfo } | { ok: false; error: string }> {
+  let response: Response;
+  try {
+    response = await fetchImpl(`${JOIN_INFO_PATH}?code=${encodeURIComponent(code.trim())}`, { credentials: "same-origin" });
+  } catch (err) {
+    if (err instanceof TypeError) return { ok: false, error: `could not reach the server (${err.message})` };
+    throw err;
+  }
+  if (response.status === 429) return { ok: false, error: tooManyAttempts(response.headers.get("X-Retry-After")) };
+  const body = await readJson(response);
+  if (response.ok) {
+    const info = joinInfoSchema.safeParse(body);
+    return info.success ? { ok: true, info: info.data } : { ok: false, error: "the server's answer was not a workshop" };
+  }
+  const refused = refusal.safeParse(body);
+  return { ok: false, error: refused.success ? refused.data.message : `the server answered ${response.status} ${response.statusText}`.trim() };
 }
 
 export function signOut(fetchImpl: typeof fetch = fetch): Promise<AuthResult> {
@@ -69,7 +104,7 @@ export function changePassword(current: string, next: string, fetchImpl: typeof 
   return post(CHANGE_PASSWORD_PATH, { currentPassword: current, newPassword: next, revokeOtherSessions: true }, fetchImpl);
 }
 
-async function post(path: string, body: object, fetchImpl: typeof fetch): Promise<AuthResult> {
+async function post(path: string, body: object, fetchImpl: typeof fetch, onAnswer?: (body: unknown) => void): Promise<AuthResult> {
   let response: Response;
   try {
     response = await fetchImpl(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
@@ -77,7 +112,10 @@ async function post(path: string, body: object, fetchImpl: typeof fetch): Promis
     if (err instanceof TypeError) return { ok: false, error: `could not reach the server (${err.message})` };
     throw err;
   }
-  if (response.ok) return { ok: true };
+  if (response.ok) {
+    if (onAnswer) onAnswer(await readJson(response));
+    return { ok: true };
+  }
   if (response.status === 429) return { ok: false, error: tooManyAttempts(response.headers.get("X-Retry-After")) };
   const refused = refusal.safeParse(await readJson(response));
   return { ok: false, error: refused.success ? refused.data.message : `the server answered ${response.status} ${response.statusText}`.trim() };

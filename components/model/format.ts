@@ -64,8 +64,9 @@ const RUN_STATUS_TEXT: Record<NonNullable<Cell["lastRun"]>["status"], string> = 
   ok: "ok",
   error: "error",
   interrupted: "interrupted",
-  aborted: "not run (an earlier cell failed)",
+  aborted: "not run (an earlier cell failed or was interrupted)",
   "kernel-died": "kernel died",
+  "no-kernel": "not run: the kernel did not start (its status says why)",
 };
 
 export function lastRunLabel(lastRun: NonNullable<Cell["lastRun"]>): string {
@@ -91,4 +92,11 @@ export function kernelDetails(info: KernelInfo): string {
     `torch ${info.torch ?? "not installed"}`,
     `host ${info.hostname}, pid ${info.pid}`,
   ].join("\n");
+}
+
+/** "10:02" (or "10:02:13" with seconds): a time on the viewer's clock. */
+export function formatClock(epochMs: number, { seconds = false }: { seconds?: boolean } = {}): string {
+  const date = new Date(epochMs);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(date.getHours())}:${two(date.getMinutes())}${seconds ? `:${two(date.getSeconds())}` : ""}`;
 }

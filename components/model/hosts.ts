@@ -3,10 +3,11 @@
  * open, with a "Check now" per host. What each card says is computed here by
  * pure functions (hostCard), so the component only renders.
  */
-import { formatUptime, gpuCountLabel, shortGpuId, type HostView } from "../../server/core/protocol/hosts-model";
+import { describeHolder, formatUptime, gpuCountLabel, shortGpuId, type GpuUserView, type HostView } from "../../server/core/protocol/hosts-model";
 import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { assertNever } from "../../server/core/assert-never";
 import type { LabTransport } from "./lab-client";
+import { formatClock } from "./format";
 
 export interface HostsState {
   status: "loading" | "ready" | "error";
@@ -87,6 +88,14 @@ export class HostsController {
   }
 }
 
+/** A kernel holding or waiting for GPUs, in words: who (the notebook only where the viewer may read it), a link to it, since when. */
+export interface UserCell {
+  who: string;
+  href: string | null;
+  gpus: number;
+  since: string | null;
+}
+
 /** One GPU row, in words. */
 export interface GpuRow {
   index: number;
@@ -95,7 +104,11 @@ export interface GpuRow {
   uuid: string;
   memory: string;
   utilization: string;
-  heldBy: { title: string; href: string | null } | null;
+  heldBy: UserCell | null;
+  /** Free but kept for the first in the queue: "reserved for Ana's 'DDP sweep' (needs 2)". */
+  reserved: { text: string; href: string | null } | null;
+  /** No longer in the hosts file; goes when its holder ends. */
+  retiring: boolean;
 }
 
 /** One host card, in words. */
@@ -115,17 +128,35 @@ export interface HostCard {
   gpuSummary: string;
   gpus: GpuRow[];
   kernels: string;
+  /** The GPU queue, first come first served: who, how many GPUs, since when. */
+  queue: Array<UserCell & { place: number }>;
+  /** What the agent said of the hosts file's settings: taken, or kept and why. */
+  settingsNotes: Array<{ applied: boolean; text: string }>;
+  /** The host's entry fails its check: every problem. */
+  problem: string[] | null;
 }
 
 const KIND_LABEL: Record<HostView["kind"], string> = { local: "local", ssh: "SSH", slurm: "Slurm" };
 
+/** A holder or a waiting kernel as a cell of the hosts page. */
+export function userCell(user: GpuUserView): UserCell {
+  return {
+    who: describeHolder(user),
+    href: user.notebookId === null ? null : `/notebooks/${encodeURIComponent(user.notebookId)}`,
+    gpus: user.gpus,
+    since: user.since === null ? null : formatClock(user.since),
+  };
+}
+
 export function hostCard(view: HostView, now: number): HostCard {
+  const stalledFor = view.silentSince === null ? null : Math.max(0, Math.round((now - view.silentSince) / 1000));
   return {
     id: view.id,
     label: view.label,
-    kindAndTarget: `${KIND_LABEL[view.kind]} · ${view.target}`,
+    // A host left out has no transport the lab built: its card says only why.
+    kindAndTarget: view.problem !== null && view.agent === null && view.link === "disconnected" ? view.target : `${KIND_LABEL[view.kind]} · ${view.target}`,
     link: view.link,
-    linkLabel: linkLabel(view.link),
+    linkLabel: view.problem !== null && view.link === "disconnected" ? "left out" : stalledFor !== null ? `stalled: no answer for ${stalledFor} s` : linkLabel(view.link),
     checked: view.checkedAt === null ? "never checked" : `checked ${ago(now - view.checkedAt)}`,
     error: view.error,
     errorOutput: view.errorOutput,
@@ -135,6 +166,12 @@ export function hostCard(view: HostView, now: number): HostCard {
     gpuSummary: gpuSummary(view),
     gpus: view.gpus.map(gpuRow),
     kernels: view.kernels === null ? "kernels: not known yet" : `${view.kernels.running} running · ${view.kernels.queued} queued for GPUs`,
+    queue: view.queue.map((user, index) => ({ ...userCell(user), place: index + 1 })),
+    settingsNotes: [
+      ...(view.settings?.notes ?? []).map(({ applied, message }) => ({ applied, text: `took from the hosts file: ${message}` })),
+      ...(view.settings?.kept ?? []).map((text) => ({ applied: false, text: `kept: ${text}` })),
+    ],
+    problem: view.problem,
   };
 }
 
@@ -142,6 +179,8 @@ function linkLabel(link: HostView["link"]): string {
   switch (link) {
     case "connected":
       return "connected";
+    case "stalled":
+      return "stalled";
     case "connecting":
       return "connecting…";
     case "unreachable":
@@ -204,7 +243,9 @@ function gpuRow(gpu: HostView["gpus"][number]): GpuRow {
     uuid: gpu.uuid,
     memory,
     utilization: gpu.utilization === null ? "—" : `${Math.round(gpu.utilization)} %`,
-    heldBy: gpu.heldBy === null ? null : { title: gpu.heldBy.title, href: gpu.heldBy.notebookId === "" ? null : `/notebooks/${encodeURIComponent(gpu.heldBy.notebookId)}` },
+    heldBy: gpu.heldBy === null ? null : userCell(gpu.heldBy),
+    reserved: gpu.reservedFor === null ? null : { text: `reserved for ${describeHolder(gpu.reservedFor)} (needs ${gpu.reservedFor.gpus})`, href: userCell(gpu.reservedFor).href },
+    retiring: gpu.retiring,
   };
 }
 

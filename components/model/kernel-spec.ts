@@ -3,8 +3,9 @@
  * control's label and limits, the host and leased GPUs of the running kernel,
  * and its place in a host's GPU queue. Pure, tested without a browser.
  */
-import { describeLeasedGpus, gpuCountLabel, hostGpuCount, type HostView } from "../../server/core/protocol/hosts-model";
+import { describeGpuWait, describeHolder, describeLeasedGpus, gpuCountLabel, hostGpuCount, type GpuUserView, type HostView } from "../../server/core/protocol/hosts-model";
 import type { KernelInfo, KernelSpec, KernelStatus } from "../../server/core/protocol/notebook-model";
+import { formatClock } from "./format";
 
 /** The most GPUs the form offers when the host's count is not known. */
 export const MAX_FORM_GPUS = 1024;
@@ -38,9 +39,36 @@ export function kernelPlacementText(info: KernelInfo, hosts: readonly HostView[]
   return { host, gpus: describeLeasedGpus(leased, known) };
 }
 
-/** "waiting for 2 GPUs on gpu1: #3 in the queue" while a start waits for GPUs; null otherwise. */
-export function queueText(status: KernelStatus): string | null {
+/**
+ * While a start waits for GPUs: its place, whom it waits behind, who holds
+ * the GPUs since when, and why a free GPU is not its ("waiting for 1 GPU on
+ * gpu1: #2 in the queue, behind Ana's 'DDP sweep' (needs 2); held by Bob's
+ * notebook since 10:02; the 1 free GPU is reserved for the first in line").
+ * Null otherwise.
+ */
+export function queueText(status: KernelStatus, clock: (epochMs: number) => string = formatClock): string | null {
   if (status.state !== "starting" || !status.queue) return null;
-  const { position, host, gpus } = status.queue;
-  return `waiting for ${gpuCountLabel(gpus)} on ${host}: #${position} in the queue`;
+  const { position, host, gpus, wait } = status.queue;
+  const parts = [`waiting for ${gpuCountLabel(gpus)} on ${host}: #${position} in the queue`];
+  if (!wait) return parts[0]!;
+  const since = (user: GpuUserView) => (user.since === null ? "" : ` since ${clock(user.since)}`);
+  if (wait.ahead.length > 0) parts[0] += `, behind ${wait.ahead.map((user) => `${describeHolder(user)} (needs ${user.gpus})`).join(", ")}`;
+  if (wait.holders.length > 0) parts.push(`held by ${wait.holders.map((user) => `${describeHolder(user)}${since(user)}`).join(", ")}`);
+  if (wait.free > 0 && wait.ahead.length > 0) parts.push(`the ${wait.free} free ${wait.free === 1 ? "GPU is" : "GPUs are"} reserved for the first in line`);
+  return parts.join("; ");
+}
+
+/** Why the host refused the kernel, with who holds the GPUs since when; null unless refused. */
+export function refusalText(status: KernelStatus, clock: (epochMs: number) => string = formatClock): string | null {
+  return status.state === "refused" ? describeGpuWait(status.wait, clock) : null;
+}
+
+/** The kernel's link does not answer: said until it does ("no answer from gpu1 since 10:02:13…"); null otherwise. */
+export function linkTroubleText(status: KernelStatus, clock: (epochMs: number) => string = (ms) => formatClock(ms, { seconds: true })): string | null {
+  if (status.state !== "idle" && status.state !== "busy" && status.state !== "interrupting") return null;
+  const trouble = status.link;
+  if (!trouble) return null;
+  return trouble.state === "stalled"
+    ? `no answer from ${trouble.host} since ${clock(trouble.since)}: the kernel may well be running on; the lab reconnects if the link stays silent`
+    : `the link to ${trouble.host} dropped at ${clock(trouble.since)}: reconnecting (the kernel keeps running on its host)`;
 }

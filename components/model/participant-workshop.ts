@@ -13,7 +13,7 @@ import type { Me } from "../../server/core/protocol/accounts-model";
 import type { Cell, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { NotebookCommand } from "../../server/core/protocol/socket-api";
 import type { ParticipantWorkshopView, WorkshopBroadcast } from "../../server/core/protocol/workshop-model";
-import { hiddenCells } from "../../server/core/notebook/workshop-steps";
+import { hiddenCells, notebookSteps } from "../../server/core/notebook/workshop-steps";
 import type { LiveLabTransport } from "./lab-client";
 
 export type ParticipantWorkshopState = {
@@ -266,6 +266,14 @@ export function unrevealedCells(cells: readonly Cell[], view: Pick<ParticipantWo
 }
 
 const NO_CELLS: ReadonlySet<string> = new Set();
+
+/** In a led workshop, the first step not revealed yet: its 1-based number, the step count and its title; null otherwise. */
+export function nextHiddenStep(cells: readonly Cell[], view: Pick<ParticipantWorkshopView, "pace" | "revealedSteps" | "state"> | null): { number: number; count: number; title: string } | null {
+  if (view === null || view.pace !== "led" || view.state === "ended") return null;
+  const steps = notebookSteps(cells);
+  const next = steps[view.revealedSteps];
+  return next === undefined ? null : { number: view.revealedSteps + 1, count: steps.length, title: next.title };
+}
 
 /** When under this much is left, the banner counts down. */
 export const COUNTDOWN_FROM_MS = 15 * 60_000;

@@ -46,6 +46,16 @@ const NO_PREDICTIONS: PredictionsByClaim = new Map();
 
 export const PredictionsContext = createContext<PredictionsByClaim>(NO_PREDICTIONS);
 
+/** Claims some "predict first" question of the notebook is about (null: not known, e.g. outside a notebook). */
+export const AskedClaimsContext = createContext<ReadonlySet<string> | null>(null);
+
+/** The claims the notebook's questions are about (only those get a prediction box beside their verdict). */
+export function askedClaims(cells: ReadonlyArray<{ template: CellTemplate | null }>): Set<string> {
+  const asked = new Set<string>();
+  for (const cell of cells) for (const claim of cell.template?.question?.claims ?? []) asked.add(claim);
+  return asked;
+}
+
 /**
  * Claim id → the committed predictions about it, in notebook order. A
  * question carried by several cells counts once; a prediction whose

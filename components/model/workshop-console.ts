@@ -78,6 +78,8 @@ export interface ConsoleHeader {
   scenarioIds: string[];
   admitted: number;
   waiting: number;
+  /** Whether the lab holds the plan, and what to change. */
+  sizing: WorkshopConsoleView["workshop"]["sizing"];
 }
 
 export function consoleHeader(view: WorkshopConsoleView, origin: string, summaryHref: string, timeZone?: string): ConsoleHeader {
@@ -106,6 +108,7 @@ export function consoleHeader(view: WorkshopConsoleView, origin: string, summary
     scenarioIds: [...workshop.scenarioIds],
     admitted: view.roster.length - waiting,
     waiting,
+    sizing: workshop.sizing,
   };
 }
 
@@ -142,7 +145,7 @@ export interface RosterCard {
   /** "waiting: 2nd in the queue", or null once admitted. */
   queue: string | null;
   notebook: { id: string; title: string; href: string } | null;
-  /** "step 2 of 6: Equivalence", "no step run yet", or null without a notebook. */
+  /** "step 2 of 6: Equivalence (ran)", "step 1 of 6: Split (not run yet)", "no step run yet", or null without a notebook. */
   step: string | null;
   kernel: ParticipantKernelState;
   kernelLabel: string;
@@ -170,7 +173,12 @@ export function rosterCard(row: RosterRow, ended = false): RosterCard {
     online: row.online,
     queue: row.queuePosition === null ? null : `waiting: ${ordinal(row.queuePosition)} in the queue`,
     notebook: row.notebook === null ? null : { id: row.notebook.id, title: row.notebook.title, href: `/notebooks/${encodeURIComponent(row.notebook.id)}?peek=1` },
-    step: row.notebook === null ? null : row.step === null ? "no step run yet" : `step ${row.step.index + 1} of ${row.step.count}: ${row.step.title}`,
+    step:
+      row.notebook === null
+        ? null
+        : row.step === null
+          ? "no step run yet"
+          : `step ${row.step.index + 1} of ${row.step.count}: ${row.step.title}${row.step.ran === false ? " (not run yet)" : row.step.ran ? " (ran)" : ""}`,
     kernel: row.kernel,
     kernelLabel: look.label,
     kernelTone: look.tone,

@@ -30,6 +30,13 @@ export interface WorkshopCard {
   /** The facilitator console of this workshop. */
   consoleHref: string;
   scenarios: string;
+  /** "open", "closed to new joiners", "ended", or "starts …": where it stands now. */
+  status: string;
+  /** "Led by you: participants see the steps you reveal" or "Everyone at their own pace". */
+  pace: string;
+  /** "12 of 60 places taken" */
+  seats: string;
+  sizing: WorkshopView["sizing"];
   participants: Array<{ id: string; name: string; waiting: boolean; notebooks: Array<{ id: string; title: string; href: string }> }>;
 }
 
@@ -38,8 +45,19 @@ export function joinUrl(origin: string, joinCode: string): string {
   return `${origin.replace(/\/+$/, "")}/join/${encodeURIComponent(joinCode)}`;
 }
 
-export function workshopCard(view: WorkshopView, origin: string, scenarios: readonly ScenarioSummary[] | null): WorkshopCard {
+export function workshopCard(view: WorkshopView, origin: string, scenarios: readonly ScenarioSummary[] | null, now: number = Date.now()): WorkshopCard {
   const titles = new Map((scenarios ?? []).map((s) => [s.id, s.title]));
+  const admitted = view.participants.filter((p) => !p.waiting).length;
+  const waiting = view.participants.length - admitted;
+  const startsAt = view.startsAt === null ? null : Date.parse(view.startsAt);
+  const status =
+    view.endedAt !== null
+      ? "ended"
+      : startsAt !== null && startsAt > now
+        ? `starts ${new Date(startsAt).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" })}`
+        : view.closedAt !== null
+          ? "running, closed to new joiners"
+          : "open: people can join";
   return {
     id: view.id,
     title: view.title,
@@ -49,6 +67,10 @@ export function workshopCard(view: WorkshopView, origin: string, scenarios: read
     ended: view.endedAt !== null,
     consoleHref: `/workshops/${encodeURIComponent(view.id)}`,
     scenarios: view.scenarioIds.map((id) => titles.get(id) ?? id).join(" · "),
+    status,
+    pace: view.pace === "led" ? "Led by you: participants see the steps you reveal" : "Self-paced: everyone sees every step",
+    seats: `${admitted} of ${view.capacity} places taken${waiting > 0 ? `, ${waiting} waiting` : ""}`,
+    sizing: view.sizing,
     participants: view.participants.map((p) => ({
       id: p.id,
       name: p.name,

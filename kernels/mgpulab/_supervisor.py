@@ -124,8 +124,8 @@ class Supervisor:
         probe = self.dog.to_probe(stall) if stall is not None else []
         if stall is None or not probe:
             return stall
-        pids = {rank: self.outcomes[rank].pid for rank in probe if self.outcomes[rank].pid is not None}
-        found = self.stacks.request({r: p for r, p in pids.items() if p is not None}, timeout_s=self.stack_timeout_s)
+        pids = {rank: pid for rank in probe if (pid := self.outcomes[rank].pid) is not None}
+        found = self.stacks.request(pids, timeout_s=self.stack_timeout_s)
         late = []
         for rank, text in found.items():
             if watchdog.in_start_up(text):

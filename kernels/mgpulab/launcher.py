@@ -288,8 +288,8 @@ def _launch(nprocs: int, what: _RankTarget, *, backend: Optional[str] = None, pl
             devices=tuple(mode.devices), init_backend=mode.init_backend)
         metrics.publish_plan(mode, run_id=spec.run_id)  # the charts name the plan these ranks run
         if echo:
-            write_out(f"[launch] {nprocs} rank{'s' if nprocs > 1 else ''} · {mode.label} · {name}"
-                      f"{'' if name == TORCHRUN else f' ({note})'}\n")
+            # Which launcher ran, not why (the why names torch internals): LaunchResult.launcher_note keeps that.
+            write_out(f"[launch] {nprocs} rank{'s' if nprocs > 1 else ''} · {mode.label} · {name}\n")
         stacks = watchdog.StackFiles({r: _rank.stack_file(run_dir, r) for r in range(nprocs)})
         if name == TORCHRUN:
             group = TorchrunGroup(spec, run_dir, list(torchrun_cmd) if torchrun_cmd else None, io, write_err,

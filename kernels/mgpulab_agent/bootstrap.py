@@ -138,8 +138,19 @@ def main() -> None:
     path = os.path.join(directory, "agent.sock")
     if len(os.fsencode(path)) > 107:
         fail("socket path %s is %d bytes; a Unix socket path may have at most 107: choose a shorter runtimeDir" % (path, len(os.fsencode(path))))
-    with open(os.path.join(directory, "launch.lock"), "a") as lock:
+    lock_path = os.path.join(directory, "launch.lock")
+    while True:
+        lock = open(lock_path, "a")
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # An ending agent unlinks the lock while it holds it (it removes its files): then take the new one.
+        try:
+            same = os.stat(lock_path).st_ino == os.fstat(lock.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        lock.close()
+    with lock:
         s = connect(path)
         if s is None:
             if os.path.lexists(path):
@@ -148,7 +159,9 @@ def main() -> None:
             s = connect(path)
             if s is None:
                 fail("the agent daemon started but its socket %s does not answer" % path)
-    hello = {"nonce": boot["nonce"], "codeHash": boot["codeHash"], "leaseSeconds": boot["leaseSeconds"]}
+    keys = ("leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python")
+    settings = dict((key, boot.get(key)) for key in keys)
+    hello = {"nonce": boot["nonce"], "codeHash": boot["codeHash"], "leaseSeconds": boot["leaseSeconds"], "settings": settings}
     s.sendall(json.dumps(hello).encode("ascii") + b"\n" + pending)
     while True:
         readable = select.select([0, s], [], [])[0]

@@ -26,27 +26,45 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple
 
 from mgpulab_wire import agent_protocol_generated as wire
 from mgpulab_wire.frames import encode_frame
 
-from . import host, proctree
+from . import host, proctree, runtime_dir
 from .kernel_proc import Interrupt, KernelProc
 from .outbuf import SeqBuffer
+from .slots import GpuSlots
 
 # A link is sent at most this much ahead of what its socket has taken; the rest waits in the
 # kernels' buffers (bounded, counted), so a slow lab never grows the agent without bound.
 _LINK_HIGH_WATER = 1 << 20
 _MAX_LINE = 64 * 1024 * 1024
 _KILL_AFTER_TERM_S = 2.0
+ORPHAN_QUEUED_S = 120.0
+
+
+def _orphan_queued_seconds() -> float:
+    # MGPULAB_AGENT_ORPHAN_SECONDS: tests shorten the wait (the agent inherits the bootstrap's environment).
+    try:
+        return float(os.environ.get("MGPULAB_AGENT_ORPHAN_SECONDS", ORPHAN_QUEUED_S))
+    except ValueError:
+        return ORPHAN_QUEUED_S
 _STACKS_BEFORE_TERM_S = 0.3
 _TREE_WALK_S = 1.0
 
 
 def _log(message: str) -> None:
+    runtime_dir.rotate_log()
     sys.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} mgpulab agent[{os.getpid()}]: {message}\n")
     sys.stderr.flush()
+
+
+Setting = Literal["leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python"]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 @dataclass
@@ -72,6 +90,9 @@ class Agent:
         self.directory = directory
         self.code_dir = code_dir
         self.socket_path = os.path.join(directory, "agent.sock")
+        self.settings: wire.AgentSettings = {
+            "leaseSeconds": boot["leaseSeconds"], "bufferBytes": boot["bufferBytes"], "gpus": boot["gpus"],
+            "whenFull": boot["whenFull"], "interruptGraceMs": boot["interruptGraceMs"], "python": boot["python"]}
         self.python = boot["python"] or sys.executable
         self.lease_seconds = boot["leaseSeconds"]
         self.started = time.time()
@@ -80,9 +101,11 @@ class Agent:
         self.links: List[Link] = []
         self.kernels: Dict[str, KernelProc] = {}
         self.queue: List[str] = []
-        self.holders: Dict[str, str] = {}
-        self.gpus, self.gpu_source = host.discover_gpus(boot["gpus"])
+        self.slots = GpuSlots(*host.discover_gpus(boot["gpus"]))
+        self._waits: Dict[str, wire.GpuWait] = {}
+        """The wait each queued kernel was last told (a change is announced)."""
         self.sampler = host.Sampler()
+        self._sampling = False
         self.probe = host.VersionProbe(self.python)
         self._timers: List[_Timer] = []
         self._order = itertools.count()
@@ -116,9 +139,13 @@ class Agent:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.sel.register(wake_r, selectors.EVENT_READ, ("wake", None))
         self.probe.start()
-        if self.gpus and self.gpu_source != "none":
-            self.sampler.start()
+        self._start_sampler()
         self._start_lease()  # the launching link cancels it at once; a bootstrap that died never comes
+
+    def _start_sampler(self) -> None:
+        if self.slots.gpus and self.slots.source != "none" and not self._sampling:
+            self._sampling = True
+            self.sampler.start()
 
     # --- timers -------------------------------------------------------------
 
@@ -257,17 +284,30 @@ class Agent:
             _log("a link sent no valid first line; closed")
             self._close_link(link)
             return
+        # The settings are taken before the link is named: what they change (a queued kernel refused)
+        # reaches the other links now, and this one in its hello, never before it.
+        notes: List[wire.SettingsNote] = []
+        if "settings" in first:
+            try:
+                notes = self._adopt(wire.check_agent_settings(first["settings"], "the link's settings"))
+            except wire.ProtocolError as exc:
+                _log(f"a link sent settings the protocol does not define; kept mine: {exc}")
+        else:
+            # A lab from before settings adoption sends its lease alone.
+            lease = first.get("leaseSeconds")
+            if isinstance(lease, int) and not isinstance(lease, bool) and 0 < lease <= 7 * 24 * 3600 and lease != self.lease_seconds:
+                wanted = self.settings.copy()
+                wanted["leaseSeconds"] = lease
+                notes = self._adopt(wanted)
         link.nonce = nonce
-        lease = first.get("leaseSeconds")
-        if isinstance(lease, int) and not isinstance(lease, bool) and 0 < lease <= 7 * 24 * 3600 and lease != self.lease_seconds:
-            _log(f"lease changed from {self.lease_seconds} s to {lease} s by a new link")
-            self.lease_seconds = lease
         self.send(link, wire.agent_hello_message(
             protocol=wire.AGENT_PROTOCOL_VERSION, agent_id=self.boot["agentId"], code_hash=self.boot["codeHash"],
             pid=os.getpid(), hostname=platform.node()[:4000], started_at=self.started * 1000,
-            lease_seconds=self.lease_seconds, kernels=[self._describe(k) for k in self.kernels.values()]))
+            lease_seconds=self.lease_seconds, kernels=[self._describe(k) for k in self.kernels.values()],
+            settings=self.settings, notes=notes))
         if first.get("codeHash") != self.boot["codeHash"]:
             _log("a link with other code attached (its hello says which code runs here)")
+        self._advance_queue()
 
     def send(self, link: Optional[Link], message: Any) -> None:
         if link is None or link.closed or link.nonce is None:
@@ -311,8 +351,73 @@ class Agent:
         for kernel in self.kernels.values():
             if kernel.link is link:
                 kernel.link = None
+                if kernel.state == "queued":
+                    self._forget_if_orphaned(kernel)
         if not self.links and self._shutting_down is None:
             self._start_lease()
+
+    # --- settings -----------------------------------------------------------
+
+    def _adopt(self, wanted: wire.AgentSettings) -> List[wire.SettingsNote]:
+        """Takes the hosts file's settings where that is safe; says what changed and what was kept, and why.
+        Nothing running is taken from anyone: a GPU that left the file stays with the kernel holding it."""
+        notes: List[wire.SettingsNote] = []
+        was = self.settings
+
+        def note(setting: Setting, applied: bool, message: str) -> None:
+            notes.append({"setting": setting, "applied": applied, "message": message[:4000]})
+            _log(("settings: " if applied else "settings kept: ") + message)
+
+        if wanted["leaseSeconds"] != was["leaseSeconds"]:
+            self.lease_seconds = wanted["leaseSeconds"]
+            note("leaseSeconds", True, f"lease {wanted['leaseSeconds']} s (was {was['leaseSeconds']} s)")
+        if wanted["interruptGraceMs"] != was["interruptGraceMs"]:
+            note("interruptGraceMs", True, f"interrupt grace {wanted['interruptGraceMs'] / 1000:g} s (was {was['interruptGraceMs'] / 1000:g} s)")
+        running = sum(1 for k in self.kernels.values() if k.state == "running")
+        later = f"; the {_plural(running, 'running kernel')} keep{'s' if running == 1 else ''} theirs" if running else ""
+        if wanted["bufferBytes"] != was["bufferBytes"]:
+            note("bufferBytes", True, f"output buffer {wanted['bufferBytes']} bytes for kernels started from now on{later}")
+        if wanted["python"] != was["python"]:
+            self.python = wanted["python"] or sys.executable
+            self.probe = host.VersionProbe(self.python)
+            self.probe.start()
+            note("python", True, f"kernels started from now on run {self.python}{later}")
+        self.settings = wanted.copy()
+        if wanted["gpus"] != was["gpus"]:
+            self._adopt_gpus(wanted["gpus"], note)
+        if wanted["whenFull"] != was["whenFull"]:
+            note("whenFull", True, f"when full: {wanted['whenFull']} (was {was['whenFull']})")
+            if wanted["whenFull"] == "refuse":
+                for kernel_id in list(self.queue):
+                    kernel = self.kernels[kernel_id]
+                    self._leave_queue(kernel, self._refusal_text(kernel.gpus_requested), None, None, refusal=self._wait(kernel))
+        return notes
+
+    def _adopt_gpus(self, declared: Optional[List[wire.HostGpu]], note: Callable[[Setting, bool, str], None]) -> None:
+        before = len(self.slots.offered())
+        gpus, source = host.discover_gpus(declared)
+        kept = self.slots.redeclare(gpus, source)
+        where = "as the hosts file declares" if source == "declared" else f"found by {source}"
+        note("gpus", True, f"{_plural(len(gpus), 'GPU')} {where} (was {before})")
+        for uuid, holder in kept:
+            note("gpus", False, f"GPU {uuid} is no longer in the hosts file; kernel {holder} holds it, so it stays until that kernel ends")
+        self._start_sampler()
+
+    def _kept(self) -> List[str]:
+        """What differs from the settings now, and why (for the hosts page)."""
+        return [f"GPU {uuid} is no longer in the hosts file; kernel {self.slots.holders.get(uuid)} holds it until it ends"
+                for uuid in sorted(self.slots.retiring)]
+
+    def _forget_if_orphaned(self, kernel: KernelProc) -> None:
+        """A queued kernel whose lab went away (a server stopped while it waited; the next one
+        does not know it) would hold the queue, and the GPUs reserved for it, for nobody: it
+        leaves the queue unless a link resumes it within ORPHAN_QUEUED_S (a dropped link reconnects
+        within seconds; a stalled one is reopened after 30 s)."""
+        def check() -> None:
+            if kernel.state == "queued" and kernel.link is None and kernel.kernel_id in self.queue:
+                self._leave_queue(kernel, "removed from the GPU queue: the lab server that asked for it went away", None, None)
+                self._advance_queue()
+        self.after(_orphan_queued_seconds(), check)
 
     # --- the lease ----------------------------------------------------------
 
@@ -368,14 +473,36 @@ class Agent:
             self.listener.close()
             self._remove_socket()
         self.sampler.stop()
-        _log("exited")
+        # Nothing of the lab stays on the host but the bounded log.
+        if runtime_dir.remove_code(self.directory, self.socket_path):
+            _log("exited; removed its code and launch lock (the log stays, bounded)")
+        else:
+            _log("exited; a new agent runs here, its files stay")
 
     # --- kernels ------------------------------------------------------------
 
     def _describe(self, kernel: KernelProc) -> wire.AgentKernel:
         utils = [self.sampler.latest[uuid][1] for uuid in kernel.gpus if uuid in self.sampler.latest]
         known = [u for u in utils if u is not None]
-        return kernel.describe(max(known) if known else None)
+        return kernel.describe(max(known) if known else None, self._wait(kernel) if kernel.state == "queued" else None)
+
+    def _wait(self, kernel: KernelProc) -> wire.GpuWait:
+        """What the kernel waits for: the GPUs free of the total, who holds the rest, who is before it."""
+        holders: List[wire.GpuUse] = [{"kernel": holder, "gpus": count, "since": since} for holder, (count, since) in self.slots.held().items()]
+        place = self.queue.index(kernel.kernel_id) if kernel.kernel_id in self.queue else len(self.queue)
+        ahead: List[wire.GpuUse] = [{"kernel": other.kernel_id, "gpus": other.gpus_requested, "since": other.queued_at}
+                                    for other in (self.kernels[kid] for kid in self.queue[:place])]
+        return {"asked": kernel.gpus_requested, "free": len(self.slots.free()), "total": self.slots.total,
+                "holders": holders[:1024], "ahead": ahead[:1024]}
+
+    def _refusal_text(self, wanted: int) -> str:
+        """A refusal in words (the lab names the holders' notebooks; this is for logs and older labs)."""
+        total, free = self.slots.total, len(self.slots.free())
+        if wanted > total:
+            return f"the kernel asks for {_plural(wanted, 'GPU')}; this host has {total}"
+        waiting = f"; {len(self.queue)} kernel(s) wait before it" if self.queue else ""
+        held = ", ".join(f"{uuid} by {holder}" for uuid, holder in sorted(self.slots.holders.items())) or "none"
+        return f"no GPU free: it asks for {wanted}, {free} of {total} are free{waiting} (held: {held})"
 
     def _announce(self, kernel: KernelProc, requester: Optional[Link] = None, request_id: Optional[str] = None) -> None:
         described = self._describe(kernel)
@@ -438,9 +565,8 @@ class Agent:
 
     def _start(self, kernel: KernelProc) -> Optional[str]:
         """Start a kernel whose GPUs are leased; the error in words, or None."""
-        cuda_visible = ",".join(kernel.gpus) if self.gpus else None
         try:
-            kernel.spawn(self.python, self.code_dir, cuda_visible)
+            kernel.spawn(self.python, self.code_dir, ",".join(kernel.gpus))
         except OSError as exc:
             self._release(kernel)
             return f"could not start kernel {kernel.kernel_id}: {exc}"
@@ -463,27 +589,29 @@ class Agent:
         self._advance_queue()
 
     def _release(self, kernel: KernelProc) -> None:
-        for uuid in kernel.gpus:
-            self.holders.pop(uuid, None)
         # kernel.gpus stays: what it held, in its last state
-
-    def _free(self) -> List[str]:
-        return [gpu["uuid"] for gpu in self.gpus if gpu["uuid"] not in self.holders]
+        for uuid in self.slots.release([uuid for uuid in kernel.gpus if self.slots.holders.get(uuid) == kernel.kernel_id]):
+            _log(f"GPU {uuid} left the host: it is no longer in the hosts file and kernel {kernel.kernel_id} has ended")
 
     def _lease_gpus(self, kernel: KernelProc) -> None:
-        chosen = self._free()[: kernel.gpus_requested]
-        for uuid in chosen:
-            self.holders[uuid] = kernel.kernel_id
-        kernel.gpus = chosen
+        kernel.gpus = self.slots.lease(kernel.kernel_id, kernel.gpus_requested)
 
     def _advance_queue(self) -> None:
+        """First come, first served: the head starts once enough GPUs are free; until then the free
+        GPUs are reserved for it (a kernel has no end time: one let past it could delay it without bound)."""
         if self._shutting_down is not None:
             return
+        for kernel_id in list(self.queue):
+            kernel = self.kernels[kernel_id]
+            if kernel.gpus_requested > self.slots.total:
+                # The host no longer has that many (its GPU list shrank): it would wait forever.
+                self._leave_queue(kernel, self._refusal_text(kernel.gpus_requested), None, None, refusal=self._wait(kernel))
         while self.queue:
             head = self.kernels[self.queue[0]]
-            if len(self._free()) < head.gpus_requested:
+            if len(self.slots.free()) < head.gpus_requested:
                 break
             self.queue.pop(0)
+            self._waits.pop(head.kernel_id, None)
             self._lease_gpus(head)
             error = self._start(head)
             if error is not None:
@@ -493,15 +621,20 @@ class Agent:
         self._renumber_queue()
 
     def _renumber_queue(self) -> None:
+        """Tells each queued kernel its place and what it waits for, when either changed."""
         for position, kernel_id in enumerate(self.queue, start=1):
             kernel = self.kernels[kernel_id]
-            if kernel.position != position:
+            wait = self._wait(kernel)
+            if kernel.position != position or self._waits.get(kernel_id) != wait:
                 kernel.position = position
+                self._waits[kernel_id] = wait
                 self._announce(kernel)
 
-    def _leave_queue(self, kernel: KernelProc, why: str, requester: Optional[Link], request_id: Optional[str]) -> None:
+    def _leave_queue(self, kernel: KernelProc, why: str, requester: Optional[Link], request_id: Optional[str],
+                     refusal: Optional[wire.GpuWait] = None) -> None:
         self.queue.remove(kernel.kernel_id)
-        kernel.leave_queue(why)
+        self._waits.pop(kernel.kernel_id, None)
+        kernel.leave_queue(why, refusal)
         self._pump(kernel)
         self._announce(kernel, requester, request_id)
         self._renumber_queue()
@@ -545,7 +678,7 @@ class Agent:
         kernel.write_pty(b"\x03")
         kernel.flush_input()
         self._watch(kernel)
-        grace = (self.boot["interruptGraceMs"] if grace_ms is None else grace_ms) / 1000
+        grace = (self.settings["interruptGraceMs"] if grace_ms is None else grace_ms) / 1000
 
         def escalate() -> None:
             if kernel.interrupt is not interrupt or kernel.state != "running":
@@ -629,6 +762,10 @@ class Agent:
                 del self.kernels[forgotten.kernel_id]
         elif request["type"] == "health":
             self.send(link, self._health(request["requestId"]))
+        elif request["type"] == "configure":
+            notes = self._adopt(request["settings"])
+            self._advance_queue()
+            self.send(link, wire.configured_message(request_id=request["requestId"], settings=self.settings, notes=notes))
         elif request["type"] == "agent_shutdown":
             self.begin_shutdown("the agent was shut down by the lab")
 
@@ -647,25 +784,19 @@ class Agent:
         if self._shutting_down is not None:
             self.send(link, wire.request_failed_message(request_id=request_id, message=f"the agent is shutting down ({self._shutting_down})"))
             return
-        total = len(self.gpus)
-        if wanted > total:
-            self.send(link, wire.request_failed_message(
-                request_id=request_id, message=f"kernel {kernel_id} asks for {wanted} GPU{'s' if wanted != 1 else ''}; this host has {total}"))
-            return
-        kernel = KernelProc(kernel_id, wanted, request["cwd"], dict(request["env"]), SeqBuffer(self.boot["bufferBytes"]))
+        kernel = KernelProc(kernel_id, wanted, request["cwd"], dict(request["env"]), SeqBuffer(self.settings["bufferBytes"]))
         kernel.link = link  # the starting link gets its stream until another resumes it
-        free = self._free()
-        if wanted > 0 and (len(free) < wanted or self.queue):
-            if self.boot["whenFull"] == "refuse":
-                held = ", ".join(f"{uuid} by {holder}" for uuid, holder in sorted(self.holders.items())) or "none"
-                waiting = f"; {len(self.queue)} kernel(s) wait before it" if self.queue else ""
+        # A request behind others waits even where it would fit: the free GPUs are reserved for the first.
+        if wanted > self.slots.total or (wanted > 0 and (len(self.slots.free()) < wanted or self.queue)):
+            if wanted > self.slots.total or self.settings["whenFull"] == "refuse":
                 self.send(link, wire.request_failed_message(
-                    request_id=request_id,
-                    message=f"no GPU free for kernel {kernel_id}: it asks for {wanted}, {len(free)} of {total} are free{waiting} (held: {held})"[:4000]))
+                    request_id=request_id, message=self._refusal_text(wanted)[:4000], refusal=self._wait(kernel)))
                 return
             self.kernels[kernel_id] = kernel
             self.queue.append(kernel_id)
             kernel.position = len(self.queue)
+            kernel.queued_at = time.time() * 1000
+            self._waits[kernel_id] = self._wait(kernel)
             self._announce(kernel, link, request_id)
             return
         self.kernels[kernel_id] = kernel
@@ -679,17 +810,28 @@ class Agent:
 
     def _health(self, request_id: str) -> wire.HealthMessage:
         gpus: List[wire.HealthMessageGpusItem] = []
-        for gpu in self.gpus:
-            used, util = self.sampler.latest.get(gpu["uuid"], (None, None))
-            gpus.append({"gpu": gpu, "memoryUsedMiB": used, "utilization": util, "kernel": self.holders.get(gpu["uuid"])})
+        reserved_for = self.queue[0] if self.queue else None
+        for gpu in self.slots.gpus:
+            uuid = gpu["uuid"]
+            used, util = self.sampler.latest.get(uuid, (None, None))
+            item: wire.HealthMessageGpusItem = {"gpu": gpu, "memoryUsedMiB": used, "utilization": util, "kernel": self.slots.holders.get(uuid)}
+            if uuid in self.slots.leased_at:
+                item["since"] = self.slots.leased_at[uuid]
+            if uuid in self.slots.retiring:
+                item["retiring"] = True
+            elif reserved_for is not None and uuid not in self.slots.holders:
+                item["reservedFor"] = reserved_for
+            gpus.append(item)
+        queue: List[wire.GpuUse] = [{"kernel": kid, "gpus": self.kernels[kid].gpus_requested, "since": self.kernels[kid].queued_at} for kid in self.queue]
         facts = self.probe.facts
         return wire.health_message(
             request_id=request_id, hostname=platform.node()[:4000], pid=os.getpid(),
             uptime_seconds=time.monotonic() - self.started_mono,
             python=facts.get("python") or platform.python_version(), torch=facts.get("torch"), cuda=facts.get("cuda"),
-            probe=self.probe.state, gpu_source=self.gpu_source, gpus=gpus,
+            probe=self.probe.state, gpu_source=self.slots.source, gpus=gpus,
             kernels=sum(1 for k in self.kernels.values() if k.state == "running"), queued=len(self.queue),
-            lease_seconds=self.lease_seconds, links=len(self.links), code_hash=self.boot["codeHash"])
+            lease_seconds=self.lease_seconds, links=len(self.links), code_hash=self.boot["codeHash"],
+            queue=queue[:1024], settings=self.settings, kept=self._kept()[:64])
 
 
 def _read_boot(path: str) -> Tuple[Optional[wire.AgentBoot], str]:
@@ -726,6 +868,7 @@ def main() -> None:
     directory = os.environ.pop("MGPULAB_AGENT_DIR")
     # `kill -USR1 <agent pid>` writes every thread's stack to agent.log (a wedged agent explains itself).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    runtime_dir.use_log(os.path.join(directory, "agent.log"))
     boot, error = _read_boot(boot_path)
     if boot is None:
         _log(error)
@@ -735,7 +878,7 @@ def main() -> None:
     _remove_other_code(directory, code_dir)
     agent = Agent(boot, directory, code_dir)
     agent.listen()
-    _log(f"listening on {agent.socket_path} (lease {agent.lease_seconds} s, {len(agent.gpus)} GPU slot(s) from {agent.gpu_source})")
+    _log(f"listening on {agent.socket_path} (lease {agent.lease_seconds} s, {len(agent.slots.gpus)} GPU slot(s) from {agent.slots.source})")
     os.write(ready_fd, b"ok\n")
     os.close(ready_fd)
     agent.run()

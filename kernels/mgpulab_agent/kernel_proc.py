@@ -100,10 +100,14 @@ class KernelProc:
     known: proctree.Known = field(default_factory=set)
     tag: Optional[bytes] = None
     """MGPULAB_AGENT_KERNEL=<kernel>:<random> in its environment: marks every process it starts."""
+    queued_at: Optional[float] = None
+    """Epoch ms it joined the GPU queue."""
+    refusal: Optional[wire.GpuWait] = None
+    """Why it left the queue refused (the host's settings changed while it waited)."""
 
     # --- start --------------------------------------------------------------
 
-    def spawn(self, python: str, code_dir: str, cuda_visible: Optional[str]) -> None:
+    def spawn(self, python: str, code_dir: str, cuda_visible: str) -> None:
         nonce = secrets.token_hex(16)
         env = dict(os.environ)
         env.update(self.env)
@@ -112,8 +116,9 @@ class KernelProc:
         self.tag = f"MGPULAB_AGENT_KERNEL={marker}".encode()
         env.update(PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8", TERM="xterm-256color", MGPULAB_KERNEL_NONCE=nonce,
                    MGPULAB_AGENT_KERNEL=marker)
-        if cuda_visible is not None:
-            env["CUDA_VISIBLE_DEVICES"] = cuda_visible
+        # Always set, also empty: a kernel sees only the GPUs it leased, never those of the agent's
+        # own environment (a Slurm job's, an operator's), whatever the agent found on the host.
+        env["CUDA_VISIBLE_DEVICES"] = cuda_visible
         master, slave = os.openpty()
         try:
             tty.set_kernel_tty(slave)
@@ -233,19 +238,25 @@ class KernelProc:
             self.popen.returncode = os.waitstatus_to_exitcode(status)  # reaped by the agent, not by Popen
         return self.exit
 
-    def leave_queue(self, why: str) -> None:
+    def leave_queue(self, why: str, refusal: Optional[wire.GpuWait] = None) -> None:
+        self.refusal = refusal
         self.exit = {"code": None, "signal": None, "reason": why[:4000]}
         self.buffer.append(dict(wire.kernel_exit_message(kernel=self.kernel_id, seq=0, exit=self.exit)))
         self.state = "exited"
         self.position = None
 
-    def describe(self, utilization: Optional[float]) -> wire.AgentKernel:
-        return {
+    def describe(self, utilization: Optional[float], wait: Optional[wire.GpuWait] = None) -> wire.AgentKernel:
+        described: wire.AgentKernel = {
             "kernel": self.kernel_id, "state": self.state, "pid": self.pid, "position": self.position,
             "gpus": list(self.gpus), "gpusRequested": self.gpus_requested,
             "firstSeq": self.buffer.first_seq, "lastSeq": self.buffer.last_seq,
             "startedAt": self.started_at, "gpuUtilization": utilization, "exit": self.exit,
         }
+        if wait is not None:
+            described["wait"] = wait
+        if self.refusal is not None:
+            described["refusal"] = self.refusal
+        return described
 
 
 def describe_exit(status: int, context: Optional[str]) -> wire.KernelExit:

@@ -12,6 +12,7 @@ import base64
 import binascii
 import collections
 import faulthandler
+import importlib
 import json
 import os
 import queue
@@ -26,8 +27,8 @@ from typing import Any, BinaryIO, Callable, Dict, List, Literal, Optional
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
 
-from . import (assist, diagnostics, environment, executor, interrupts, ipython_display, magics, mime, optional, outputs,
-               shell, streams)
+from . import (assist, diagnostics, environment, executor, interrupts, ipython_display, magic_syntax, magics, mime,
+               optional, outputs, shell, streams)
 
 # matplotlib's backend in cells (and in processes they start, where show() does nothing): figures inline.
 INLINE_BACKEND = "module://mgpulab_kernel.mpl_inline"
@@ -64,20 +65,24 @@ def current_execution() -> Optional[ExecutionContext]:
     return _installed.execution if _installed is not None else None
 
 
-ExecutionListener = Callable[[ExecutionContext, str, Optional[str]], None]
-_execution_listeners: List[ExecutionListener] = []
+CellEndHook = Callable[[ExecutionContext, str, Optional[str]], None]
+_cell_end_hooks: List[CellEndHook] = []
+_hooks_lock = threading.Lock()
 
 
-def on_execution_end(listener: ExecutionListener) -> Callable[[], None]:
-    """Call ``listener(context, status, error)`` when a cell ends (status ok | error | interrupted; error:
-    ``"Type: message"`` when it raised). Library code (the scenario evidence recorder) learns of a cell that
-    failed this way without the kernel knowing it. Returns what stops it."""
-    _execution_listeners.append(listener)
+def on_cell_end(hook: CellEndHook) -> None:
+    """Call ``hook(execution, status, error)`` at the end of every cell from now on, once per hook.
 
-    def stop() -> None:
-        if listener in _execution_listeners:
-            _execution_listeners.remove(listener)
-    return stop
+    It runs after the cell's own code (and its error, if it raised), before the
+    cell is reported finished, so what it displays is part of that cell's
+    output; ``status`` is "ok", "error" or "interrupted", ``error`` ``"Type: message"`` when it raised. Library
+    code uses it
+    (the scenario catalog judges the claims an experiment cell decided); a
+    failing hook is logged, never the cell's error.
+    """
+    with _hooks_lock:
+        if hook not in _cell_end_hooks:
+            _cell_end_hooks.append(hook)
 
 
 class Kernel:
@@ -162,6 +167,9 @@ class Kernel:
                 # The lab sends an execute again when its link to the host dropped before this kernel said
                 # it started it (it cannot know whether the first reached us): a cell runs once.
                 self._log("info", f"execute {request['id']} received again: run once, not twice")
+            elif request["type"] == "preload":
+                # Not queued either: it must never wait behind (or hold up) a cell.
+                self._preload(request["modules"])
             else:
                 self._requests.put(request)
         self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
@@ -173,6 +181,31 @@ class Kernel:
         while len(self._seen_executes) > _EXECUTES_REMEMBERED:
             self._seen_executes.popitem(last=False)
         return True
+
+    def _preload(self, modules: list[str]) -> None:
+        """Imports ``modules`` on a background thread (see the ``preload`` request).
+
+        Python's per-module import locks make a cell that imports one of them
+        meanwhile wait for that import to finish rather than start it again, and
+        an interrupt of that cell stops its wait, never the import itself.
+        """
+        def load() -> None:
+            started = time.perf_counter()
+            failed = []
+            try:  # first the kernel's own lazy part a cell may need at once (IPython syntax), then the rest
+                magic_syntax.warm()
+            except Exception as exc:  # noqa: BLE001 - IPython syntax then loads on first use, as without a preload
+                failed.append(f"IPython's transformer ({type(exc).__name__}: {exc})")
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except BaseException as exc:  # noqa: BLE001 - a module that cannot load is the cell's to report
+                    failed.append(f"{name} ({type(exc).__name__}: {exc})")
+            if failed:
+                self._log("warning", f"preload: could not import {', '.join(failed)}")
+            else:
+                self._log("info", f"preloaded {', '.join(modules)} in {time.perf_counter() - started:.1f} s")
+        threading.Thread(target=load, name="mgpulab-preload", daemon=True).start()
 
     # --- main loop ----------------------------------------------------------
 
@@ -235,19 +268,12 @@ class Kernel:
             self._report_error(request_id, exc)
         self._flush_deferred_metrics(wait=status != "interrupted")
         self._show_open_figures()
+        self._run_cell_end_hooks(context, status, failure)
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
-        self._tell_execution_listeners(context, status, failure)
         self.execution = None
         self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
         self._emit(wire.status_message(id=request_id, state="idle"))
-
-    def _tell_execution_listeners(self, context: ExecutionContext, status: str, failure: Optional[str]) -> None:
-        for listener in list(_execution_listeners):
-            try:
-                listener(context, status, failure)
-            except Exception as exc:  # noqa: BLE001 - a listener's bug must not lose the cell's reply
-                self._log("warning", f"an end-of-cell listener failed: {type(exc).__name__}: {exc}")
 
     def _show_open_figures(self) -> None:
         """Figures still open at the end of a cell are shown, as IPython's inline backend does."""
@@ -258,6 +284,15 @@ class Kernel:
             backend.flush_figures()
         except Exception as exc:  # noqa: BLE001 - a figure that cannot be drawn must not lose the cell's reply
             self._report_error(self._current_id, exc)
+
+    def _run_cell_end_hooks(self, execution: ExecutionContext, status: str, failure: Optional[str]) -> None:
+        with _hooks_lock:
+            hooks = list(_cell_end_hooks)
+        for hook in hooks:
+            try:
+                hook(execution, status, failure)
+            except BaseException as exc:  # noqa: BLE001 - a hook must not lose the cell's reply or end the kernel
+                self._log("warning", f"end-of-cell hook {getattr(hook, '__qualname__', hook)!s} failed: {type(exc).__name__}: {exc}")
 
     def _complete(self, request: wire.CompleteRequest) -> None:
         try:

@@ -27,6 +27,17 @@ def to_python(code: str) -> str:
     return fallback_transform(code)
 
 
+def warm() -> None:
+    """Load IPython's transformer now (if IPython is here), not on the first cell that needs it: a cell
+    whose first line should print at once would otherwise wait for that import (a third of a second alone,
+    seconds while a preload imports torch beside it)."""
+    global _transformer
+    if _transformer is None and optional.available("IPython"):
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        _transformer = TransformerManager()
+
+
 def _ipython_transform(code: str) -> str:
     global _transformer
     if _transformer is None:

@@ -111,6 +111,8 @@ def show_verdicts(result: dict) -> None:
     """
     from .report import VerdictsDisplay, display
     shown = VerdictsDisplay(result)
+    # The article by its title: its file name in the seeds folder means nothing to a reader.
+    shown.report["sourceTitle"] = getattr(SCENARIOS.get(result.get("scenario", "")), "source_title", "") or result.get("source", "")
     if not display(shown):
         print(shown.text)
 
@@ -132,6 +134,7 @@ def experiment_of(template_id: str) -> Tuple[Any, List[str]]:
 
 
 _evidence.set_resolver(experiment_of)
+
 
 
 def _describe_values(values: Dict[str, Any], names: List[str]) -> str:
@@ -228,3 +231,11 @@ def run(scenario_id: str, params: Optional[Dict[str, Any]] = None,
             if n > 1 else mode_label(1, "DataParallel", values),
             "params": values, "experiments": results, "claims": claims}
 
+
+def _judge_steps_as_they_end() -> None:
+    """In the lab kernel, each experiment cell's claims are judged when it ends (see :mod:`.step_verdicts`)."""
+    from . import step_verdicts
+    step_verdicts.install(SCENARIOS, run)
+
+
+_judge_steps_as_they_end()

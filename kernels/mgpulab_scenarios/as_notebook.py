@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .core import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL, render_markdown, table_cell
+from .core import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL, markdown_escape, render_markdown, table_cell
 
 
 def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> List[dict]:
@@ -76,7 +76,7 @@ def _intro(scenario: Any, values: Dict[str, Any]) -> str:
     rows = "\n".join(f"| `{p.name}` | {table_cell(f'`{values[p.name]!r}`')} | {table_cell(p.help)} |"
                      for p in scenario.parameters)
     return (
-        f"# {scenario.title}\n\n{scenario.summary}\n\nSource article: `{scenario.source}`. "
+        f"# {scenario.title}\n\n{scenario.summary}\n\nSource article: *{markdown_escape(scenario.source_title or scenario.source)}*. "
         "The article's claims are quoted as written; the lab measures each one and computes its verdict from this run.\n\n"
         f"| parameter | value | meaning |\n| --- | --- | --- |\n{rows}"
     )

@@ -8,8 +8,10 @@ same numbers on every host.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +19,31 @@ from torch import nn
 from torch.utils.data import Dataset
 
 import mgpulab as lab
+
+
+@contextlib.contextmanager
+def still(what: str, every_s: float = 2.0) -> Iterator[None]:
+    """While the block runs, print what the cell is waiting for every ``every_s`` seconds.
+
+    A launch's rank processes print nothing while each imports torch and joins
+    its process group (seconds, tens of seconds when a class starts them at
+    once on a shared host): a participant sees the cell is busy with that, not
+    stuck, and the gaps in its output stay short.
+    """
+    done = threading.Event()
+    started = time.perf_counter()
+
+    def tick() -> None:
+        while not done.wait(every_s):
+            print(f"  … {what} ({time.perf_counter() - started:.0f} s)", flush=True)
+
+    thread = threading.Thread(target=tick, name="mgpulab-still", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def mode_label(n: int, engine: str, p: Optional[Mapping[str, Any]] = None) -> str:

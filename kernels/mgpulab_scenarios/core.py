@@ -177,6 +177,9 @@ class Step:
     choices: Tuple[str, ...] = ()
     claims: Tuple[str, ...] = ()  # claim ids this step's prediction is about
     explanation: str = ""
+    # Per choice, words that would tell it when the choice's own words are too plain to look for ("yes",
+    # "no", "K"): the give-away check (giveaways.py) looks for them in what is shown before predicting.
+    tells: Tuple[Tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,7 @@ class Scenario:
                     assert name in self._params, (self.id, cell.id, name)
             for name in _PLACEHOLDER.findall(step.markdown + step.explanation):
                 assert name in self._params, (self.id, step.id, name)
+            assert len(step.tells) in (0, len(step.choices)), (self.id, step.id, "tells: one tuple per choice")
         claim_ids = {claim.id for claim in self.claims}
         steps = {step.id: step for step in self.steps}
         for step_id, outcomes in self.outcomes.items():

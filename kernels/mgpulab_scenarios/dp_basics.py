@@ -9,7 +9,7 @@ from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
                    load_template)
 from .evidence import Observed
-from .evidence import compare_spreads as _compare, spread_text as _spread_text
+from .stats import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "004_7c517dd2c75ffa4d.txt"
 SOURCE_TITLE = "DataParallel basics in PyTorch - Deep Dive"  # the article's own title, shown with the file name as a detail
@@ -48,6 +48,7 @@ STEPS = (
          "With batch_size={batch_size} on {devices} devices, how many rows does each device get?",
          ("the same number on every device", "uneven chunks (last one smaller or missing)", "random"),
          ("splits-evenly", "one-chunk-per-gpu", "gathered-on-device-0", "runs-in-parallel", "uneven-imbalance"),
+         tells=((), (), ("random", "shuffled")),
          explanation="**Why.** DataParallel splits with `torch.chunk`: ceil(B/n) rows per device, so a batch "
                      "that does not divide gives uneven chunks (the last one smaller, and sometimes fewer "
                      "chunks than devices). The outputs are gathered on device 0."),
@@ -65,6 +66,7 @@ STEPS = (
          (Cell("replication", REPLICATE_CELL),),
          "Is the model copied once, or on every forward?", ("once", "every forward"),
          ("replicated-every-forward", "replication-cost", "ddp-replicates-once"),
+         tells=(("once", "one time"), ("each forward", "per step", "every step")),
          explanation="**Why.** Each forward builds new replica modules (`replicate`) before running them, so "
                      "the copy is paid on every step, not once. DDP copies once: each rank process keeps its one "
                      "model object for the whole run, and only gradients travel."),
@@ -120,8 +122,8 @@ def e_split(o: Observed) -> Dict[str, Any]:
     p, f = o.params, o.facts
     tag = f"DataParallel x{p['devices']}"
     ranks = o.ranks(tag, "samples")
-    samples = [o.mean(tag, "samples", [r]) for r in ranks]
-    memory = [o.mean(tag, "memory_mib", [r]) for r in ranks]
+    samples = [stats.bar_value(o, tag, "samples", [r]) for r in ranks]
+    memory = [o.peak(tag, "memory_mib", [r]) for r in ranks]  # the memory chart's bar: the largest value
     timed = [iv for iv in f["replica_intervals"][1:] if len(iv) > 1] if len(f["replica_intervals"]) > 2 \
         else [iv for iv in f["replica_intervals"] if len(iv) > 1]
     overlaps = [concurrency(iv) for iv in timed]
@@ -157,7 +159,7 @@ def e_replication(o: Observed) -> Dict[str, Any]:
     for tag, model in o.facts["models"].items():
         replicate, step = o.spread(tag, "replicate_ms", [0]), o.spread(tag, "step_ms", [0])
         sizes.append({"tag": tag, **model, "replicate_ms": replicate, "step_ms": step,
-                      "replicate_share": replicate["mean"] / step["mean"] if replicate and step and step["mean"] else None,
+                      "replicate_share": replicate["median"] / step["median"] if replicate and step and step["median"] else None,
                       "replicate_ms_per_step": [v for _, v in o.values(tag, "replicate_ms", [0])]})
     ddp = [{k: r[k] for k in ("rank", "steps", "distinct_modules", "distinct_parameter_sets", "distinct_storages",
                               "tensors", "device")} for r in o.facts.get("ddp") or []]
@@ -411,7 +413,7 @@ def _speed_row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:
 
 
 def _table(e: Dict[str, Any]) -> str:
-    return ", ".join(f"{r['tag']}: {fmt(r['step_ms']['mean']) if r['step_ms'] else '-'} ms (x{fmt(r['speedup'])})"
+    return ", ".join(f"{r['tag']}: {fmt(r['step_ms']['median']) if r['step_ms'] else '-'} ms (x{fmt(r['speedup'])})"
                      for r in e["variants"])
 
 
@@ -441,8 +443,9 @@ def v_not_linear(e: Dict[str, Any]) -> Verdict:
         return "does-not-hold", f"near-linear speed-up x{fmt(s)} on {n} devices ({table})"
     if s is not None and s > 1.05:
         return "holds", f"speed-up x{fmt(s)} on {n} devices, below linear ({table})"
-    return "partly", (f"not linear, but no speed-up at all here: x{fmt(s)} on {n} devices ({table}); "
-                      f"{e['plan']['label']} — these devices share hardware")
+    # "Speed-up improves with more GPUs" is what a slowdown contradicts: it does not hold, whatever the linearity.
+    return "does-not-hold", (f"no speed-up at all: x{fmt(s)} on {n} devices, so more devices did not make it faster "
+                             f"({table}); {e['plan']['label']}")
 
 
 def v_myth_linear(e: Dict[str, Any]) -> Verdict:
@@ -540,7 +543,10 @@ SCENARIO = Scenario(
         "split": ({"splits-evenly": ("holds",)}, {"splits-evenly": ("partly",)}, {}),
         "equivalence": ({"full-batch-equivalence": ("holds",)}, {}, {"full-batch-equivalence": ("partly", "does-not-hold")}),
         "replication": ({"replicated-every-forward": ("does-not-hold",)}, {"replicated-every-forward": ("holds",)}),
-        "scaling": ({"not-linear": ("does-not-hold",)}, {"not-linear": ("holds",)}, {"not-linear": ("partly",)}),
+        # A near-linear speed-up and a slowdown both contradict "improves, but not linearly": the linear claim
+        # tells them apart (it holds only within 10% of linear at every device count).
+        "scaling": ({"not-linear": ("does-not-hold",), "myth-linear": ("holds",)}, {"not-linear": ("holds",)},
+                    {"not-linear": ("does-not-hold",), "myth-linear": ("does-not-hold",)}),
         "placement": ({"inputs-on-default-gpu": ("holds",)}, {"inputs-on-default-gpu": ("does-not-hold",)}),
     },
 )

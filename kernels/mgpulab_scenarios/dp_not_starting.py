@@ -7,7 +7,7 @@ from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
                    fmt, load_template)
 from .evidence import Observed
-from .evidence import compare_spreads as _compare, spread_text as _spread_text
+from .stats import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "000_3b7eff0f44992b59.txt"
 SOURCE_TITLE = "Why is training not starting with nn.DataParallel?"  # the article's own title, shown with the file name as a detail
@@ -18,8 +18,8 @@ PARAMETERS = (
     PLACEMENT,
     Parameter("seq_batch_size", "int", 4, "batch size of the padded variable-length loader (Example 1)", 1, 8),
     Parameter("trim_padding", "bool", False,
-              "fault: the model trims its output to the longest sequence of ITS chunk (what pad_packed_sequence "
-              "does without total_length), so replicas return different lengths"),
+              "the model trims its output to the longest sequence of its own chunk (as pad_packed_sequence "
+              "does without total_length)"),
     Parameter("input_size", "int", 512, "LargeModel input size (article: 10000; kept small for CPU)", 8, 4096),
     Parameter("hidden_size", "int", 512, "LargeModel hidden size (article: 5000)", 8, 4096),
     Parameter("batch_size", "int", 16, "LargeModel batch size (article: 16)", 1, 1024),
@@ -48,6 +48,7 @@ STEPS = (
          (Cell("padded", PADDED_CELL),),
          "Does DataParallel fail on padded variable-length batches?",
          ("always", "only when replicas return different shapes", "never"), ("padded-errors", "consistent-tensor"),
+         tells=(("always fails",), ("gather", "concatenate"), ("never fails", "splits fine")),
          explanation="**Why.** The padded tensor is rectangular, so it splits fine. Trouble starts when the "
                      "replicas return *different* shapes (a model that trims padding per chunk): then gather "
                      "cannot concatenate them."),
@@ -56,23 +57,37 @@ STEPS = (
          "asks before it runs at all: rank processes build `DistributedDataParallel` without, then with, "
          "`init_process_group`.",
          (Cell("large-model", LARGE_CELL), Cell("ddp-init", DDP_INIT_CELL)),
-         "With a large model and batch 16, is DataParallel faster than one device?",
+         "With a large model and batch {batch_size}, is DataParallel faster than one device?",
          ("faster", "about the same", "slower"),
          ("transfer-dominates", "time-does-not-decrease", "stall", "overhead-dominates", "ddp-graceful",
-          "ddp-needs-init")),
+          "ddp-needs-init"),
+         tells=(("speeds up", "quicker"), ("no difference",), ("slows", "costs more")),
+         explanation="**Why.** Whether DataParallel wins is compute per device against what every step costs "
+                     "whatever the batch: scattering the batch, copying the *whole* model to every device "
+                     "(`replicate`, on every forward), running the replicas on threads of one process, and "
+                     "gathering on device 0. A large model makes the copies bigger while a small batch leaves "
+                     "each device little to do; the phase split shows which part took the time on this host. "
+                     "DDP copies the model once and only exchanges gradients, but asks for a process group "
+                     "first."),
     Step("custom-layer", "**Custom layers (Example 3).** The article's CustomLayer keeps its weight as an "
          "`nn.Parameter`; the cell runs it under DataParallel, next to a layer that keeps a plain tensor "
          "attribute.",
          (Cell("custom-layer", CUSTOM_CELL),),
          "Will the article's CustomLayer (weight is an nn.Parameter) fail on the worker devices?",
          ("yes", "no — only an unregistered tensor would"), ("custom-layer",),
+         tells=(("error", "mismatch"), ("registered", "runs fine")),
          explanation="**Why.** `replicate()` copies registered parameters and buffers to every device; a plain "
                      "tensor attribute is copied by reference and stays on device 0."),
     Step("what-is-copied", "**Data or model parallelism?** Count the parameters each replica holds and the "
          "rows each replica gets; see what comes back from the replicas and where the gradients land.",
          (Cell("what-is-copied", COPIED_CELL),),
          "What does each replica hold?", ("the whole model", "a slice of the model's layers"),
-         ("model-parallelism", "gathers-losses", "reduced-on-master")),
+         ("model-parallelism", "gathers-losses", "reduced-on-master"),
+         explanation="**Why.** DataParallel is data parallelism: `replicate()` copies the whole module, every "
+                     "parameter, to each device, and `scatter` gives each replica a slice of the *batch*, not of "
+                     "the layers. The outputs are gathered on device 0, the loss is computed there, and the "
+                     "replicas' gradients flow back into the one model on device 0. Model parallelism would put "
+                     "different layers on different devices."),
 )
 
 
@@ -105,17 +120,17 @@ def e_large(o: Observed) -> Dict[str, Any]:
                                "steps_done": max((len(o.values(tag, "step_ms", [r])) for r in o.ranks(tag, "step_ms")),
                                                  default=0)}
         if tag.startswith("DataParallel"):
-            phases = {name: o.mean(tag, name, [0]) for name in PHASES}
-            apply = [o.mean(tag, "apply_ms", [r]) for r in o.ranks(tag, "apply_ms")]
+            phases = {name: stats.bar_value(o, tag, name, [0]) for name in PHASES}
+            apply = [stats.bar_value(o, tag, "apply_ms", [r]) for r in o.ranks(tag, "apply_ms")]
             phases["apply_ms"] = max((a for a in apply if a is not None), default=None)
             moved = [(phases[k] or 0.0) for k in ("scatter_ms", "replicate_ms", "gather_ms")]
-            step = row["step_ms"]["mean"] if row["step_ms"] else None
+            step = row["step_ms"]["median"] if row["step_ms"] else None
             row.update(phases=phases, transfer_ms=sum(moved),
                        transfer_share=sum(moved) / step if step else None,
                        transfer_ms_per_step=[sum(v) for v in zip(*[[x for _, x in o.values(tag, k, [0], warmup=False)]
                                                                    for k in ("scatter_ms", "replicate_ms", "gather_ms")])])
         if tag.startswith("DDP"):
-            row["comm_ms"] = o.mean(tag, "comm_ms")
+            row["comm_ms"] = stats.bar_value(o, tag, "comm_ms")
         variants.append(row)
     return {"devices": n, "params": o.facts["params"], "batch_size": p["batch_size"], "steps_asked": o.facts["steps_asked"],
             "variants": variants, "transfers_emulated": p["placement"] == "cpu" or _emulated(n, p)}
@@ -236,7 +251,7 @@ def v_stall(e: Dict[str, Any]) -> Verdict:
         return "holds", f"{', '.join(stalled)} did not finish its {e['steps_asked']} steps: {done}"
     if dp is None or one is None:
         return "inconclusive", f"only {e['devices']} device: no overhead to measure; set devices to 2 or more"
-    ratio = dp["step_ms"]["mean"] / one["step_ms"]["mean"] if dp["step_ms"] and one["step_ms"] else None
+    ratio = dp["step_ms"]["median"] / one["step_ms"]["median"] if dp["step_ms"] and one["step_ms"] else None
     text = (f"every variant finished all {e['steps_asked']} steps ({done}); DataParallel x{e['devices']} step "
             f"{_spread_text(dp['step_ms'])} vs 1 device {_spread_text(one['step_ms'])} (x{fmt(ratio)})")
     comparison = _compare(dp["step_ms"], one["step_ms"])
@@ -404,9 +419,10 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="dp-not-starting", title="Training not starting or slow with DataParallel", source=SOURCE, source_title=SOURCE_TITLE,
-    summary="Padded variable-length batches, a large model with a small batch (where the time goes), custom "
-            "layers with unregistered tensors, and DataParallel vs DDP step time.",
+    id="dp-not-starting", title="When DataParallel training will not start", source=SOURCE, source_title=SOURCE_TITLE,
+    summary="Padded variable-length batches, a large model with a small batch (where does the time go?), a "
+            "custom layer's weight on the worker devices, what each replica holds, and DataParallel vs DDP step "
+            "time.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("devices"),),
     # What each choice of a step's question is, in verdicts (see Scenario.outcomes).

@@ -23,8 +23,9 @@ came from (:class:`Source`: variant tag, metric, ranks, steps, statistic), so
 a test can recompute it from the stored series of that execution.
 
 The registry keeps the latest attempt per template id. An attempt whose run
-broke is ``failed``, with what broke: the cell raised (the kernel tells the
-recorder, :func:`cell_ended`), its evidence could not be computed, or one of
+broke is ``failed``, with what broke: the cell raised (told at the end of
+the cell, :func:`cell_ended`, by the catalog's end-of-cell hook in the lab
+kernel and by the headless runner), its evidence could not be computed, or one of
 its launches ended in a way the experiment does not provoke on purpose
 (``Experiment.provokes``; every ``lab.launch`` made while it records is
 heard, :mod:`mgpulab._launch_events`). Its claims then get "experiment
@@ -371,7 +372,6 @@ class Run:
         self._tapping = True
         frames.add_tap(self._tap)
         self._stop_listening = _launch_events.listen(self._launched)
-        _listen_to_cells()
 
     def _launched(self, result: Any) -> None:
         self.record.launches.append({"outcome": result.outcome, "status": result.status,
@@ -453,19 +453,6 @@ def cell_ended(execution_id: Optional[str], status: str, error: Optional[str]) -
     _active = None
     if status == "error" and run.record.status == "running":
         run._fail(f"the cell raised {error}" if error else "the cell raised an error")
-
-
-_cells_heard = False
-
-
-def _listen_to_cells() -> None:
-    """Hear the lab kernel's end of each cell (once; outside the kernel the headless runner tells us)."""
-    global _cells_heard
-    kernel = sys.modules.get("mgpulab_kernel.kernel")
-    if _cells_heard or kernel is None:
-        return
-    kernel.on_execution_end(lambda context, status, error: cell_ended(context.execution_id, status, error))
-    _cells_heard = True
 
 
 def _plain(value: Any) -> Tuple[Any, Dict[str, Dict[str, Any]]]:

@@ -6,7 +6,8 @@ from typing import Any, Dict, List, Optional
 from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, clip,
                    fmt, load_template)
-from .evidence import Observed, as_spread
+from .evidence import Observed
+from .stats import as_spread
 
 SOURCE = "003_5eac2459042e419e.txt"
 SOURCE_TITLE = "Why do PyTorch's DataParallel and DistributedDataParallel implementations hang indefinitely?"  # the article's own title, shown with the file name as a detail
@@ -21,9 +22,10 @@ PARAMETERS = (
               "reaches the final all_reduce) | slow_rank (rank 1 sleeps sleep_s after its first step)",
               choices=("none", "uneven_steps", "skip_collective", "slow_rank")),
     Parameter("fix", "choice", "pg_timeout", "fix tried on the faulty run: Join context manager, DistributedSampler, "
-              "or a short process-group timeout (turns the hang into an error)",
+              "or a short process-group timeout (pg_timeout_s)",
               choices=("join", "distributed_sampler", "pg_timeout")),
-    Parameter("hang_timeout_s", "float", 3.0, "watchdog: a rank silent this long is a hang (stacks, then kill)",
+    Parameter("hang_timeout_s", "float", 3.0, "watchdog: how long a rank may send nothing before the lab shows "
+              "every rank's stack and stops the run",
               1.0, 30.0),
     Parameter("pg_timeout_s", "float", 3.0, "process-group timeout used by the pg_timeout fix", 1.0, 60.0),
     Parameter("sleep_s", "float", 1.0, "how long rank 1 sleeps after its first step with fault=slow_rank", 0.0, 20.0),
@@ -53,30 +55,49 @@ COLLECTIVES_CELL = load_template("hangs_collectives")
 DTYPE_CELL = load_template("hangs_dtype_mismatch")
 
 STEPS = (
-    Step("oom", "**Batch too large (Example 1).** On a GPU an oversized batch raises `CUDA out of memory`; on CPU "
-         "there is no device memory limit, so the lab checks a declared, **emulated** per-device budget "
-         "(`device_memory_mib`) before the forward. Does it hang, or fail with an error?",
+    Step("oom", "**Batch too large (Example 1).** What does an oversized batch do to training? "
+         "The cell runs a batch of {{oom_batch_size}} rows on DataParallel, then in DDP where one rank's share "
+         "does not fit, against a per-device memory budget: the GPU's own memory, or on the CPU (which has no "
+         "device memory limit) a declared, **emulated** budget of {{device_memory_mib}} MiB per device.",
          (Cell("oom", OOM_CELL), Cell("oom-ddp", OOM_DDP_CELL)), "An oversized batch on DataParallel…",
-         ("hangs", "fails fast with an error"), ("oom-hang", "oom-silent", "oom-aggregation-hang")),
+         ("hangs", "fails fast with an error"), ("oom-hang", "oom-silent", "oom-aggregation-hang"),
+         tells=(("stuck", "never returns", "silent"), ("raises", "out of memory error", "diagnosed")),
+         explanation="**Why.** Running out of memory is an error raised in the process that asked for the "
+                     "memory (`CUDA out of memory` on a GPU, the emulated budget's error here), at once. In DDP "
+                     "the rank that failed exits; the others then wait in their next collective for a rank that "
+                     "is gone, and *that* wait is what can look like a hang until the launcher (or a "
+                     "process-group timeout) stops them."),
     Step("collectives", "**What aggregates the gradients.** One DataParallel step in this process, and DDP steps "
          "that count their gradient all-reduces.",
          (Cell("collectives", COLLECTIVES_CELL),), "Does DataParallel use all_reduce to aggregate gradients?",
-         ("yes, like DDP", "no"), ("collectives",)),
+         ("yes, like DDP", "no"), ("collectives",),
+         tells=(("process group", "same collective"), ("reduce_add", "autograd sums")),
+         explanation="**Why.** DataParallel has no process group: its replicas live in one process, and their "
+                     "gradients flow back through autograd into the one model on device 0, summed there "
+                     "(`reduce_add`). `all_reduce` is DDP's: every rank holds its own model and the ranks "
+                     "exchange gradients."),
     Step("slow-link", "**Slow link (Example 2).** DDP with a delay injected on every gradient allreduce "
          "(`comm_delay_ms`). Measure each rank's communication share of the step.",
          (Cell("slow-link", SLOW_CELL),), "With a slow link, does DDP hang?", ("hangs", "slows down"),
-         ("slow-link", "waiting-dominates", "stall-indefinitely")),
+         ("slow-link", "waiting-dominates", "stall-indefinitely"),
+         tells=(("stuck", "never finishes", "stalls"), ("longer steps", "completes", "finishes")),
+         explanation="**Why.** A delay on every all-reduce makes each step wait longer for communication, but "
+                     "every collective still completes: the ranks progress, more slowly, and the communication "
+                     "share of the step grows. A hang needs a collective that some rank never joins."),
     Step("uneven-batches", "**Different batch sizes per rank (Example 3).** Rank 0 gets 10 rows, rank 1 gets 20, as "
          "in the article. Then the other half of the article's mismatch: the same shapes, but the last rank's model "
          "and batch in float64 while the others' are float32.",
          (Cell("uneven-batches", UNEVEN_CELL), Cell("dtype-mismatch", DTYPE_CELL)),
          "Does DDP hang with different batch sizes per rank?",
          ("yes", "no"), ("uneven-batches", "identical-shapes-essential", "dtype-mismatch"),
+         tells=(("hang", "stuck"), ("works", "runs fine", "completes")),
          explanation="**Why.** DDP all-reduces *gradients*, whose shapes depend on the model, not on the batch."),
-    Step("collective-fault", "**Different numbers of collectives.** Run DDP with the fault {{fault}}; the watchdog "
-         "detects silent ranks and shows each rank's stack. Then try the fix {{fix}}.",
+    Step("collective-fault", "**Different numbers of collectives.** Run DDP with the fault {{fault}}, watched by "
+         "the lab's watchdog (it shows every rank's stack when the ranks stop making progress). Then try the fix "
+         "{{fix}}.",
          (Cell("fault", FAULT_CELL), Cell("fix", FIX_CELL)), "With fault={fault}, what happens?",
          ("hang", "error", "runs fine"), ("deadlock",),
+         tells=(("silent", "detected", "deadlock"), ("raises", "exception"), ("completes", "finishes")),
          explanation="**Why.** What hangs DDP is ranks that run different numbers of collectives: more steps on "
                      "one rank, or a rank that skips one. The others wait in the collective until a timeout."),
 )
@@ -126,7 +147,7 @@ def e_slow_link(o: Observed) -> Dict[str, Any]:
         for phase in ("baseline", "delayed"):
             step, comm = o.spread(phase, "step_ms", [rank]), o.spread(phase, "comm_ms", [rank])
             row[phase] = {"step_ms": step, "comm_ms": comm,
-                          "comm_share": comm["mean"] / step["mean"] if step and comm and step["mean"] else 0.0}
+                          "comm_share": comm["median"] / step["median"] if step and comm and step["median"] else 0.0}
         per_rank.append(row)
     return {"world_size": p["world_size"], "comm_delay_ms": p["comm_delay_ms"], "status": f["status"],
             "summary": clip(f["summary"], 400), "seconds": f["seconds"], "backend": f["backend"], "per_rank": per_rank,
@@ -233,14 +254,14 @@ def v_collectives(e: Dict[str, Any]) -> Verdict:
 
 
 def _growth(per: List[Dict[str, Any]]) -> Optional[float]:
-    ratios = [r["delayed"]["step_ms"]["mean"] / r["baseline"]["step_ms"]["mean"] for r in per
-              if r["baseline"]["step_ms"] and r["delayed"]["step_ms"] and r["baseline"]["step_ms"]["mean"]]
+    ratios = [r["delayed"]["step_ms"]["median"] / r["baseline"]["step_ms"]["median"] for r in per
+              if r["baseline"]["step_ms"] and r["delayed"]["step_ms"] and r["baseline"]["step_ms"]["median"]]
     return min(ratios) if ratios else None
 
 
 def _link_table(e: Dict[str, Any]) -> str:
-    return "; ".join(f"rank {r['rank']}: comm {fmt(r['baseline']['comm_ms']['mean'] if r['baseline']['comm_ms'] else 0)}"
-                     f" -> {fmt(r['delayed']['comm_ms']['mean'] if r['delayed']['comm_ms'] else 0)} ms, share "
+    return "; ".join(f"rank {r['rank']}: comm {fmt(r['baseline']['comm_ms']['median'] if r['baseline']['comm_ms'] else 0)}"
+                     f" -> {fmt(r['delayed']['comm_ms']['median'] if r['delayed']['comm_ms'] else 0)} ms, share "
                      f"{fmt(100 * r['baseline']['comm_share'])}% -> {fmt(100 * r['delayed']['comm_share'])}%"
                      for r in e["per_rank"])
 
@@ -402,11 +423,12 @@ CLAIMS = (
 )
 
 SCENARIO = Scenario(
-    id="hangs", title="Why DataParallel and DDP hang (and when they do not)", source=SOURCE, source_title=SOURCE_TITLE,
-    summary="Oversized batch (emulated OOM, diagnosed, not hung; in DDP, one rank's OOM and its consequences); what "
-            "aggregates the gradients; slow link (communication share per rank); different batch sizes per rank "
-            "(works) vs different numbers of steps or a skipped collective (hangs, detected by the watchdog with "
-            "per-rank stacks), and the fixes.",
+    id="hangs", title="Hangs in DataParallel and DDP: which failures really hang?", source=SOURCE,
+    source_title=SOURCE_TITLE,
+    summary="Five suspects from the article, each run under a watchdog: an oversized batch (on DataParallel, and "
+            "one rank's share in DDP); what aggregates the gradients; a slow link (each rank's communication "
+            "share); different batch sizes per rank; different numbers of steps or a skipped collective; and the "
+            "fixes the article suggests.",
     parameters=PARAMETERS, steps=STEPS, experiments=EXPERIMENTS, claims=CLAIMS,
     constraints=(at_most_devices("world_size"),),
     # What each choice of a step's question is, in verdicts (see Scenario.outcomes).

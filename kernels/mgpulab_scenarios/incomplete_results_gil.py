@@ -7,7 +7,7 @@ from . import stats
 from .core import (PLACEMENT, Cell, Claim, Experiment, Parameter, Scenario, Step, Verdict, at_most_devices, fmt,
                    load_template)
 from .evidence import Observed
-from .evidence import compare_spreads as _compare, spread_text as _spread_text
+from .stats import compare_spreads as _compare, spread_text as _spread_text
 
 SOURCE = "002_e762a3f4f8bd6399.txt"
 SOURCE_TITLE = "Why is DataParallel returning incomplete results?"  # the article's own title, shown with the file name as a detail
@@ -46,7 +46,12 @@ STEPS = (
          "compare the loss step by step.",
          (Cell("completeness", COMPLETE_CELL),),
          "What fraction of the outputs does DataParallel return?", ("100%", "less than 100%"),
-         ("incomplete", "loss-irregular")),
+         ("incomplete", "loss-irregular"),
+         tells=(("rows all returned",), ("missing rows", "dropped rows", "lost rows")),
+         explanation="**Why.** DataParallel's gather concatenates the outputs of every replica on device 0, in "
+                     "chunk order: a replica that returned fewer rows would make the gather fail, not shrink "
+                     "the result. So the place to look for the article's \"incomplete results\" is the row "
+                     "count and the loss curve above, side by side with one device's."),
     Step("python-overhead", "**What the GIL really costs.** Compare the forward time of a Python-heavy model on "
          "one device, on DataParallel and on DDP, and DataParallel's against one device's at 1, 8 and 64 times "
          "the batch.",
@@ -54,19 +59,31 @@ STEPS = (
          "How does DataParallel's forward time compare with one device for a Python-heavy model?",
          ("faster", "same", "slower, growing with the number of devices"),
          ("gil-restricts", "ddp-avoids-gil", "no-improvement", "python-grows", "large-batches"),
+         tells=(("speeds up", "quicker"), ("no difference", "unchanged"), ("serialized", "contention")),
          explanation="**Why.** DataParallel's replicas run on Python threads of one process: their device work "
                      "can overlap, but their Python (module calls, dispatch) is serialized by the GIL. DDP ranks "
                      "are processes with their own interpreters."),
     Step("backward", "**Backward and optimizer.step across devices.** Time each replica's backward (when autograd "
          "computes the gradients of its parameters, and on which thread) and see where optimizer.step runs.",
          (Cell("backward", BACKWARD_CELL),),
-         "Do the replicas' backward passes run one after another?", ("yes, one at a time", "no, side by side"),
-         ("backward-sequential", "gil-prevents-concurrency", "aggregation-bottleneck")),
+         "Do the replicas' backward passes run one after another?", ("yes, in turn", "no, side by side"),
+         ("backward-sequential", "gil-prevents-concurrency", "aggregation-bottleneck"),
+         tells=(("sequential",), ("concurrent", "overlap", "parallel")),
+         explanation="**Why.** Autograd runs a backward on one worker thread per device: separate GPUs each get "
+                     "their own and can overlap, while emulated CPU devices (or virtual devices sharing one "
+                     "GPU) share one worker, so their replicas' backward passes take turns. `optimizer.step()` "
+                     "then runs once, on the one model's parameters on the first device: it is not spread over "
+                     "the devices at all."),
     Step("data-wait", "**DataLoader workers (Example 2).** Each step first waits for its batch. Measure the share "
          "of the step spent waiting for data with `num_workers=0` and with more workers.",
          (Cell("data-wait", DATA_CELL),),
          "With num_workers=0, is the step dominated by data waiting?", ("yes", "no"),
-         ("data-bottleneck", "num-workers")),
+         ("data-bottleneck", "num-workers"),
+         tells=(("bottleneck", "mostly waiting"), ("mostly compute", "compute dominates")),
+         explanation="**Why.** With `num_workers=0` the training loop loads every batch itself, so each step "
+                     "first pays its samples' loading cost; workers load the next batches in other processes "
+                     "while the step computes. Whether waiting dominates is loading cost against compute, "
+                     "and either way every row arrives: a slow loader makes training slower, not incomplete."),
 )
 
 
@@ -95,7 +112,7 @@ def e_overhead(o: Observed) -> Dict[str, Any]:
     if n > 1:
         tags.append(f"DDP x{n}")
     variants = [{"tag": tag, "forward_ms": o.spread(tag, "forward_ms"),
-                 "per_rank_ms": [o.mean(tag, "forward_ms", [r]) for r in o.ranks(tag, "forward_ms")]}
+                 "per_rank_ms": [stats.bar_value(o, tag, "forward_ms", [r]) for r in o.ranks(tag, "forward_ms")]}
                 for tag in tags]
     return {"devices": n, "forward_kind": p["forward_kind"], "depth": p["depth"], "batch_size": p["batch_size"],
             "variants": variants, "threads": o.facts["threads"], "host_cores": o.facts["host_cores"],
@@ -167,7 +184,7 @@ def e_data_wait(o: Observed) -> Dict[str, Any]:
     for label, rows in o.facts["rows"].items():
         data, step = o.spread(label, "data_ms", [0]), o.spread(label, "step_ms", [0])
         workers[label] = {"data_ms": data, "step_ms": step, "rows_in": rows["rows_in"], "rows_out": rows["rows_out"],
-                          "data_share": data["mean"] / step["mean"] if data and step and step["mean"] else 0.0}
+                          "data_share": data["median"] / step["median"] if data and step and step["median"] else 0.0}
     return {"devices": p["devices"], "sample_cost_ms": p["sample_cost_ms"], "num_workers": p["num_workers"],
             "workers": workers}
 
@@ -204,7 +221,7 @@ def v_loss(e: Dict[str, Any]) -> Verdict:
 
 
 def _ratio(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional[float]:
-    return a["mean"] / b["mean"] if a and b and b["mean"] else None
+    return a["median"] / b["median"] if a and b and b["median"] else None
 
 
 def v_gil(e: Dict[str, Any]) -> Verdict:
@@ -351,8 +368,8 @@ def v_gil_concurrency(e: Dict[str, Any]) -> Verdict:
 
 def v_aggregation(e: Dict[str, Any]) -> Verdict:
     text = _backward_text(e)
-    share = (e["optimizer_ms"]["mean"] / e["step_ms"]["mean"]) if e["optimizer_ms"] and e["step_ms"] and \
-        e["step_ms"]["mean"] else None
+    share = (e["optimizer_ms"]["median"] / e["step_ms"]["median"]) if e["optimizer_ms"] and e["step_ms"] and \
+        e["step_ms"]["median"] else None
     text += f"; optimizer.step is {fmt(100 * share) if share is not None else '-'}% of the step"
     if e["replicas"] < 2:
         return "inconclusive", text + " — one replica: nothing is aggregated; set devices to 2 or more"

@@ -39,13 +39,19 @@ STEPS = (
          "`model.module.children()`, and a manual loop over the *replicas*. Watch loss and parameter norm.",
          (Cell("train", TRAIN_CELL),),
          "Does the article's manual loop over `model.module.children()` fail to converge?",
-         ("yes, the loss stays flat", "no, it trains like optimizer.step"),
-         ("manual-fails", "primary-unchanged", "optimizer-correct", "grads-not-synchronized")),
+         ("yes, the loss stays flat", "no, its loss falls just as fast"),
+         ("manual-fails", "primary-unchanged", "optimizer-correct", "grads-not-synchronized"),
+         tells=(("never moves",), ("converges", "decreases")),
+         explanation="**Why.** `model.module` *is* the one model DataParallel trains: the replicas are copied "
+                     "from its parameters on every forward, and their gradients flow back into them. A manual "
+                     "update over `model.module.children()` therefore changes exactly what `optimizer.step()` "
+                     "changes. A loop over the replicas updates copies that the next forward throws away."),
     Step("overwrite", "**Edits on a replica.** Change replica 1's weight after a forward, then run the next "
          "forward.", (Cell("overwrite", OVERWRITE_CELL),),
          "After you edit a replica's weight, what does the next forward use?",
          ("the edited replica", "a fresh copy of the primary model"),
          ("replica-overwritten", "replicated-at-wrap", "replicates-entire-model"),
+         tells=(("edit survives", "kept"), ("rebuilt", "discarded", "lost")),
          explanation="**Why.** The replica is rebuilt from the primary model: `replicate()` runs on every "
                      "forward, so an edit on a replica never reaches the next one."),
     Step("in-forward", "**State mutated inside forward.** The model counts its calls with `self.calls += 1` "
@@ -53,6 +59,7 @@ STEPS = (
          (Cell("in-forward", STATE_CELL),),
          "After K forwards on N devices, what is `model.module.calls`?", ("K", "K x N", "0"),
          ("updates-discarded",),
+         tells=(("survives",), ("every replica adds",), ("discarded", "lost", "stays at zero")),
          explanation="**Why.** Rebinding an attribute on a replica is lost with the replica; an in-place buffer "
                      "update on replica 0 shares storage with the original and survives, with device 0's rows "
                      "only."),

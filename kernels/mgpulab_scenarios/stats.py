@@ -1,18 +1,23 @@
 """The charts' statistics in Python, the noise rule, and the check for impossible speed-ups.
 
 Pure functions over metric series (no torch), so a verdict's numbers are the
-charts' numbers by construction:
+charts' numbers by construction. One statistic per number: a bar of the
+charts is the **median** of its steps with their range (a mean let one
+980 ms step among 3.4 ms ones draw a bar 70 times the typical step, and tell
+the opposite story to a verdict that read the median):
 
-* :func:`step_mean` — ``components/model/chart-stats.ts``: a mean over steps
-  leaves out the first (warm-up) step when the series has more than 2 steps;
-  non-finite values (sent as null) are left out. :func:`peak` is the largest
-  finite value, warm-up included.
-* :func:`variant_time` / :func:`speedup` — ``components/model/chart-speedup.ts``:
+* :func:`step_value` — ``server/core/charts/chart-stats.ts`` ``stepMedian``:
+  the median over steps, leaving out the first (warm-up) step when the series
+  has more than 2 steps; non-finite values (sent as null) are left out.
+  :func:`peak` is the largest finite value, warm-up included (memory bars).
+* :func:`variant_time` / :func:`speedup` — ``server/core/charts/chart-speedup.ts``:
   a variant's step time is the mean over its ranks of each rank's
-  :func:`step_mean` of ``step_ms``; its time per sample divides that by the
-  sum over ranks of each rank's mean ``samples``; the speed-up of a variant
-  is the one-device variant's time per sample over its own (time per step
-  when some variant logged no samples).
+  :func:`step_value` of ``step_ms``; its time per sample divides that by the
+  sum over ranks of each rank's ``samples`` (their :func:`step_value`); the
+  speed-up of a variant is the one-device variant's time per sample over its
+  own (time per step when some variant logged no samples).
+* :func:`spread_text` — how a verdict says a timing: the median first, with
+  its range and count, as the chart draws it.
 * A :class:`Series` keeps one value per step, sorted by step, the first value
   sent for a step winning (as the charts' series buffer does).
 
@@ -24,9 +29,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-WARMUP_RULE = "means over steps leave out the first (warm-up) step when a series has more than 2"
+WARMUP_RULE = "each bar is the median over steps, leaving out the first (warm-up) step when a series has more than 2"
+# The statistic a chart's bar (and the verdict number about the same quantity) is.
+BAR_STATISTIC = "median"
 
 # -- series ------------------------------------------------------------------------------------
 
@@ -76,11 +83,20 @@ def used_points(series: Series) -> List[Tuple[int, float]]:
 
 
 def step_mean(series: Optional[Series]) -> Optional[float]:
-    """The charts' mean over steps (warm-up excluded when more than 2 steps), None without a value."""
+    """The mean over steps (warm-up excluded when more than 2 steps), None without a value. Not what a chart's
+    bar draws (see :func:`step_value`): for counts and other quantities no chart shows."""
     if series is None:
         return None
     used = used_points(series)
     return sum(v for _, v in used) / len(used) if used else None
+
+
+def step_value(series: Optional[Series]) -> Optional[float]:
+    """The charts' value of a series: the median over steps (warm-up excluded when more than 2), None without one."""
+    if series is None:
+        return None
+    used = [v for _, v in used_points(series)]
+    return median(used) if used else None
 
 
 def peak(series: Optional[Series]) -> Optional[float]:
@@ -148,8 +164,8 @@ def device_count(tag: str) -> Optional[int]:
 @dataclass(frozen=True)
 class VariantTime:
     tag: str
-    step_ms: float  # mean over ranks of each rank's step mean
-    samples: Optional[float]  # sum over ranks of each rank's mean samples; None when none logged
+    step_ms: float  # mean over ranks of each rank's step_value (median)
+    samples: Optional[float]  # sum over ranks of each rank's step_value of samples; None when none logged
     ranks: Tuple[int, ...]
     steps: Tuple[int, ...]  # the steps the means used (rank 0's, or the first rank's)
 
@@ -160,7 +176,7 @@ def variant_time(metrics: MetricSet, tag: str) -> Optional[VariantTime]:
     steps: Tuple[int, ...] = ()
     for rank in metrics.ranks(tag, "step_ms"):
         series = metrics.get(tag, rank, "step_ms")
-        mean = step_mean(series)
+        mean = step_value(series)
         if mean is None:
             continue
         means.append(mean)
@@ -171,7 +187,7 @@ def variant_time(metrics: MetricSet, tag: str) -> Optional[VariantTime]:
         return None
     samples: Optional[float] = None
     for rank in metrics.ranks(tag, "samples"):
-        mean = step_mean(metrics.get(tag, rank, "samples"))
+        mean = step_value(metrics.get(tag, rank, "samples"))
         if mean is not None:
             samples = (samples or 0.0) + mean
     step_ms = sum(means) / len(means)
@@ -222,6 +238,25 @@ class Spread:
         return f"median {self.median:.3g} {unit} (min {self.min:.3g}, max {self.max:.3g}, n={self.n})"
 
 
+def bar_value(observed: Any, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Any:
+    """What the chart's bar of ``metric`` shows for ``tag`` (on ``ranks``): the median of its steps after the
+    warm-up, as the evidence's :class:`~mgpulab_scenarios.evidence.Measured` (it names its source), or None."""
+    spread = observed.spread(tag, metric, ranks)
+    return spread["median"] if spread else None
+
+
+def spread_text(s: Optional[Mapping[str, Any]], unit: str = "ms") -> str:
+    """An evidence spread as a verdict sentence says it: the median (what the chart's bar is), then its range
+    and count."""
+    if not s:
+        return "no timing"
+    return f"{_num(s['median'])} {unit} (median; min {_num(s['min'])}, max {_num(s['max'])}, n={s['n']})"
+
+
+def _num(value: Any) -> str:
+    return f"{float(value):.3g}" if value is not None else "-"
+
+
 def spread(values: Sequence[float]) -> Optional[Spread]:
     clean = [v for v in values if v is not None and math.isfinite(v)]
     if not clean:
@@ -249,7 +284,10 @@ def compare(a: Spread, b: Spread, unit: str = "ms") -> Comparison:
     1. both have at least :data:`MIN_REPEATS` timed values after the warm-up
        (fewer cannot show their spread), and
     2. the gap between their medians is larger than the overlap of their
-       [min, max] ranges.
+       [min, max] ranges, and
+    3. their means and their medians agree on which is larger: an outlier
+       step that would flip the comparison makes it inconclusive, never its
+       opposite.
 
     Otherwise it is inconclusive: the spread is at least as large as the
     effect. Disjoint ranges (overlap 0) with different medians are always
@@ -260,12 +298,37 @@ def compare(a: Spread, b: Spread, unit: str = "ms") -> Comparison:
     if min(a.n, b.n) < MIN_REPEATS:
         return Comparison(False, effect, overlap,
                           f"too few timed repeats to see the spread ({min(a.n, b.n)} < {MIN_REPEATS})")
+    if (a.median - b.median) * (a.mean - b.mean) < 0:
+        # An outlier step decides which is faster: the means say one thing and the medians the other.
+        slow = a if a.max - a.median > b.max - b.median else b
+        return Comparison(False, effect, overlap,
+                          f"an outlier step (max {slow.max:.3g} {unit} against a median of {slow.median:.3g}) would "
+                          "reverse the comparison: the means and the medians disagree on which is faster")
     if effect > overlap:
         return Comparison(True, effect, overlap,
                           f"the medians differ by {effect:.3g} {unit}, more than their ranges overlap ({overlap:.3g} {unit})")
     return Comparison(False, effect, overlap,
                       f"the medians differ by {effect:.3g} {unit}, no more than their ranges overlap "
                       f"({overlap:.3g} {unit}): the spread is as large as the effect")
+
+
+def as_spread(value: Optional[Mapping[str, Any]]) -> Optional[Spread]:
+    """An evidence spread dict (``Observed.spread``) as a :class:`Spread` for the noise rule; None without one.
+
+    The mean is read past a verdict's read tracking (``report.call_tracked``): the
+    rule uses it only to catch an outlier that would flip a comparison, and a
+    verdict's numbers are the medians the charts draw, never that mean.
+    """
+    if not value:
+        return None
+    mean = dict.__getitem__(value, "mean") if isinstance(value, dict) else value["mean"]
+    return Spread(int(value["n"]), float(value["min"]), float(value["median"]), float(value["max"]), float(mean))
+
+
+def compare_spreads(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]], unit: str = "ms") -> Optional[Comparison]:
+    """The noise rule (:func:`compare`) on two evidence spreads; None when either has no timing."""
+    sa, sb = as_spread(a), as_spread(b)
+    return compare(sa, sb, unit) if sa is not None and sb is not None else None
 
 
 def impossible_speedup(speedup_value: Optional[float], devices: int, kind: str, host_cores: int) -> Optional[str]:

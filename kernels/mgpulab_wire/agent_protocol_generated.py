@@ -8,10 +8,10 @@ Change the TypeScript definition, then run `npm run protocol:generate`;
 from __future__ import annotations
 
 import re
-from typing import Dict, Final, FrozenSet, List, Literal, Mapping, Optional, Pattern, Sequence, Tuple, TypedDict, Union
+from typing import Dict, Final, FrozenSet, List, Literal, Mapping, NotRequired, Optional, Pattern, Sequence, Tuple, TypedDict, Union
 
 from ._checks import ProtocolError as ProtocolError  # re-exported: what every constructor raises
-from ._checks import check_enum, check_fields, check_int, check_list, check_number, check_record, check_str
+from ._checks import check_bool, check_enum, check_fields, check_int, check_list, check_number, check_record, check_str
 
 
 AGENT_BOOT_READY_MARKER: Final = "\x1b]mgl-boot;agent\x07"
@@ -24,8 +24,8 @@ DEFAULT_LEASE_SECONDS: Final = 600
 MAX_AGENT_FRAME_CHARS: Final = 50331648
 
 
-AGENT_MESSAGE_TYPES: Final = ("agent_hello", "kernel_state", "kernel_frame", "kernel_console", "kernel_bad_frame", "kernel_exit", "kernel_gap", "interrupt_result", "health", "request_failed", "agent_log")
-AGENT_REQUEST_TYPES: Final = ("start_kernel", "kernel_input", "resume", "ack", "interrupt", "dump_stacks", "stop_kernel", "forget", "health", "agent_shutdown")
+AGENT_MESSAGE_TYPES: Final = ("agent_hello", "kernel_state", "kernel_frame", "kernel_console", "kernel_bad_frame", "kernel_exit", "kernel_gap", "interrupt_result", "health", "request_failed", "configured", "agent_log")
+AGENT_REQUEST_TYPES: Final = ("start_kernel", "kernel_input", "resume", "ack", "interrupt", "dump_stacks", "stop_kernel", "forget", "health", "configure", "agent_shutdown")
 
 
 _REQUIRED_0: Final[Tuple[str, ...]] = ("index", "uuid", "name", "memoryTotalMiB")
@@ -35,47 +35,59 @@ _KNOWN_3: Final[FrozenSet[str]] = frozenset(("nonce", "protocol", "agentId", "co
 _CHOICES_4: Final[Tuple[Literal["queue", "refuse"], ...]] = ("queue", "refuse",)
 _REQUIRED_5: Final[Tuple[str, ...]] = ("code", "signal", "reason")
 _KNOWN_6: Final[FrozenSet[str]] = frozenset(("code", "signal", "reason"))
-_REQUIRED_7: Final[Tuple[str, ...]] = ("kernel", "state", "pid", "position", "gpus", "gpusRequested", "firstSeq", "lastSeq", "startedAt", "gpuUtilization", "exit")
-_KNOWN_8: Final[FrozenSet[str]] = frozenset(("kernel", "state", "pid", "position", "gpus", "gpusRequested", "firstSeq", "lastSeq", "startedAt", "gpuUtilization", "exit"))
-_CHOICES_9: Final[Tuple[Literal["queued", "running", "exited"], ...]] = ("queued", "running", "exited",)
-_REQUIRED_10: Final[Tuple[str, ...]] = ("type", "protocol", "agentId", "codeHash", "pid", "hostname", "startedAt", "leaseSeconds", "kernels")
-_KNOWN_11: Final[FrozenSet[str]] = frozenset(("type", "protocol", "agentId", "codeHash", "pid", "hostname", "startedAt", "leaseSeconds", "kernels"))
-_REQUIRED_12: Final[Tuple[str, ...]] = ("type", "kernel", "requestId")
-_KNOWN_13: Final[FrozenSet[str]] = frozenset(("type", "kernel", "requestId"))
-_REQUIRED_14: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "json")
-_KNOWN_15: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "json"))
-_REQUIRED_16: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "text")
-_KNOWN_17: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "text"))
-_REQUIRED_18: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "reason")
-_KNOWN_19: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "reason"))
-_REQUIRED_20: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "exit")
-_KNOWN_21: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "exit"))
-_REQUIRED_22: Final[Tuple[str, ...]] = ("type", "kernel", "afterSeq", "resumedFrom", "droppedMessages", "droppedBytes")
-_KNOWN_23: Final[FrozenSet[str]] = frozenset(("type", "kernel", "afterSeq", "resumedFrom", "droppedMessages", "droppedBytes"))
-_REQUIRED_24: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "step", "elapsedMs")
-_KNOWN_25: Final[FrozenSet[str]] = frozenset(("type", "requestId", "kernel", "step", "elapsedMs"))
-_CHOICES_26: Final[Tuple[Literal["sigint", "sigterm", "sigkill", "not-running"], ...]] = ("sigint", "sigterm", "sigkill", "not-running",)
-_REQUIRED_27: Final[Tuple[str, ...]] = ("gpu", "memoryUsedMiB", "utilization", "kernel")
-_KNOWN_28: Final[FrozenSet[str]] = frozenset(("gpu", "memoryUsedMiB", "utilization", "kernel"))
-_REQUIRED_29: Final[Tuple[str, ...]] = ("type", "requestId", "hostname", "pid", "uptimeSeconds", "python", "torch", "cuda", "probe", "gpuSource", "gpus", "kernels", "queued", "leaseSeconds", "links", "codeHash")
-_KNOWN_30: Final[FrozenSet[str]] = frozenset(("type", "requestId", "hostname", "pid", "uptimeSeconds", "python", "torch", "cuda", "probe", "gpuSource", "gpus", "kernels", "queued", "leaseSeconds", "links", "codeHash"))
-_CHOICES_31: Final[Tuple[Literal["pending", "done", "failed"], ...]] = ("pending", "done", "failed",)
-_CHOICES_32: Final[Tuple[Literal["nvml", "nvidia-smi", "declared", "none"], ...]] = ("nvml", "nvidia-smi", "declared", "none",)
-_REQUIRED_33: Final[Tuple[str, ...]] = ("type", "requestId", "message")
-_KNOWN_34: Final[FrozenSet[str]] = frozenset(("type", "requestId", "message"))
-_REQUIRED_35: Final[Tuple[str, ...]] = ("type", "level", "message")
-_KNOWN_36: Final[FrozenSet[str]] = frozenset(("type", "level", "message"))
-_CHOICES_37: Final[Tuple[Literal["info", "warning", "error"], ...]] = ("info", "warning", "error",)
-_REQUIRED_38: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "gpus", "cwd", "env")
-_PATTERN_39: Final[Pattern[str]] = re.compile("^[A-Za-z_][A-Za-z0-9_]{0,127}\\Z")
-_REQUIRED_40: Final[Tuple[str, ...]] = ("type", "kernel", "line")
-_PATTERN_41: Final[Pattern[str]] = re.compile("^[A-Za-z0-9+/=]*\\Z")
-_REQUIRED_42: Final[Tuple[str, ...]] = ("type", "kernel", "afterSeq")
-_REQUIRED_43: Final[Tuple[str, ...]] = ("type", "kernel", "seq")
-_REQUIRED_44: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "graceMs")
-_REQUIRED_45: Final[Tuple[str, ...]] = ("type", "kernel")
-_REQUIRED_46: Final[Tuple[str, ...]] = ("type", "requestId")
-_REQUIRED_47: Final[Tuple[str, ...]] = ("type",)
+_REQUIRED_7: Final[Tuple[str, ...]] = ("kernel", "gpus", "since")
+_KNOWN_8: Final[FrozenSet[str]] = frozenset(("kernel", "gpus", "since"))
+_REQUIRED_9: Final[Tuple[str, ...]] = ("asked", "free", "total", "holders", "ahead")
+_KNOWN_10: Final[FrozenSet[str]] = frozenset(("asked", "free", "total", "holders", "ahead"))
+_REQUIRED_11: Final[Tuple[str, ...]] = ("kernel", "state", "pid", "position", "gpus", "gpusRequested", "firstSeq", "lastSeq", "startedAt", "gpuUtilization", "exit")
+_KNOWN_12: Final[FrozenSet[str]] = frozenset(("kernel", "state", "pid", "position", "gpus", "gpusRequested", "firstSeq", "lastSeq", "startedAt", "gpuUtilization", "exit", "wait", "refusal"))
+_CHOICES_13: Final[Tuple[Literal["queued", "running", "exited"], ...]] = ("queued", "running", "exited",)
+_REQUIRED_14: Final[Tuple[str, ...]] = ("leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python")
+_KNOWN_15: Final[FrozenSet[str]] = frozenset(("leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python"))
+_REQUIRED_16: Final[Tuple[str, ...]] = ("setting", "applied", "message")
+_KNOWN_17: Final[FrozenSet[str]] = frozenset(("setting", "applied", "message"))
+_CHOICES_18: Final[Tuple[Literal["leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python"], ...]] = ("leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python",)
+_REQUIRED_19: Final[Tuple[str, ...]] = ("type", "protocol", "agentId", "codeHash", "pid", "hostname", "startedAt", "leaseSeconds", "kernels")
+_KNOWN_20: Final[FrozenSet[str]] = frozenset(("type", "protocol", "agentId", "codeHash", "pid", "hostname", "startedAt", "leaseSeconds", "kernels", "settings", "notes"))
+_REQUIRED_21: Final[Tuple[str, ...]] = ("type", "kernel", "requestId")
+_KNOWN_22: Final[FrozenSet[str]] = frozenset(("type", "kernel", "requestId"))
+_REQUIRED_23: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "json")
+_KNOWN_24: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "json"))
+_REQUIRED_25: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "text")
+_KNOWN_26: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "text"))
+_REQUIRED_27: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "reason")
+_KNOWN_28: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "reason"))
+_REQUIRED_29: Final[Tuple[str, ...]] = ("type", "kernel", "seq", "exit")
+_KNOWN_30: Final[FrozenSet[str]] = frozenset(("type", "kernel", "seq", "exit"))
+_REQUIRED_31: Final[Tuple[str, ...]] = ("type", "kernel", "afterSeq", "resumedFrom", "droppedMessages", "droppedBytes")
+_KNOWN_32: Final[FrozenSet[str]] = frozenset(("type", "kernel", "afterSeq", "resumedFrom", "droppedMessages", "droppedBytes"))
+_REQUIRED_33: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "step", "elapsedMs")
+_KNOWN_34: Final[FrozenSet[str]] = frozenset(("type", "requestId", "kernel", "step", "elapsedMs"))
+_CHOICES_35: Final[Tuple[Literal["sigint", "sigterm", "sigkill", "not-running"], ...]] = ("sigint", "sigterm", "sigkill", "not-running",)
+_REQUIRED_36: Final[Tuple[str, ...]] = ("gpu", "memoryUsedMiB", "utilization", "kernel")
+_KNOWN_37: Final[FrozenSet[str]] = frozenset(("gpu", "memoryUsedMiB", "utilization", "kernel", "since", "reservedFor", "retiring"))
+_REQUIRED_38: Final[Tuple[str, ...]] = ("type", "requestId", "hostname", "pid", "uptimeSeconds", "python", "torch", "cuda", "probe", "gpuSource", "gpus", "kernels", "queued", "leaseSeconds", "links", "codeHash")
+_KNOWN_39: Final[FrozenSet[str]] = frozenset(("type", "requestId", "hostname", "pid", "uptimeSeconds", "python", "torch", "cuda", "probe", "gpuSource", "gpus", "kernels", "queued", "leaseSeconds", "links", "codeHash", "queue", "settings", "kept"))
+_CHOICES_40: Final[Tuple[Literal["pending", "done", "failed"], ...]] = ("pending", "done", "failed",)
+_CHOICES_41: Final[Tuple[Literal["nvml", "nvidia-smi", "declared", "none"], ...]] = ("nvml", "nvidia-smi", "declared", "none",)
+_REQUIRED_42: Final[Tuple[str, ...]] = ("type", "requestId", "message")
+_KNOWN_43: Final[FrozenSet[str]] = frozenset(("type", "requestId", "message", "refusal"))
+_REQUIRED_44: Final[Tuple[str, ...]] = ("type", "requestId", "settings", "notes")
+_KNOWN_45: Final[FrozenSet[str]] = frozenset(("type", "requestId", "settings", "notes"))
+_REQUIRED_46: Final[Tuple[str, ...]] = ("type", "level", "message")
+_KNOWN_47: Final[FrozenSet[str]] = frozenset(("type", "level", "message"))
+_CHOICES_48: Final[Tuple[Literal["info", "warning", "error"], ...]] = ("info", "warning", "error",)
+_REQUIRED_49: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "gpus", "cwd", "env")
+_PATTERN_50: Final[Pattern[str]] = re.compile("^[A-Za-z_][A-Za-z0-9_]{0,127}\\Z")
+_REQUIRED_51: Final[Tuple[str, ...]] = ("type", "kernel", "line")
+_PATTERN_52: Final[Pattern[str]] = re.compile("^[A-Za-z0-9+/=]*\\Z")
+_REQUIRED_53: Final[Tuple[str, ...]] = ("type", "kernel", "afterSeq")
+_REQUIRED_54: Final[Tuple[str, ...]] = ("type", "kernel", "seq")
+_REQUIRED_55: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "graceMs")
+_REQUIRED_56: Final[Tuple[str, ...]] = ("type", "kernel")
+_REQUIRED_57: Final[Tuple[str, ...]] = ("type", "requestId")
+_REQUIRED_58: Final[Tuple[str, ...]] = ("type", "requestId", "settings")
+_REQUIRED_59: Final[Tuple[str, ...]] = ("type",)
 
 
 AgentKernelState = Literal["queued", "running", "exited"]
@@ -109,6 +121,20 @@ class KernelExit(TypedDict):
     reason: str
 
 
+class GpuUse(TypedDict):
+    kernel: str
+    gpus: int
+    since: Optional[float]
+
+
+class GpuWait(TypedDict):
+    asked: int
+    free: int
+    total: int
+    holders: List[GpuUse]
+    ahead: List[GpuUse]
+
+
 class AgentKernel(TypedDict):
     kernel: str
     state: Literal["queued", "running", "exited"]
@@ -121,6 +147,23 @@ class AgentKernel(TypedDict):
     startedAt: Optional[float]
     gpuUtilization: Optional[float]
     exit: Optional[KernelExit]
+    wait: NotRequired[GpuWait]
+    refusal: NotRequired[GpuWait]
+
+
+class AgentSettings(TypedDict):
+    leaseSeconds: int
+    bufferBytes: int
+    gpus: Optional[List[HostGpu]]
+    whenFull: Literal["queue", "refuse"]
+    interruptGraceMs: int
+    python: Optional[str]
+
+
+class SettingsNote(TypedDict):
+    setting: Literal["leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python"]
+    applied: bool
+    message: str
 
 
 class AgentHelloMessage(TypedDict):
@@ -133,6 +176,8 @@ class AgentHelloMessage(TypedDict):
     startedAt: float
     leaseSeconds: int
     kernels: List[AgentKernel]
+    settings: NotRequired[AgentSettings]
+    notes: NotRequired[List[SettingsNote]]
 
 
 class KernelStateMessage(TypedDict):
@@ -191,6 +236,9 @@ class HealthMessageGpusItem(TypedDict):
     memoryUsedMiB: Optional[int]
     utilization: Optional[float]
     kernel: Optional[str]
+    since: NotRequired[float]
+    reservedFor: NotRequired[str]
+    retiring: NotRequired[bool]
 
 
 class HealthMessage(TypedDict):
@@ -210,12 +258,23 @@ class HealthMessage(TypedDict):
     leaseSeconds: int
     links: int
     codeHash: str
+    queue: NotRequired[List[GpuUse]]
+    settings: NotRequired[AgentSettings]
+    kept: NotRequired[List[str]]
 
 
 class RequestFailedMessage(TypedDict):
     type: Literal["request_failed"]
     requestId: str
     message: str
+    refusal: NotRequired[GpuWait]
+
+
+class ConfiguredMessage(TypedDict):
+    type: Literal["configured"]
+    requestId: str
+    settings: AgentSettings
+    notes: List[SettingsNote]
 
 
 class AgentLogMessage(TypedDict):
@@ -280,12 +339,18 @@ class HealthRequest(TypedDict):
     requestId: str
 
 
+class ConfigureRequest(TypedDict):
+    type: Literal["configure"]
+    requestId: str
+    settings: AgentSettings
+
+
 class AgentShutdownRequest(TypedDict):
     type: Literal["agent_shutdown"]
 
 
-AgentMessage = Union[AgentHelloMessage, KernelStateMessage, KernelFrameMessage, KernelConsoleMessage, KernelBadFrameMessage, KernelExitMessage, KernelGapMessage, InterruptResultMessage, HealthMessage, RequestFailedMessage, AgentLogMessage]
-AgentRequest = Union[StartKernelRequest, KernelInputRequest, ResumeRequest, AckRequest, InterruptRequest, DumpStacksRequest, StopKernelRequest, ForgetRequest, HealthRequest, AgentShutdownRequest]
+AgentMessage = Union[AgentHelloMessage, KernelStateMessage, KernelFrameMessage, KernelConsoleMessage, KernelBadFrameMessage, KernelExitMessage, KernelGapMessage, InterruptResultMessage, HealthMessage, RequestFailedMessage, ConfiguredMessage, AgentLogMessage]
+AgentRequest = Union[StartKernelRequest, KernelInputRequest, ResumeRequest, AckRequest, InterruptRequest, DumpStacksRequest, StopKernelRequest, ForgetRequest, HealthRequest, ConfigureRequest, AgentShutdownRequest]
 
 
 def _check_host_gpu(value: object, where: str) -> HostGpu:
@@ -328,11 +393,33 @@ def _check_kernel_exit(value: object, where: str) -> KernelExit:
     return checked
 
 
-def _check_agent_kernel(value: object, where: str) -> AgentKernel:
+def _check_gpu_use(value: object, where: str) -> GpuUse:
     fields = check_fields(value, where, _REQUIRED_7, _KNOWN_8)
+    checked: GpuUse = {
+        "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
+        "gpus": check_int(fields["gpus"], where + ".gpus", 0, 9007199254740991),
+        "since": (None if fields["since"] is None else check_number(fields["since"], where + ".since")),
+    }
+    return checked
+
+
+def _check_gpu_wait(value: object, where: str) -> GpuWait:
+    fields = check_fields(value, where, _REQUIRED_9, _KNOWN_10)
+    checked: GpuWait = {
+        "asked": check_int(fields["asked"], where + ".asked", 0, 9007199254740991),
+        "free": check_int(fields["free"], where + ".free", 0, 9007199254740991),
+        "total": check_int(fields["total"], where + ".total", 0, 9007199254740991),
+        "holders": check_list(fields["holders"], where + ".holders", lambda item, where: _check_gpu_use(item, where), max_items=1024),
+        "ahead": check_list(fields["ahead"], where + ".ahead", lambda item, where: _check_gpu_use(item, where), max_items=1024),
+    }
+    return checked
+
+
+def _check_agent_kernel(value: object, where: str) -> AgentKernel:
+    fields = check_fields(value, where, _REQUIRED_11, _KNOWN_12)
     checked: AgentKernel = {
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
-        "state": check_enum(fields["state"], where + ".state", _CHOICES_9),
+        "state": check_enum(fields["state"], where + ".state", _CHOICES_13),
         "pid": (None if fields["pid"] is None else check_int(fields["pid"], where + ".pid", -9007199254740991, 9007199254740991)),
         "position": (None if fields["position"] is None else check_int(fields["position"], where + ".position", 1, 9007199254740991)),
         "gpus": check_list(fields["gpus"], where + ".gpus", lambda item, where: check_str(item, where), max_items=1024),
@@ -343,11 +430,38 @@ def _check_agent_kernel(value: object, where: str) -> AgentKernel:
         "gpuUtilization": (None if fields["gpuUtilization"] is None else check_number(fields["gpuUtilization"], where + ".gpuUtilization", minimum=0, maximum=100)),
         "exit": (None if fields["exit"] is None else _check_kernel_exit(fields["exit"], where + ".exit")),
     }
+    if "wait" in fields:
+        checked["wait"] = _check_gpu_wait(fields["wait"], where + ".wait")
+    if "refusal" in fields:
+        checked["refusal"] = _check_gpu_wait(fields["refusal"], where + ".refusal")
+    return checked
+
+
+def _check_agent_settings(value: object, where: str) -> AgentSettings:
+    fields = check_fields(value, where, _REQUIRED_14, _KNOWN_15)
+    checked: AgentSettings = {
+        "leaseSeconds": check_int(fields["leaseSeconds"], where + ".leaseSeconds", 1, 604800),
+        "bufferBytes": check_int(fields["bufferBytes"], where + ".bufferBytes", 1, 9007199254740991),
+        "gpus": (None if fields["gpus"] is None else check_list(fields["gpus"], where + ".gpus", lambda item, where: _check_host_gpu(item, where), max_items=1024)),
+        "whenFull": check_enum(fields["whenFull"], where + ".whenFull", _CHOICES_4),
+        "interruptGraceMs": check_int(fields["interruptGraceMs"], where + ".interruptGraceMs", 0, 600000),
+        "python": (None if fields["python"] is None else check_str(fields["python"], where + ".python", max_length=1000)),
+    }
+    return checked
+
+
+def _check_settings_note(value: object, where: str) -> SettingsNote:
+    fields = check_fields(value, where, _REQUIRED_16, _KNOWN_17)
+    checked: SettingsNote = {
+        "setting": check_enum(fields["setting"], where + ".setting", _CHOICES_18),
+        "applied": check_bool(fields["applied"], where + ".applied"),
+        "message": check_str(fields["message"], where + ".message", max_length=4000),
+    }
     return checked
 
 
 def _check_agent_hello_message(value: object, where: str) -> AgentHelloMessage:
-    fields = check_fields(value, where, _REQUIRED_10, _KNOWN_11)
+    fields = check_fields(value, where, _REQUIRED_19, _KNOWN_20)
     checked: AgentHelloMessage = {
         "type": "agent_hello",
         "protocol": check_int(fields["protocol"], where + ".protocol", -9007199254740991, 9007199254740991),
@@ -359,11 +473,15 @@ def _check_agent_hello_message(value: object, where: str) -> AgentHelloMessage:
         "leaseSeconds": check_int(fields["leaseSeconds"], where + ".leaseSeconds", -9007199254740991, 9007199254740991),
         "kernels": check_list(fields["kernels"], where + ".kernels", lambda item, where: _check_agent_kernel(item, where)),
     }
+    if "settings" in fields:
+        checked["settings"] = _check_agent_settings(fields["settings"], where + ".settings")
+    if "notes" in fields:
+        checked["notes"] = check_list(fields["notes"], where + ".notes", lambda item, where: _check_settings_note(item, where), max_items=64)
     return checked
 
 
 def _check_kernel_state_message(value: object, where: str) -> KernelStateMessage:
-    fields = check_fields(value, where, _REQUIRED_12, _KNOWN_13)
+    fields = check_fields(value, where, _REQUIRED_21, _KNOWN_22)
     checked: KernelStateMessage = {
         "type": "kernel_state",
         "kernel": _check_agent_kernel(fields["kernel"], where + ".kernel"),
@@ -373,7 +491,7 @@ def _check_kernel_state_message(value: object, where: str) -> KernelStateMessage
 
 
 def _check_kernel_frame_message(value: object, where: str) -> KernelFrameMessage:
-    fields = check_fields(value, where, _REQUIRED_14, _KNOWN_15)
+    fields = check_fields(value, where, _REQUIRED_23, _KNOWN_24)
     checked: KernelFrameMessage = {
         "type": "kernel_frame",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -384,7 +502,7 @@ def _check_kernel_frame_message(value: object, where: str) -> KernelFrameMessage
 
 
 def _check_kernel_console_message(value: object, where: str) -> KernelConsoleMessage:
-    fields = check_fields(value, where, _REQUIRED_16, _KNOWN_17)
+    fields = check_fields(value, where, _REQUIRED_25, _KNOWN_26)
     checked: KernelConsoleMessage = {
         "type": "kernel_console",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -395,7 +513,7 @@ def _check_kernel_console_message(value: object, where: str) -> KernelConsoleMes
 
 
 def _check_kernel_bad_frame_message(value: object, where: str) -> KernelBadFrameMessage:
-    fields = check_fields(value, where, _REQUIRED_18, _KNOWN_19)
+    fields = check_fields(value, where, _REQUIRED_27, _KNOWN_28)
     checked: KernelBadFrameMessage = {
         "type": "kernel_bad_frame",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -406,7 +524,7 @@ def _check_kernel_bad_frame_message(value: object, where: str) -> KernelBadFrame
 
 
 def _check_kernel_exit_message(value: object, where: str) -> KernelExitMessage:
-    fields = check_fields(value, where, _REQUIRED_20, _KNOWN_21)
+    fields = check_fields(value, where, _REQUIRED_29, _KNOWN_30)
     checked: KernelExitMessage = {
         "type": "kernel_exit",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -417,7 +535,7 @@ def _check_kernel_exit_message(value: object, where: str) -> KernelExitMessage:
 
 
 def _check_kernel_gap_message(value: object, where: str) -> KernelGapMessage:
-    fields = check_fields(value, where, _REQUIRED_22, _KNOWN_23)
+    fields = check_fields(value, where, _REQUIRED_31, _KNOWN_32)
     checked: KernelGapMessage = {
         "type": "kernel_gap",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -430,30 +548,36 @@ def _check_kernel_gap_message(value: object, where: str) -> KernelGapMessage:
 
 
 def _check_interrupt_result_message(value: object, where: str) -> InterruptResultMessage:
-    fields = check_fields(value, where, _REQUIRED_24, _KNOWN_25)
+    fields = check_fields(value, where, _REQUIRED_33, _KNOWN_34)
     checked: InterruptResultMessage = {
         "type": "interrupt_result",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
-        "step": check_enum(fields["step"], where + ".step", _CHOICES_26),
+        "step": check_enum(fields["step"], where + ".step", _CHOICES_35),
         "elapsedMs": check_number(fields["elapsedMs"], where + ".elapsedMs", minimum=0),
     }
     return checked
 
 
 def _check_health_message_gpus_item(value: object, where: str) -> HealthMessageGpusItem:
-    fields = check_fields(value, where, _REQUIRED_27, _KNOWN_28)
+    fields = check_fields(value, where, _REQUIRED_36, _KNOWN_37)
     checked: HealthMessageGpusItem = {
         "gpu": _check_host_gpu(fields["gpu"], where + ".gpu"),
         "memoryUsedMiB": (None if fields["memoryUsedMiB"] is None else check_int(fields["memoryUsedMiB"], where + ".memoryUsedMiB", 0, 9007199254740991)),
         "utilization": (None if fields["utilization"] is None else check_number(fields["utilization"], where + ".utilization", minimum=0, maximum=100)),
         "kernel": (None if fields["kernel"] is None else check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN)),
     }
+    if "since" in fields:
+        checked["since"] = check_number(fields["since"], where + ".since")
+    if "reservedFor" in fields:
+        checked["reservedFor"] = check_str(fields["reservedFor"], where + ".reservedFor", pattern=AGENT_KERNEL_ID_PATTERN)
+    if "retiring" in fields:
+        checked["retiring"] = check_bool(fields["retiring"], where + ".retiring")
     return checked
 
 
 def _check_health_message(value: object, where: str) -> HealthMessage:
-    fields = check_fields(value, where, _REQUIRED_29, _KNOWN_30)
+    fields = check_fields(value, where, _REQUIRED_38, _KNOWN_39)
     checked: HealthMessage = {
         "type": "health",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -463,8 +587,8 @@ def _check_health_message(value: object, where: str) -> HealthMessage:
         "python": check_str(fields["python"], where + ".python", max_length=4000),
         "torch": (None if fields["torch"] is None else check_str(fields["torch"], where + ".torch", max_length=4000)),
         "cuda": (None if fields["cuda"] is None else check_str(fields["cuda"], where + ".cuda", max_length=4000)),
-        "probe": check_enum(fields["probe"], where + ".probe", _CHOICES_31),
-        "gpuSource": check_enum(fields["gpuSource"], where + ".gpuSource", _CHOICES_32),
+        "probe": check_enum(fields["probe"], where + ".probe", _CHOICES_40),
+        "gpuSource": check_enum(fields["gpuSource"], where + ".gpuSource", _CHOICES_41),
         "gpus": check_list(fields["gpus"], where + ".gpus", lambda item, where: _check_health_message_gpus_item(item, where)),
         "kernels": check_int(fields["kernels"], where + ".kernels", 0, 9007199254740991),
         "queued": check_int(fields["queued"], where + ".queued", 0, 9007199254740991),
@@ -472,54 +596,73 @@ def _check_health_message(value: object, where: str) -> HealthMessage:
         "links": check_int(fields["links"], where + ".links", 0, 9007199254740991),
         "codeHash": check_str(fields["codeHash"], where + ".codeHash", max_length=128),
     }
+    if "queue" in fields:
+        checked["queue"] = check_list(fields["queue"], where + ".queue", lambda item, where: _check_gpu_use(item, where), max_items=1024)
+    if "settings" in fields:
+        checked["settings"] = _check_agent_settings(fields["settings"], where + ".settings")
+    if "kept" in fields:
+        checked["kept"] = check_list(fields["kept"], where + ".kept", lambda item, where: check_str(item, where, max_length=4000), max_items=64)
     return checked
 
 
 def _check_request_failed_message(value: object, where: str) -> RequestFailedMessage:
-    fields = check_fields(value, where, _REQUIRED_33, _KNOWN_34)
+    fields = check_fields(value, where, _REQUIRED_42, _KNOWN_43)
     checked: RequestFailedMessage = {
         "type": "request_failed",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
         "message": check_str(fields["message"], where + ".message", max_length=4000),
     }
+    if "refusal" in fields:
+        checked["refusal"] = _check_gpu_wait(fields["refusal"], where + ".refusal")
+    return checked
+
+
+def _check_configured_message(value: object, where: str) -> ConfiguredMessage:
+    fields = check_fields(value, where, _REQUIRED_44, _KNOWN_45)
+    checked: ConfiguredMessage = {
+        "type": "configured",
+        "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
+        "settings": _check_agent_settings(fields["settings"], where + ".settings"),
+        "notes": check_list(fields["notes"], where + ".notes", lambda item, where: _check_settings_note(item, where), max_items=64),
+    }
     return checked
 
 
 def _check_agent_log_message(value: object, where: str) -> AgentLogMessage:
-    fields = check_fields(value, where, _REQUIRED_35, _KNOWN_36)
+    fields = check_fields(value, where, _REQUIRED_46, _KNOWN_47)
     checked: AgentLogMessage = {
         "type": "agent_log",
-        "level": check_enum(fields["level"], where + ".level", _CHOICES_37),
+        "level": check_enum(fields["level"], where + ".level", _CHOICES_48),
         "message": check_str(fields["message"], where + ".message", max_length=4000),
     }
     return checked
 
 
 def _check_start_kernel_request(value: object, where: str) -> StartKernelRequest:
-    fields = check_fields(value, where, _REQUIRED_38, None)
+    fields = check_fields(value, where, _REQUIRED_49, None)
     checked: StartKernelRequest = {
         "type": "start_kernel",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
         "gpus": check_int(fields["gpus"], where + ".gpus", 0, 1024),
         "cwd": (None if fields["cwd"] is None else check_str(fields["cwd"], where + ".cwd", max_length=4000)),
-        "env": check_record(fields["env"], where + ".env", lambda key, where: check_str(key, where, pattern=_PATTERN_39), lambda item, where: check_str(item, where, max_length=32000)),
+        "env": check_record(fields["env"], where + ".env", lambda key, where: check_str(key, where, pattern=_PATTERN_50), lambda item, where: check_str(item, where, max_length=32000)),
     }
     return checked
 
 
 def _check_kernel_input_request(value: object, where: str) -> KernelInputRequest:
-    fields = check_fields(value, where, _REQUIRED_40, None)
+    fields = check_fields(value, where, _REQUIRED_51, None)
     checked: KernelInputRequest = {
         "type": "kernel_input",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
-        "line": check_str(fields["line"], where + ".line", pattern=_PATTERN_41),
+        "line": check_str(fields["line"], where + ".line", pattern=_PATTERN_52),
     }
     return checked
 
 
 def _check_resume_request(value: object, where: str) -> ResumeRequest:
-    fields = check_fields(value, where, _REQUIRED_42, None)
+    fields = check_fields(value, where, _REQUIRED_53, None)
     checked: ResumeRequest = {
         "type": "resume",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -529,7 +672,7 @@ def _check_resume_request(value: object, where: str) -> ResumeRequest:
 
 
 def _check_ack_request(value: object, where: str) -> AckRequest:
-    fields = check_fields(value, where, _REQUIRED_43, None)
+    fields = check_fields(value, where, _REQUIRED_54, None)
     checked: AckRequest = {
         "type": "ack",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -539,7 +682,7 @@ def _check_ack_request(value: object, where: str) -> AckRequest:
 
 
 def _check_interrupt_request(value: object, where: str) -> InterruptRequest:
-    fields = check_fields(value, where, _REQUIRED_44, None)
+    fields = check_fields(value, where, _REQUIRED_55, None)
     checked: InterruptRequest = {
         "type": "interrupt",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -550,7 +693,7 @@ def _check_interrupt_request(value: object, where: str) -> InterruptRequest:
 
 
 def _check_dump_stacks_request(value: object, where: str) -> DumpStacksRequest:
-    fields = check_fields(value, where, _REQUIRED_45, None)
+    fields = check_fields(value, where, _REQUIRED_56, None)
     checked: DumpStacksRequest = {
         "type": "dump_stacks",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -559,7 +702,7 @@ def _check_dump_stacks_request(value: object, where: str) -> DumpStacksRequest:
 
 
 def _check_stop_kernel_request(value: object, where: str) -> StopKernelRequest:
-    fields = check_fields(value, where, _REQUIRED_44, None)
+    fields = check_fields(value, where, _REQUIRED_55, None)
     checked: StopKernelRequest = {
         "type": "stop_kernel",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -570,7 +713,7 @@ def _check_stop_kernel_request(value: object, where: str) -> StopKernelRequest:
 
 
 def _check_forget_request(value: object, where: str) -> ForgetRequest:
-    fields = check_fields(value, where, _REQUIRED_45, None)
+    fields = check_fields(value, where, _REQUIRED_56, None)
     checked: ForgetRequest = {
         "type": "forget",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -579,7 +722,7 @@ def _check_forget_request(value: object, where: str) -> ForgetRequest:
 
 
 def _check_health_request(value: object, where: str) -> HealthRequest:
-    fields = check_fields(value, where, _REQUIRED_46, None)
+    fields = check_fields(value, where, _REQUIRED_57, None)
     checked: HealthRequest = {
         "type": "health",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -587,8 +730,18 @@ def _check_health_request(value: object, where: str) -> HealthRequest:
     return checked
 
 
+def _check_configure_request(value: object, where: str) -> ConfigureRequest:
+    fields = check_fields(value, where, _REQUIRED_58, None)
+    checked: ConfigureRequest = {
+        "type": "configure",
+        "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
+        "settings": _check_agent_settings(fields["settings"], where + ".settings"),
+    }
+    return checked
+
+
 def _check_agent_shutdown_request(value: object, where: str) -> AgentShutdownRequest:
-    check_fields(value, where, _REQUIRED_47, None)
+    check_fields(value, where, _REQUIRED_59, None)
     checked: AgentShutdownRequest = {
         "type": "agent_shutdown",
     }
@@ -607,7 +760,22 @@ def check_agent_kernel(value: object, where: str = "agent kernel") -> AgentKerne
 
 def check_agent_kernel_state(value: object, where: str = "agent kernel state") -> AgentKernelState:
     """``value`` as the protocol's AgentKernelState (a new value), or ProtocolError naming the field and the limit."""
-    return check_enum(value, where, _CHOICES_9)
+    return check_enum(value, where, _CHOICES_13)
+
+
+def check_agent_settings(value: object, where: str = "agent settings") -> AgentSettings:
+    """``value`` as the protocol's AgentSettings (a new dict), or ProtocolError naming the field and the limit."""
+    return _check_agent_settings(value, where)
+
+
+def check_gpu_use(value: object, where: str = "gpu use") -> GpuUse:
+    """``value`` as the protocol's GpuUse (a new dict), or ProtocolError naming the field and the limit."""
+    return _check_gpu_use(value, where)
+
+
+def check_gpu_wait(value: object, where: str = "gpu wait") -> GpuWait:
+    """``value`` as the protocol's GpuWait (a new dict), or ProtocolError naming the field and the limit."""
+    return _check_gpu_wait(value, where)
 
 
 def check_host_gpu(value: object, where: str = "host gpu") -> HostGpu:
@@ -620,7 +788,12 @@ def check_kernel_exit(value: object, where: str = "kernel exit") -> KernelExit:
     return _check_kernel_exit(value, where)
 
 
-def agent_hello_message(*, protocol: int, agent_id: str, code_hash: str, pid: int, hostname: str, started_at: float, lease_seconds: int, kernels: Sequence[AgentKernel]) -> AgentHelloMessage:
+def check_settings_note(value: object, where: str = "settings note") -> SettingsNote:
+    """``value`` as the protocol's SettingsNote (a new dict), or ProtocolError naming the field and the limit."""
+    return _check_settings_note(value, where)
+
+
+def agent_hello_message(*, protocol: int, agent_id: str, code_hash: str, pid: int, hostname: str, started_at: float, lease_seconds: int, kernels: Sequence[AgentKernel], settings: Optional[AgentSettings] = None, notes: Optional[Sequence[SettingsNote]] = None) -> AgentHelloMessage:
     """The ``agent_hello`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
     _message: AgentHelloMessage = {
         "type": "agent_hello",
@@ -633,6 +806,10 @@ def agent_hello_message(*, protocol: int, agent_id: str, code_hash: str, pid: in
         "leaseSeconds": check_int(lease_seconds, "agent_hello message: lease_seconds", -9007199254740991, 9007199254740991),
         "kernels": check_list(kernels, "agent_hello message: kernels", lambda item, where: _check_agent_kernel(item, where)),
     }
+    if settings is not None:
+        _message["settings"] = _check_agent_settings(settings, "agent_hello message: settings")
+    if notes is not None:
+        _message["notes"] = check_list(notes, "agent_hello message: notes", lambda item, where: _check_settings_note(item, where), max_items=64)
     return _message
 
 
@@ -709,13 +886,13 @@ def interrupt_result_message(*, request_id: str, kernel: str, step: Literal["sig
         "type": "interrupt_result",
         "requestId": check_str(request_id, "interrupt_result message: request_id", min_length=1, max_length=64),
         "kernel": check_str(kernel, "interrupt_result message: kernel", pattern=AGENT_KERNEL_ID_PATTERN),
-        "step": check_enum(step, "interrupt_result message: step", _CHOICES_26),
+        "step": check_enum(step, "interrupt_result message: step", _CHOICES_35),
         "elapsedMs": check_number(elapsed_ms, "interrupt_result message: elapsed_ms", minimum=0),
     }
     return _message
 
 
-def health_message(*, request_id: str, hostname: str, pid: int, uptime_seconds: float, python: str, torch: Optional[str], cuda: Optional[str], probe: Literal["pending", "done", "failed"], gpu_source: Literal["nvml", "nvidia-smi", "declared", "none"], gpus: Sequence[HealthMessageGpusItem], kernels: int, queued: int, lease_seconds: int, links: int, code_hash: str) -> HealthMessage:
+def health_message(*, request_id: str, hostname: str, pid: int, uptime_seconds: float, python: str, torch: Optional[str], cuda: Optional[str], probe: Literal["pending", "done", "failed"], gpu_source: Literal["nvml", "nvidia-smi", "declared", "none"], gpus: Sequence[HealthMessageGpusItem], kernels: int, queued: int, lease_seconds: int, links: int, code_hash: str, queue: Optional[Sequence[GpuUse]] = None, settings: Optional[AgentSettings] = None, kept: Optional[Sequence[str]] = None) -> HealthMessage:
     """The ``health`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
     _message: HealthMessage = {
         "type": "health",
@@ -726,8 +903,8 @@ def health_message(*, request_id: str, hostname: str, pid: int, uptime_seconds: 
         "python": check_str(python, "health message: python", max_length=4000),
         "torch": (None if torch is None else check_str(torch, "health message: torch", max_length=4000)),
         "cuda": (None if cuda is None else check_str(cuda, "health message: cuda", max_length=4000)),
-        "probe": check_enum(probe, "health message: probe", _CHOICES_31),
-        "gpuSource": check_enum(gpu_source, "health message: gpu_source", _CHOICES_32),
+        "probe": check_enum(probe, "health message: probe", _CHOICES_40),
+        "gpuSource": check_enum(gpu_source, "health message: gpu_source", _CHOICES_41),
         "gpus": check_list(gpus, "health message: gpus", lambda item, where: _check_health_message_gpus_item(item, where)),
         "kernels": check_int(kernels, "health message: kernels", 0, 9007199254740991),
         "queued": check_int(queued, "health message: queued", 0, 9007199254740991),
@@ -735,15 +912,34 @@ def health_message(*, request_id: str, hostname: str, pid: int, uptime_seconds: 
         "links": check_int(links, "health message: links", 0, 9007199254740991),
         "codeHash": check_str(code_hash, "health message: code_hash", max_length=128),
     }
+    if queue is not None:
+        _message["queue"] = check_list(queue, "health message: queue", lambda item, where: _check_gpu_use(item, where), max_items=1024)
+    if settings is not None:
+        _message["settings"] = _check_agent_settings(settings, "health message: settings")
+    if kept is not None:
+        _message["kept"] = check_list(kept, "health message: kept", lambda item, where: check_str(item, where, max_length=4000), max_items=64)
     return _message
 
 
-def request_failed_message(*, request_id: str, message: str) -> RequestFailedMessage:
+def request_failed_message(*, request_id: str, message: str, refusal: Optional[GpuWait] = None) -> RequestFailedMessage:
     """The ``request_failed`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
     _message: RequestFailedMessage = {
         "type": "request_failed",
         "requestId": check_str(request_id, "request_failed message: request_id", min_length=1, max_length=64),
         "message": check_str(message, "request_failed message: message", max_length=4000),
+    }
+    if refusal is not None:
+        _message["refusal"] = _check_gpu_wait(refusal, "request_failed message: refusal")
+    return _message
+
+
+def configured_message(*, request_id: str, settings: AgentSettings, notes: Sequence[SettingsNote]) -> ConfiguredMessage:
+    """The ``configured`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
+    _message: ConfiguredMessage = {
+        "type": "configured",
+        "requestId": check_str(request_id, "configured message: request_id", min_length=1, max_length=64),
+        "settings": _check_agent_settings(settings, "configured message: settings"),
+        "notes": check_list(notes, "configured message: notes", lambda item, where: _check_settings_note(item, where), max_items=64),
     }
     return _message
 
@@ -752,7 +948,7 @@ def agent_log_message(*, level: Literal["info", "warning", "error"], message: st
     """The ``agent_log`` message, checked as the server will check it (ProtocolError, a ValueError, names the field and the limit)."""
     _message: AgentLogMessage = {
         "type": "agent_log",
-        "level": check_enum(level, "agent_log message: level", _CHOICES_37),
+        "level": check_enum(level, "agent_log message: level", _CHOICES_48),
         "message": check_str(message, "agent_log message: message", max_length=4000),
     }
     return _message
@@ -779,6 +975,8 @@ def read_agent_request(value: object) -> AgentRequest:
         return _check_forget_request(value, "forget request")
     if kind == "health":
         return _check_health_request(value, "health request")
+    if kind == "configure":
+        return _check_configure_request(value, "configure request")
     if kind == "agent_shutdown":
         return _check_agent_shutdown_request(value, "agent_shutdown request")
     raise ProtocolError(f"not an agent request: its type must be one of {', '.join(AGENT_REQUEST_TYPES)}, got {kind!r}")
@@ -807,6 +1005,8 @@ def check_agent_message(value: object) -> AgentMessage:
         return _check_health_message(value, "health message")
     if kind == "request_failed":
         return _check_request_failed_message(value, "request_failed message")
+    if kind == "configured":
+        return _check_configured_message(value, "configured message")
     if kind == "agent_log":
         return _check_agent_log_message(value, "agent_log message")
     raise ProtocolError(f"not an agent message: its type must be one of {', '.join(AGENT_MESSAGE_TYPES)}, got {kind!r}")

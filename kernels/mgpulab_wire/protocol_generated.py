@@ -24,12 +24,14 @@ MAX_COMPLETIONS: Final = 500
 MAX_COMPLETION_CHARS: Final = 1000
 MAX_METRIC_STEP: Final = 2147483647
 MAX_METRIC_TAG_CHARS: Final = 64
+MAX_PRELOAD_MODULES: Final = 16
 METRIC_NAME_PATTERN: Final = re.compile("^[A-Za-z_][A-Za-z0-9_.:/-]{0,63}\\Z")
 NONCE_HEX_LENGTH: Final = 32
+PRELOAD_MODULE_PATTERN: Final = re.compile("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*\\Z")
 
 
 KERNEL_MESSAGE_TYPES: Final = ("hello", "status", "stream", "execute_result", "display_data", "error", "execute_reply", "pong", "metric", "stacks", "kernel_log", "complete_reply", "inspect_reply", "device_plan")
-KERNEL_REQUEST_TYPES: Final = ("execute", "ping", "complete", "inspect", "stacks", "shutdown")
+KERNEL_REQUEST_TYPES: Final = ("execute", "ping", "complete", "inspect", "stacks", "preload", "shutdown")
 
 
 _REQUIRED_0: Final[Tuple[str, ...]] = ("kind", "engine", "count", "placement", "gpus", "gpusUsed", "backend", "hostCores", "devices", "names", "streams", "memorySource", "label", "reason")
@@ -77,7 +79,8 @@ _KNOWN_41: Final[FrozenSet[str]] = frozenset(("type", "runId", "plan"))
 _REQUIRED_42: Final[Tuple[str, ...]] = ("type", "id", "code")
 _PATTERN_43: Final[Pattern[str]] = re.compile("^[A-Za-z0-9_-]+\\Z")
 _REQUIRED_44: Final[Tuple[str, ...]] = ("type", "id", "code", "cursor")
-_REQUIRED_45: Final[Tuple[str, ...]] = ("type",)
+_REQUIRED_45: Final[Tuple[str, ...]] = ("type", "modules")
+_REQUIRED_46: Final[Tuple[str, ...]] = ("type",)
 
 
 class DevicePlan(TypedDict):
@@ -241,12 +244,17 @@ class StacksRequest(TypedDict):
     id: str
 
 
+class PreloadRequest(TypedDict):
+    type: Literal["preload"]
+    modules: List[str]
+
+
 class ShutdownRequest(TypedDict):
     type: Literal["shutdown"]
 
 
 KernelMessage = Union[HelloMessage, StatusMessage, StreamMessage, ExecuteResultMessage, DisplayDataMessage, ErrorMessage, ExecuteReplyMessage, PongMessage, MetricMessage, StacksMessage, KernelLogMessage, CompleteReplyMessage, InspectReplyMessage, DevicePlanMessage]
-KernelRequest = Union[ExecuteRequest, PingRequest, CompleteRequest, InspectRequest, StacksRequest, ShutdownRequest]
+KernelRequest = Union[ExecuteRequest, PingRequest, CompleteRequest, InspectRequest, StacksRequest, PreloadRequest, ShutdownRequest]
 
 
 def _check_device_plan(value: object, where: str) -> DevicePlan:
@@ -503,8 +511,17 @@ def _check_stacks_request(value: object, where: str) -> StacksRequest:
     return checked
 
 
+def _check_preload_request(value: object, where: str) -> PreloadRequest:
+    fields = check_fields(value, where, _REQUIRED_45, None)
+    checked: PreloadRequest = {
+        "type": "preload",
+        "modules": check_list(fields["modules"], where + ".modules", lambda item, where: check_str(item, where, max_length=100, pattern=PRELOAD_MODULE_PATTERN), max_items=16),
+    }
+    return checked
+
+
 def _check_shutdown_request(value: object, where: str) -> ShutdownRequest:
-    check_fields(value, where, _REQUIRED_45, None)
+    check_fields(value, where, _REQUIRED_46, None)
     checked: ShutdownRequest = {
         "type": "shutdown",
     }
@@ -686,6 +703,8 @@ def read_kernel_request(value: object) -> KernelRequest:
         return _check_inspect_request(value, "inspect request")
     if kind == "stacks":
         return _check_stacks_request(value, "stacks request")
+    if kind == "preload":
+        return _check_preload_request(value, "preload request")
     if kind == "shutdown":
         return _check_shutdown_request(value, "shutdown request")
     raise ProtocolError(f"not a kernel request: its type must be one of {', '.join(KERNEL_REQUEST_TYPES)}, got {kind!r}")

@@ -40,3 +40,12 @@ def test_inspection_gives_signature_and_docstring(without):
     assert reply["found"] is True
     assert "Signature: area(w: float, h: float = 2.0) -> float" in reply["text"] and "w×h rectangle" in reply["text"]
     assert missing.of("inspect_reply")[0] == {"type": "inspect_reply", "id": "i2", "found": False, "text": ""}
+
+
+@BOTH
+def test_a_cell_completes_from_its_own_import_before_it_runs(without):
+    # Tab in a cell that has not run: `torch.` after `import torch as tt` on the line above. The module is loaded
+    # (a guided scenario's kernel preloads torch), not in the namespace.
+    loaded, reply = run_kernel(["import sys, importlib; importlib.import_module('json'); 'json' in sys.modules",
+                                _complete("import json as jj\nx = jj.lo")], without)
+    assert [m["text"] for m in reply.of("complete_reply")[0]["matches"]][:2] == ["load", "loads"]

@@ -95,6 +95,16 @@ def _step_mean(points):
     return sum(values) / len(values) if values else None
 
 
+def _step_median(points):
+    """The charts' bar (issue 27: the median of the steps after the warm-up, not their mean)."""
+    used = points[1:] if len(points) > 2 else points
+    values = sorted(v for _, v in used if _finite(v))
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 def _recompute(messages, source):
     tag, metric, ranks, steps, statistic = (source[k] for k in ("tag", "metric", "ranks", "steps", "statistic"))
     if statistic == "mean":
@@ -126,12 +136,12 @@ def _recompute(messages, source):
         def time_per(variant):
             step_ranks = sorted({m["rank"] for m in messages if (m.get("runId") or "") == variant
                                  and "step_ms" in m["values"]})
-            step = sum(_step_mean(_points(messages, variant, r, "step_ms")) for r in step_ranks) / len(step_ranks)
+            step = sum(_step_median(_points(messages, variant, r, "step_ms")) for r in step_ranks) / len(step_ranks)
             if source["basis"] == "step":
                 return step
             sample_ranks = sorted({m["rank"] for m in messages if (m.get("runId") or "") == variant
                                    and "samples" in m["values"]})
-            return step / sum(_step_mean(_points(messages, variant, r, "samples")) for r in sample_ranks)
+            return step / sum(_step_median(_points(messages, variant, r, "samples")) for r in sample_ranks)
         return time_per(source["baseline"]) / time_per(tag)
     raise AssertionError(f"unknown statistic {statistic}")
 

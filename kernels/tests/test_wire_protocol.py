@@ -55,7 +55,7 @@ def test_every_fixture_request_is_read(request_):
 
 
 def test_a_request_outside_the_protocol_is_refused_with_the_reason():
-    with pytest.raises(wire.ProtocolError, match="type must be one of execute, ping, complete, inspect, stacks, shutdown, got 'explode'"):
+    with pytest.raises(wire.ProtocolError, match="type must be one of execute, ping, complete, inspect, stacks, preload, shutdown, got 'explode'"):
         wire.read_kernel_request({"type": "explode"})
     with pytest.raises(wire.ProtocolError, match=r"execute request is missing 'code'"):
         wire.read_kernel_request({"type": "execute", "id": "c1"})

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { CommandError, describeInvalid } from "../errors";
+import { CommandError, describeFieldRule } from "../errors";
 import { LOCAL_USER, type PrismaClient } from "../persistence";
 import { hashPassword } from "./password-hash";
 import type { UserView } from "../core/protocol/accounts-model";
@@ -29,7 +29,7 @@ export class Accounts {
   /** A new account; the first one made where only the token-mode local user existed takes that user over, with its notebooks. */
   async create(input: NewAccount): Promise<UserView> {
     const parsed = newAccountSchema.safeParse(input);
-    if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+    if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
     const account = parsed.data;
     const passwordHash = await hashPassword(account.password);
     const taken = await this.prisma.user.findUnique({ where: { email: account.email }, select: { id: true } });
@@ -65,7 +65,7 @@ export class Accounts {
   async setPassword(userId: string, password: string): Promise<UserView> {
     await this.activeUser(userId);
     const parsed = newAccountSchema.shape.password.safeParse(password);
-    if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+    if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
     const credential = await this.prisma.account.findFirst({ where: { userId, providerId: "credential" }, select: { id: true } });
     if (!credential) throw new CommandError("invalid", "this user signs in without a password (a participant or the token-mode local user)");
     const passwordHash = await hashPassword(parsed.data);
@@ -113,6 +113,7 @@ export class Accounts {
       role: isRole(user.role) ? user.role : "member",
       createdAt: user.createdAt.toISOString(),
       hasPassword: user.accounts.length > 0,
+      signsInWith: user.accounts.length > 0 ? "password" : user.role === "participant" ? "workshop-link" : "this-machine",
       activeSessions: user._count.sessions,
     };
   }

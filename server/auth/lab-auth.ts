@@ -23,6 +23,8 @@ import { isRole, type Actor } from "./roles";
 
 export const AUTH_BASE_PATH = "/api/auth";
 export const JOIN_PATH = "/workshop/join";
+/** What the join page shows before anyone types a name: the workshop a code opens, or that it opens none. */
+export const JOIN_INFO_PATH = "/workshop/join-info";
 /** The header the lab's HTTP edge sets to the connection's address (replacing any the client sent): the rate limits' key. */
 export const CLIENT_IP_HEADER = "x-mgpulab-client-ip";
 
@@ -98,6 +100,8 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
         // Guessing the current password here is guessing a password too.
         "/change-password": { window: settings.loginRateLimit.windowSeconds, max: settings.loginRateLimit.max },
         [JOIN_PATH]: { window: settings.joinRateLimit.windowSeconds, max: settings.joinRateLimit.max },
+        // A code looked up is a code guessed: the same budget as joins.
+        [JOIN_INFO_PATH]: { window: settings.joinRateLimit.windowSeconds, max: settings.joinRateLimit.max },
       },
     },
     advanced: {
@@ -130,6 +134,15 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
           throw ctx.redirect("/");
         },
       ),
+      joinInfo: createAuthEndpoint(JOIN_INFO_PATH, { method: "GET", query: z.object({ code: z.string().trim().min(1).max(64) }) }, async (ctx) => {
+        const workshop = await prisma.workshop.findUnique({ where: { joinCode: ctx.query.code.toUpperCase() }, select: { id: true, title: true, closedAt: true, endedAt: true } });
+        const current = workshop ? await getSessionFromCtx(ctx) : null;
+        const currentUser = current?.user as { role?: unknown; workshopId?: unknown } | undefined;
+        const mine = workshop !== null && currentUser?.role === "participant" && currentUser.workshopId === workshop.id;
+        // As the join itself: an unknown code and a closed room read the same, except to who is in it already.
+        if (!workshop || (workshop.closedAt !== null && !mine)) throw new APIError("NOT_FOUND", { message: "no open workshop has this code; check it with your facilitator" });
+        return ctx.json({ title: workshop.title, ended: workshop.endedAt !== null, rejoining: mine });
+      }),
       joinWorkshop: createAuthEndpoint(JOIN_PATH, { method: "POST", body: joinBodySchema }, async (ctx) => {
         const workshop = await prisma.workshop.findUnique({ where: { joinCode: ctx.body.code.toUpperCase() }, select: { id: true, closedAt: true } });
         const current = workshop ? await getSessionFromCtx(ctx) : null;

@@ -46,7 +46,7 @@ export function renderExecutionChartsSvg(metrics: ExecutionMetrics): string | nu
   if (lines.length > 0) y = section(parts, y, "Loss vs step", (box) => lossPlot(lines, box), 36, lossLegend(lines));
   if (timing.bars.length > 0) {
     const bottom = timing.bars.length > 6 ? 70 : 24;
-    y = section(parts, y, "Step time per device (ms) — mean per phase, warm-up step excluded", (box) => timingPlot(timing, box), bottom, timingLegend(timing));
+    y = section(parts, y, "Step time per device (ms) — median per phase, warm-up step excluded", (box) => timingPlot(timing, box), bottom, timingLegend(timing));
   }
   if (parts.length === 0) return null;
   const height = Math.ceil(y + 8);

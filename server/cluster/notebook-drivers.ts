@@ -15,6 +15,10 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { Workshops } from "../workshops/workshops";
 import { toClientError } from "../errors";
 
+/** What a workshop participant reads when the lab has no room for one more kernel. */
+export const PARTICIPANT_KERNEL_LIMIT =
+  "The lab is running as much code as it can hold right now, so your notebook cannot start running yet. Try again in a minute; your facilitator can see that the room is full.";
+
 /** A command as the socket edge passes it on, authorised. */
 export interface DrivenCommand {
   command: NotebookCommand;
@@ -68,8 +72,10 @@ export class LocalDriver {
       await runtime.handle(command, socketId);
       return { ok: true };
     } catch (error) {
-      const { error: message, code, conflict, expected } = toClientError(error);
-      if (!expected) this.log("error", `${command.op} on notebook ${notebookId} failed: ${error instanceof Error ? (error.stack ?? message) : message}`);
+      const { error: raw, code, conflict, expected } = toClientError(error);
+      if (!expected) this.log("error", `${command.op} on notebook ${notebookId} failed: ${error instanceof Error ? (error.stack ?? raw) : raw}`);
+      // A participant is told why in plain words, never an operator's remedy (the kernel list, a setting).
+      const message = participant && code === "limit" ? PARTICIPANT_KERNEL_LIMIT : raw;
       return conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code };
     }
   }

@@ -8,10 +8,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { kernelMessageSchema, type KernelMessageOf, type KernelRequest } from "../core/protocol/kernel-messages";
-import type { AgentKernel } from "../core/protocol/agent-messages";
+import type { AgentKernel, GpuUse, GpuWait } from "../core/protocol/agent-messages";
+import { describeGpuWait, UNKNOWN_HOLDER, type GpuWaitView, type HolderName } from "../core/protocol/hosts-model";
+import type { KernelLinkTrouble } from "../core/protocol/notebook-model";
 import { encodeKernelInput, KernelStartError } from "../kernel/kernel-channel";
-import type { KernelExit, KernelLauncher, KernelPlacement, KernelProcess, KernelProcessEvents } from "../kernel/kernel-process";
-import type { AgentKernelHandlers, HostAgent } from "./host-agent";
+import { KernelRefusedError, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "../kernel/kernel-process";
+import { GpuRefusedError, type AgentKernelHandlers, type HostAgent, type HostLinkState } from "./host-agent";
+import { plainText } from "./terminal-text";
+
+/** Names agent kernels as the owner of `notebookId` may see them (holder-names.ts); null: nobody asks for a notebook. */
+export type NameKernels = (agentKernelIds: readonly string[], notebookId: string | null) => Promise<Map<string, HolderName>>;
 
 const BOOT_OUTPUT_KEPT = 16 * 1024;
 
@@ -34,6 +40,7 @@ export class AgentKernelProcess implements KernelProcess {
     private state: AgentKernel,
     private readonly log: (level: "info" | "warning" | "error", message: string) => void,
     onThisMachine: boolean,
+    private readonly hostLabel: string = agent.hostId,
   ) {
     this.placement = { hostId: agent.hostId, agentKernelId: kernelId, gpus: state.gpus, onThisMachine };
   }
@@ -140,6 +147,19 @@ export class AgentKernelProcess implements KernelProcess {
     this.agent.ack(this.kernelId, seq);
   }
 
+  /** The host's link stalls or is being reopened: the kernel itself may run on (its agent keeps it). */
+  onLinkTrouble(listener: (trouble: KernelLinkTrouble | null) => void): () => void {
+    let last: string | null = null;
+    return this.agent.onState((state) => {
+      if (!this.alive) return;
+      const trouble = linkTrouble(state, this.hostLabel);
+      const key = trouble === null ? "" : `${trouble.state}:${trouble.since}`;
+      if (key === (last ?? "")) return;
+      last = key;
+      listener(trouble);
+    });
+  }
+
   private waitForExit(timeoutMs: number): Promise<boolean> {
     if (!this.alive) return Promise.resolve(true);
     return new Promise((resolve) => {
@@ -163,8 +183,37 @@ function parseKernelFrame(json: string): { ok: true; message: ReturnType<typeof 
   return parsed.success ? { ok: true, message: parsed.data } : { ok: false, reason: `invalid kernel message: ${parsed.error.message.slice(0, 500)}` };
 }
 
+/** A link state as a running kernel's notebook says it; null while the link answers. */
+export function linkTrouble(state: HostLinkState, host: string): KernelLinkTrouble | null {
+  switch (state.state) {
+    case "stalled":
+      return { state: "stalled", host, since: state.silentSince };
+    case "unreachable":
+      return { state: "reconnecting", host, since: state.at };
+    case "connecting":
+      return { state: "reconnecting", host, since: Date.now() };
+    case "connected":
+    case "disconnected": // the lab let go on purpose (it stops): nothing to tell a notebook
+      return null;
+  }
+}
+
+/** An agent's wait with the holders and those before it named for the asking notebook's owner. */
+export async function nameWait(wait: GpuWait, host: string, name: NameKernels | null, notebookId: string | null): Promise<GpuWaitView> {
+  const ids = [...wait.holders, ...wait.ahead].map((use) => use.kernel);
+  const names = name && ids.length > 0 ? await name(ids, notebookId).catch(() => new Map<string, HolderName>()) : new Map<string, HolderName>();
+  const view = (use: GpuUse) => ({ ...(names.get(use.kernel) ?? UNKNOWN_HOLDER), gpus: use.gpus, since: use.since });
+  return { host, asked: wait.asked, free: wait.free, total: wait.total, holders: wait.holders.map(view), ahead: wait.ahead.map(view) };
+}
+
 /** Kernels on one configured host, through its agent. */
-export function agentLauncher(agent: HostAgent, label: string, log: (level: "info" | "warning" | "error", message: string) => void, onThisMachine: boolean): KernelLauncher {
+export function agentLauncher(
+  agent: HostAgent,
+  label: string,
+  log: (level: "info" | "warning" | "error", message: string) => void,
+  onThisMachine: boolean,
+  name: NameKernels | null = null,
+): KernelLauncher {
   return {
     id: agent.hostId,
     label,
@@ -178,6 +227,8 @@ export function agentLauncher(agent: HostAgent, label: string, log: (level: "inf
         resolveHello = resolve;
         rejectHello = reject;
       });
+      // The kernel may end before anyone awaits its hello (a start given up in the GPU queue): that is the start's error, said once, below.
+      hello.catch(() => undefined);
       // Until its hello, what the kernel prints is kept for the error, and its exit fails the start.
       const starting: KernelProcessEvents = {
         message: (message) => (message.type === "hello" ? resolveHello(message) : events.message(message)),
@@ -192,21 +243,41 @@ export function agentLauncher(agent: HostAgent, label: string, log: (level: "inf
         },
       };
       // Made before the start request: its first frames may arrive in the same read as the answer.
-      const process = new AgentKernelProcess(agent, kernelId, queuedState(kernelId, options.gpus ?? 0), log, onThisMachine);
+      const process = new AgentKernelProcess(agent, kernelId, queuedState(kernelId, options.gpus ?? 0), log, onThisMachine, label);
       const handlers = process.handlers(starting);
+      const notebookId = options.signal?.aborted ? null : (options.notebookId ?? null);
       // Given up while it waits for GPUs: the agent takes it out of the queue, and the start fails with why.
       options.signal?.addEventListener("abort", () => void agent.request({ type: "stop_kernel", requestId: randomUUID(), kernel: kernelId, graceMs: 1000 }).catch(() => undefined), { once: true });
+      // Each place in the queue is named (asynchronously): a later one never gives way to an earlier one.
+      let told = 0;
+      const queued = (kernel: AgentKernel) => {
+        if (kernel.state !== "queued" || kernel.position === null) return;
+        const position = kernel.position;
+        const mine = ++told;
+        const named = kernel.wait ? nameWait(kernel.wait, label, name, notebookId) : Promise.resolve(null);
+        named
+          .then((wait) => {
+            if (mine === told) options.onQueued?.({ position, agentKernelId: kernelId, wait });
+          })
+          .catch((error: unknown) => log("warning", `kernel ${kernelId}: its place in the GPU queue was not shown: ${error instanceof Error ? error.message : String(error)}`));
+      };
       await agent
         .startKernel(kernelId, { gpus: options.gpus ?? 0, cwd: options.cwd ?? null, env: {} }, {
           ...handlers,
           state: (kernel) => {
-            if (kernel.state === "queued" && kernel.position !== null) options.onQueued?.(kernel.position);
+            queued(kernel);
             handlers.state?.(kernel);
           },
         })
-        .catch((error: unknown) => {
-          throw new KernelStartError(error instanceof Error ? error.message : String(error), "");
+        .catch(async (error: unknown) => {
+          told++; // no queue place after the answer
+          if (error instanceof GpuRefusedError) {
+            const wait = await nameWait(error.wait, label, name, notebookId);
+            throw new KernelRefusedError(describeGpuWait(wait), wait);
+          }
+          throw new KernelStartError(plainText(error instanceof Error ? error.message : String(error)).trim(), "");
         });
+      told++;
       const timeoutMs = options.startTimeoutMs ?? 60_000;
       const timer = setTimeout(() => rejectHello(new KernelStartError(`kernel did not start within ${timeoutMs} ms`, bootOutput)), timeoutMs);
       try {
@@ -219,7 +290,7 @@ export function agentLauncher(agent: HostAgent, label: string, log: (level: "inf
       }
     },
     resume: async (agentKernelId, afterSeq, events) => {
-      const process = new AgentKernelProcess(agent, agentKernelId, queuedState(agentKernelId, 0), log, onThisMachine);
+      const process = new AgentKernelProcess(agent, agentKernelId, queuedState(agentKernelId, 0), log, onThisMachine, label);
       const state = await agent.attachKernel(agentKernelId, afterSeq, process.handlers(events));
       if (!state) return null;
       process.handlers(events).state?.(state);

@@ -22,6 +22,7 @@ import { FrameDecoder } from "../kernel/frame-decoder";
 import { KERNELS_DIR, loadKernelBundle } from "../kernel/kernel-bundle";
 import { PtyProcess, cleanEnvironment, type PtyExit } from "../kernel/pty-process";
 import { describeExit } from "../kernel/kernel-channel";
+import { plainText } from "./terminal-text";
 
 /** What opens the PTY on a host: host-transport.ts builds one per configured host. */
 export interface LinkTransport {
@@ -31,7 +32,7 @@ export interface LinkTransport {
 }
 
 /** The agent's settings for this host; the nonce, code and protocol are the link's own. */
-export type AgentSettings = Omit<AgentBoot, "nonce" | "protocol" | "modules" | "codeHash">;
+export type AgentBootSettings = Omit<AgentBoot, "nonce" | "protocol" | "modules" | "codeHash">;
 
 export interface AgentLinkEvents {
   message(message: AgentMessage): void;
@@ -41,9 +42,12 @@ export interface AgentLinkEvents {
   closed(reason: string): void;
 }
 
+/** A link that did not open: why, and what the host printed (terminal control characters removed from both). */
 export class AgentLinkError extends Error {
-  constructor(message: string, readonly output: string) {
-    super(message);
+  readonly output: string;
+  constructor(message: string, output: string) {
+    super(plainText(message));
+    this.output = plainText(output);
   }
 }
 
@@ -81,7 +85,7 @@ export class AgentLink {
 
   private constructor(
     transport: LinkTransport,
-    settings: AgentSettings,
+    settings: AgentBootSettings,
     private readonly events: AgentLinkEvents,
     onHello: (hello: AgentMessageOf<"agent_hello">) => void,
     code: AgentCode,
@@ -130,7 +134,7 @@ export class AgentLink {
   /** `code`: what a new agent is started with (the lab's own, unless a test plays an older lab). */
   static open(
     transport: LinkTransport,
-    settings: AgentSettings,
+    settings: AgentBootSettings,
     events: AgentLinkEvents,
     timeoutMs = 30_000,
     code: AgentCode = agentCode(),
@@ -209,7 +213,7 @@ export class AgentLink {
     const rest = this.text.end();
     if (rest) this.events.text(rest);
     this.closedReason = describeExit(exit, "the link to the host agent ended");
-    const said = this.output.trim().split("\n").slice(-3).join(" | ");
+    const said = plainText(this.output).split("\n").map((line) => line.trim()).filter(Boolean).slice(-3).join(" | ");
     // Before the agent said hello, what the host printed is why (ssh's refusal, the bootstrap's "mgpulab agent: …").
     this.events.closed(said && !this.helloSeen ? `${this.closedReason}: ${said}` : this.closedReason);
   }

@@ -1,17 +1,23 @@
 /**
  * Which hosts the lab runs kernels on: a JSON file (MGPULAB_HOSTS_FILE, else
  * `<dataDir>/hosts.json` when present), else only this machine. The file is
- * read once at start and checked whole: every problem is reported with the
- * file and the field (`hosts.json: hosts[1].ssh.port: …`), unknown keys are
- * errors (a typo must not silently fall back to a default), and every value
- * that ends up on an ssh or sbatch command line is checked so that a config
- * cannot smuggle in an option of its own (see host-transport.ts).
+ * read at start (and again on SIGHUP) and checked whole: every problem is
+ * reported with the file and the field (`hosts.json: hosts[1].ssh.port: …`),
+ * unknown keys are errors (a typo must not silently fall back to a default),
+ * and every value that ends up on an ssh or sbatch command line is checked so
+ * that a config cannot smuggle in an option of its own (see host-transport.ts).
+ *
+ * One bad host entry never takes the lab down: it is left out, with its
+ * problems (`problems`), and every other host serves. What makes the whole
+ * file unusable — not JSON (said with line and column), a wrong top-level
+ * field — is a HostsConfigError.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { hostGpuSchema, type HostGpu } from "../core/protocol/agent-messages";
+import { findJsonSyntaxError } from "./json-syntax";
 
 export type HostKind = "local" | "ssh" | "slurm";
 
@@ -69,10 +75,20 @@ export interface SlurmHostConfig extends HostCommon {
 }
 export type HostConfig = LocalHostConfig | SshHostConfig | SlurmHostConfig;
 
+/** A host entry left out because it fails its check. */
+export interface HostProblem {
+  /** Its id when it has a usable one (a notebook on it is told why it cannot start), else where it is: "hosts[3]". */
+  id: string;
+  /** Every problem of the entry, each naming the file and the field. */
+  errors: string[];
+}
+
 export interface HostsConfig {
   file: string | null;
-  /** Always contains the local host (added when the file has none). */
+  /** Always contains the local host (added when the file has none, or when its entry is left out). */
   hosts: HostConfig[];
+  /** Entries left out, with why. */
+  problems: HostProblem[];
   defaultHost: string;
   healthIntervalSeconds: number;
   idle: { minutes: number; gpuUtilizationPercent: number; warnMinutes: number };
@@ -183,7 +199,8 @@ const hostSchema = z.discriminatedUnion(
 
 const fileSchema = z
   .strictObject({
-    hosts: z.array(hostSchema).max(200).default([]),
+    // Each entry is checked on its own (checkHosts): one bad entry leaves only itself out.
+    hosts: z.array(z.unknown(), { error: "expected a list of hosts" }).max(200).default([]),
     defaultHost: z.string({ error: "expected a host id" }).optional(),
     healthIntervalSeconds: positiveNumber(86_400, "seconds").default(60),
     idle: z
@@ -194,29 +211,52 @@ const fileSchema = z
       })
       .default({ minutes: 60, gpuUtilizationPercent: 5, warnMinutes: 5 }),
   })
-  .superRefine((file, ctx) => {
-    const seen = new Map<string, number>();
-    file.hosts.forEach((host, index) => {
-      const first = seen.get(host.id);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["hosts", index, "id"], message: `duplicate id "${host.id}" (also hosts[${first}])` });
-      else seen.set(host.id, index);
-      if ((host.id === LOCAL_HOST_ID) !== (host.kind === "local")) {
-        ctx.addIssue({ code: "custom", path: ["hosts", index, "id"], message: `the id "local" is for the one host of kind "local", and only for it` });
-      }
-      const gpus = host.gpus;
-      if (Array.isArray(gpus) && host.maxGpusPerKernel !== null && host.maxGpusPerKernel > gpus.length) {
-        ctx.addIssue({ code: "custom", path: ["hosts", index, "maxGpusPerKernel"], message: `is more than the ${gpus.length} GPUs declared` });
-      }
-    });
-    const ids = new Set([LOCAL_HOST_ID, ...file.hosts.map((host) => host.id)]);
-    if (file.defaultHost !== undefined && !ids.has(file.defaultHost)) {
-      ctx.addIssue({ code: "custom", path: ["defaultHost"], message: `names no host (hosts: ${[...ids].join(", ")})` });
-    }
-  });
+  ;
 
-type ParsedFile = z.infer<typeof fileSchema>;
-type ParsedHost = ParsedFile["hosts"][number];
+type ParsedHost = z.infer<typeof hostSchema>;
 type ParsedSsh = z.infer<typeof sshSchema>;
+
+/** Rules across fields of one entry (the schema checks each field). */
+function entryIssues(host: ParsedHost): Array<{ path: PropertyKey[]; message: string }> {
+  const issues: Array<{ path: PropertyKey[]; message: string }> = [];
+  if ((host.id === LOCAL_HOST_ID) !== (host.kind === "local")) {
+    issues.push({ path: ["id"], message: `the id "local" is for the one host of kind "local", and only for it` });
+  }
+  if (Array.isArray(host.gpus) && host.maxGpusPerKernel !== null && host.maxGpusPerKernel > host.gpus.length) {
+    issues.push({ path: ["maxGpusPerKernel"], message: `is more than the ${host.gpus.length} GPUs declared` });
+  }
+  return issues;
+}
+
+/** Each entry on its own: the good ones, and the problems of those left out. */
+function checkHosts(entries: unknown[], where: string): { hosts: ParsedHost[]; problems: HostProblem[] } {
+  const hosts: ParsedHost[] = [];
+  const problems: HostProblem[] = [];
+  const seen = new Map<string, number>();
+  entries.forEach((entry, index) => {
+    const at = `hosts[${index}]`;
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      problems.push({ id: at, errors: [`${where}: ${at}: expected a host: an object with id and kind`] });
+      return;
+    }
+    const parsed = hostSchema.safeParse(entry);
+    const errors = parsed.success
+      ? entryIssues(parsed.data).map((issue) => `${where}: ${fieldPath(["hosts", index, ...issue.path])}: ${issue.message}`)
+      : parsed.error.issues.map((issue) => `${where}: ${describeIssue({ ...issue, path: ["hosts", index, ...issue.path] })}`);
+    const declared = "id" in entry && typeof entry.id === "string" && HOST_ID_PATTERN.test(entry.id) ? entry.id : null;
+    const first = declared === null ? undefined : seen.get(declared);
+    if (first !== undefined) errors.push(`${where}: ${at}.id: duplicate id "${declared}" (also hosts[${first}])`);
+    else if (declared !== null) seen.set(declared, index);
+    if (parsed.success && errors.length === 0) {
+      hosts.push(parsed.data);
+      return;
+    }
+    // Its own id when it has a usable one: a notebook set to run there learns why it cannot.
+    const usable = declared !== null && first === undefined && declared !== LOCAL_HOST_ID;
+    problems.push({ id: usable ? declared : at, errors });
+  });
+  return { hosts, problems };
+}
 
 /** `hosts[1].ssh.port` from zod's path. */
 function fieldPath(segments: ReadonlyArray<PropertyKey>): string {
@@ -294,22 +334,25 @@ export function defaultLocalHost(): LocalHostConfig {
   };
 }
 
-/** Checks a parsed JSON document; throws HostsConfigError naming the file and every bad field. */
+/**
+ * Checks a parsed JSON document. A bad host entry is left out and listed in
+ * `problems`; a problem of the file as a whole throws HostsConfigError naming
+ * the file and every bad field.
+ */
 export function parseHostsConfig(json: unknown, file: string | null): HostsConfig {
   const where = file ?? "hosts config";
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     throw new HostsConfigError(parsed.error.issues.map((issue) => `${where}: ${describeIssue(issue)}`).join("\n"));
   }
-  const hosts = parsed.data.hosts.map(toHost);
+  const checked = checkHosts(parsed.data.hosts, where);
+  const hosts = checked.hosts.map(toHost);
   if (!hosts.some((host) => host.kind === "local")) hosts.unshift(defaultLocalHost());
-  return {
-    file,
-    hosts,
-    defaultHost: parsed.data.defaultHost ?? LOCAL_HOST_ID,
-    healthIntervalSeconds: parsed.data.healthIntervalSeconds,
-    idle: parsed.data.idle,
-  };
+  const ids = [...hosts.map((host) => host.id), ...checked.problems.map((problem) => problem.id)];
+  const defaultHost = parsed.data.defaultHost ?? LOCAL_HOST_ID;
+  // A default host left out for its own problems stays the default: its notebooks are told why it cannot start.
+  if (!ids.includes(defaultHost)) throw new HostsConfigError(`${where}: defaultHost: names no host (hosts: ${ids.join(", ")})`);
+  return { file, hosts, problems: checked.problems, defaultHost, healthIntervalSeconds: parsed.data.healthIntervalSeconds, idle: parsed.data.idle };
 }
 
 /** The file named by `file`, else MGPULAB_HOSTS_FILE, else `<dataDir>/hosts.json` if present, else the local host alone. */
@@ -330,7 +373,9 @@ export function loadHostsConfig(options: { file?: string | null; dataDir: string
   try {
     json = JSON.parse(source);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    // Line and column, as an editor shows them (JSON.parse names an offset at best).
+    const found = findJsonSyntaxError(source);
+    const reason = found ? `line ${found.line}, column ${found.column}: ${found.message}` : error instanceof Error ? error.message : String(error);
     throw new HostsConfigError(`${file}: not valid JSON: ${reason}`);
   }
   return parseHostsConfig(json, file);

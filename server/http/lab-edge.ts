@@ -34,7 +34,7 @@ import { signInHelpPage } from "./sign-in-help";
 import { executionChartSvg } from "./execution-routes";
 
 /** Better Auth routes a browser may reach (relative to AUTH_BASE_PATH). */
-const AUTH_ROUTES = new Set(["/sign-in/email", "/sign-out", "/get-session", "/change-password", "/workshop/join", LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]);
+const AUTH_ROUTES = new Set(["/sign-in/email", "/sign-out", "/get-session", "/change-password", "/workshop/join", "/workshop/join-info", LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length)]);
 /** Pages and files served without a session when the lab has accounts. */
 const PUBLIC_PAGES = [/^\/login\/?$/, /^\/join\/[A-Za-z0-9]{1,64}\/?$/];
 const PUBLIC_FILES = [/^\/_next\/static\//, /^\/monaco\//, /^\/icon\.svg$/, /^\/favicon\.ico$/];
@@ -106,7 +106,8 @@ async function anonymous(req: IncomingMessage, res: ServerResponse, url: URL, op
   if (tokenOnly) {
     // A local lab without accounts: nothing but where to find the URL.
     if (path.startsWith("/api/")) return void sendError(res, "unauthorized", "open the sign-in URL the lab printed when it started");
-    return void signInHelpPage(res, { spent: url.searchParams.get("link") === "spent" });
+    // The address this lab is reached at (never a fixed port): the Host was checked against the lab's names.
+    return void signInHelpPage(res, { spent: url.searchParams.get("link") === "spent", origin: `http://${req.headers.host ?? "127.0.0.1"}` });
   }
   if (PUBLIC_PAGES.some((page) => page.test(path)) || PUBLIC_FILES.some((file) => file.test(path))) return options.pages(req, res);
   if (path.startsWith("/api/")) return void sendError(res, "unauthorized", "sign in first");
@@ -126,6 +127,7 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
       chartOf: (executionId) => executionChartSvg(lab.db.prisma, executionId),
       templates: lab.scenarios,
       hostIds: options.hostIds,
+      freshTitle: (base) => lab.catalog.freshTitle(actor.userId, base),
     });
     return;
   }

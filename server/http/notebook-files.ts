@@ -29,6 +29,8 @@ export interface NotebookFilesOptions {
   templates?: TemplateRenderer;
   /** The lab's host ids: an imported kernel spec naming another host starts on the default host, with a note. */
   hostIds?: readonly string[];
+  /** A title none of the owner's notebooks has ("Untitled (2)" when "Untitled" is taken); the one asked for without it. */
+  freshTitle?: (base: string) => Promise<string>;
 }
 
 /** Imports of one server share this: at most one maximum-size file is held in memory at a time. */
@@ -66,7 +68,9 @@ async function importFile(req: IncomingMessage, res: ServerResponse, url: URL, o
       sendError(res, "too-large", `the file is larger than ${IPYNB_LIMITS.maxBytes} bytes`);
       return;
     }
-    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title, templates: options.templates, hostIds: options.hostIds });
+    // Importing "Untitled.ipynb" next to an "Untitled" gives "Untitled (2)", as a new notebook or a scenario copy does.
+    const unique = options.freshTitle ? await options.freshTitle(title) : title;
+    const { notebook, notes } = await saveImported(options.notebooks, imported, { ownerId: options.ownerId, title: unique, templates: options.templates, hostIds: options.hostIds });
     sendJson(res, 201, { id: notebook.id, title: notebook.title, notes });
   } finally {
     release();

@@ -5,6 +5,7 @@
  * also take over one that outlived the previous lab server.
  */
 import type { KernelMessage, KernelMessageOf, KernelRequest } from "../core/protocol/kernel-messages";
+import type { GpuWaitView, KernelLinkTrouble } from "../core/protocol/notebook-model";
 
 export interface KernelExit {
   exitCode: number | null;
@@ -43,6 +44,8 @@ export interface KernelProcess {
   acknowledge(seq: number): void;
   /** Where it runs and with what, for the notebook header ("GPU 0, 1 of gpu1"). */
   readonly placement: KernelPlacement;
+  /** A kernel behind a link (a host agent's) hears when the link stops answering, and null once it answers again. */
+  onLinkTrouble?(listener: (trouble: KernelLinkTrouble | null) => void): () => void;
 }
 
 export interface KernelPlacement {
@@ -60,10 +63,33 @@ export interface KernelStartOptions {
   cwd?: string;
   /** GPUs the kernel asks for (leased on hosts that declare slots). */
   gpus?: number;
-  /** While the kernel waits for GPUs: its place in the host's queue. */
-  onQueued?: (position: number) => void;
+  /** While the kernel waits for GPUs: its place in the host's queue, its id there, and what it waits for. */
+  onQueued?: (queue: KernelQueued) => void;
   /** Aborted when the start is given up (a shutdown while it waits for GPUs): the host drops it. */
   signal?: AbortSignal;
+  /** The notebook asking: who holds the GPUs it waits for is named as its owner may see them. */
+  notebookId?: string;
+}
+
+export interface KernelQueued {
+  position: number;
+  /** Its id on the host agent (the hosts page names the notebook waiting by it). */
+  agentKernelId: string;
+  wait: GpuWaitView | null;
+}
+
+/**
+ * The host has no GPUs for the kernel now (it refuses when full, or has
+ * fewer than asked). Nothing was started and nothing died: the kernel waits
+ * for the user to try again (README "GPU hosts").
+ */
+export class KernelRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly wait: GpuWaitView,
+  ) {
+    super(message);
+  }
 }
 
 export interface KernelLauncher {

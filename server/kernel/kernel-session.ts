@@ -5,14 +5,14 @@
  * that produced it; the session never caps or stores it.
  */
 import { randomUUID } from "node:crypto";
-import type { KernelInfo, KernelStatus } from "../core/protocol/notebook-model";
+import type { ExecutionStatus, KernelInfo, KernelLinkTrouble, KernelStatus } from "../core/protocol/notebook-model";
 import { assertNever } from "../core/assert-never";
 import { isExecutionRef, type KernelMessage, type KernelMessageOf, type KernelRequest } from "../core/protocol/kernel-messages";
 import { KernelStartError } from "./kernel-channel";
-import { describeKernelExit, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
+import { describeKernelExit, KernelRefusedError, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
 import { summarizeProcess, type ProcessStack } from "./stack-summary";
 
-export type ExecutionStatus = "ok" | "error" | "interrupted" | "aborted" | "kernel-died";
+export type { ExecutionStatus };
 
 export type ExecutionOutput = KernelMessageOf<"stream" | "execute_result" | "display_data" | "error">;
 
@@ -39,6 +39,8 @@ export interface ExecutionSink {
 export interface KernelLaunch {
   host: KernelLauncher;
   gpus: number;
+  /** The notebook asking (the holders of GPUs it waits for are named as its owner may see them). */
+  notebookId?: string;
 }
 
 export interface KernelSessionOptions {
@@ -56,6 +58,8 @@ export interface KernelSessionOptions {
   /** The devices a run (metric tag) ran on, as the toolkit planned them. */
   onDevicePlan?: (message: KernelMessageOf<"device_plan">) => void;
   onLog?: (level: "info" | "warning" | "error", message: string) => void;
+  /** Modules the kernel imports in the background once it has started (read at each start; empty: none). */
+  preload?: () => readonly string[];
 }
 
 /** Which notebook cell, and which of its executions, a run is: the kernel tells library code (scenario evidence records it). */
@@ -114,8 +118,18 @@ export class KernelSession {
   /** Completion and inspection requests waiting for their reply. */
   private readonly assistRequests = new Map<string, (reply: KernelMessageOf<"complete_reply" | "inspect_reply">) => void>();
   private watchdog: NodeJS.Timeout | null = null;
+  /** Its id on the host agent while its start waits in the GPU queue (the hosts page names the notebook waiting). */
+  private queuedAs: string | null = null;
+  /** The link to the kernel's host while it does not answer; shown with idle/busy/interrupting. */
+  private linkTrouble: KernelLinkTrouble | null = null;
+  private stopListeningToLink: (() => void) | null = null;
 
   constructor(private readonly options: KernelSessionOptions) {}
+
+  /** The kernel's id on its host agent while its start waits for GPUs; null otherwise. */
+  get queuedAgentKernelId(): string | null {
+    return this.queuedAs;
+  }
 
   get status(): KernelStatus {
     return this.currentStatus;
@@ -172,6 +186,7 @@ export class KernelSession {
     this.channel = resumed;
     this.launcher = host;
     this.info = info;
+    this.listenToLink(resumed);
     this.setStatus({ state: this.running ? "busy" : "idle", info });
     if (this.running) this.armWatchdog();
     return true;
@@ -223,6 +238,8 @@ export class KernelSession {
   }
 
   async restart(): Promise<void> {
+    // A start waiting in the GPU queue is already the fresh kernel a restart asks for: it keeps its place.
+    if (this.starting && this.currentStatus.state === "starting" && this.currentStatus.queue) return;
     this.setStatus({ state: "restarting" });
     await this.stopChannel("aborted");
     await this.ensureStarted();
@@ -235,6 +252,9 @@ export class KernelSession {
    */
   async shutdown(reason: string | null = null, { runningStatus = "aborted" }: { runningStatus?: ExecutionStatus } = {}): Promise<void> {
     const startingNow = this.starting;
+    const status = this.currentStatus;
+    // A start that waits for GPUs leaves the queue: the status says so.
+    if (reason === null && status.state === "starting" && status.queue) reason = `it left the GPU queue of ${status.queue.host} before it started`;
     this.startAbort?.abort();
     if (startingNow) {
       // A process being started has no channel to stop yet: let it come up, then end it (else it would outlive the shutdown).
@@ -306,7 +326,7 @@ export class KernelSession {
     this.recentOutput = "";
     this.expectingExit = false;
     try {
-      const { host, gpus } = this.options.launch();
+      const { host, gpus, notebookId } = this.options.launch();
       let started: KernelProcess | null = null;
       const abort = (this.startAbort = new AbortController());
       const { process, hello } = await host.start(this.processEvents(() => started), {
@@ -314,20 +334,47 @@ export class KernelSession {
         startTimeoutMs: this.options.startTimeoutMs,
         cwd: this.options.cwd,
         gpus,
-        onQueued: (position) => this.setStatus({ state: "starting", queue: { position, host: host.label, gpus } }),
+        notebookId,
+        onQueued: ({ position, agentKernelId, wait }) => {
+          this.queuedAs = agentKernelId;
+          this.setStatus({ state: "starting", queue: { position, host: host.label, gpus, ...(wait ? { wait } : {}) } });
+        },
+      }).finally(() => {
+        this.queuedAs = null;
       });
       started = process;
       this.channel = process;
       this.launcher = host;
       this.info = describeKernel(hello, process.placement, host.label);
+      this.listenToLink(process);
+      // Before any execute: the kernel starts importing while the first cell is still on its way.
+      const preload = this.options.preload?.() ?? [];
+      if (preload.length > 0) process.send({ type: "preload", modules: [...preload] });
       this.setStatus({ state: "idle", info: this.info });
     } catch (error) {
       const output = error instanceof KernelStartError ? error.output : "";
+      const given = this.startAbort?.signal.aborted === true;
       this.channel = null;
       this.info = null;
-      this.setStatus({ state: "dead", reason: (error as Error).message, lastOutput: output.slice(-LAST_OUTPUT_KEPT) });
-      this.abortQueued();
+      // Given up on purpose (a shutdown while it waited): the shutdown says what became of it.
+      if (error instanceof KernelRefusedError) this.setStatus({ state: "refused", reason: error.message, wait: error.wait });
+      else if (!given) this.setStatus({ state: "dead", reason: (error as Error).message, lastOutput: output.slice(-LAST_OUTPUT_KEPT) });
+      // The cells waiting for this kernel never ran: they say so, not that an earlier cell failed.
+      this.abortQueued("no-kernel");
     }
+  }
+
+  /** The kernel's link (a host agent's) stalls or reconnects: its status says so until it answers again. */
+  private listenToLink(process: KernelProcess): void {
+    this.stopListeningToLink?.();
+    this.linkTrouble = null;
+    this.stopListeningToLink =
+      process.onLinkTrouble?.((trouble) => {
+        if (this.channel !== process) return;
+        this.linkTrouble = trouble;
+        const status = this.currentStatus;
+        if (status.state === "idle" || status.state === "busy" || status.state === "interrupting") this.setStatus({ state: status.state, info: status.info });
+      }) ?? null;
   }
 
   /** The events of one kernel process; `current` names it once known, so a late exit of an old one is ignored. */
@@ -530,13 +577,15 @@ export class KernelSession {
     this.watchdog = null;
   }
 
-  private abortQueued(): void {
+  private abortQueued(status: ExecutionStatus = "aborted"): void {
     for (const execution of this.queue.splice(0)) {
-      execution.sink.finished({ status: "aborted", executionCount: null, durationMs: 0 });
+      execution.sink.finished({ status, executionCount: null, durationMs: 0 });
     }
   }
 
   private setStatus(status: KernelStatus): void {
+    const { linkTrouble } = this;
+    if (linkTrouble && (status.state === "idle" || status.state === "busy" || status.state === "interrupting")) status = { ...status, link: linkTrouble };
     this.currentStatus = status;
     for (const listener of this.statusListeners) listener(status);
   }

@@ -8,7 +8,7 @@ import type { HostView } from "../core/protocol/hosts-model";
 import type { KernelStatus } from "../core/protocol/notebook-model";
 
 /** The states a kernel of an open notebook is counted in ("not-started" and "shutdown" have no kernel). */
-export const KERNEL_STATES = ["starting", "idle", "busy", "interrupting", "restarting", "dead"] as const;
+export const KERNEL_STATES = ["starting", "idle", "busy", "interrupting", "restarting", "refused", "dead"] as const;
 export type CountedKernelState = (typeof KERNEL_STATES)[number];
 
 /** The host label of a kernel whose host is not known (none configured for its notebook). */

@@ -16,7 +16,7 @@ export type KernelState = KernelStatus["state"];
 
 /** What a kernel is doing, as far as idle shutdown cares. */
 export type KernelUse =
-  /** not-started, dead or shut down: there is no process to end. */
+  /** not-started, refused, dead or shut down: there is no process to end. */
   | { kind: "no-process" }
   /** Starting, restarting or interrupting: someone just acted on it. */
   | { kind: "changing"; state: KernelState }
@@ -49,6 +49,7 @@ export function isLive(state: KernelState): state is RunningKernelState {
     case "restarting":
       return true;
     case "not-started":
+    case "refused":
     case "dead":
     case "shutdown":
       return false;

@@ -11,6 +11,7 @@ import type { RunningKernel, RunningKernels } from "../core/protocol/kernels-mod
 import type { KernelStatus } from "../core/protocol/notebook-model";
 import { admitKernel, cullDecision, isLive, kernelUse, type KernelFacts } from "./kernel-policy";
 import { CommandError } from "../errors";
+import type { KernelCapacity } from "../kernel-capacity";
 
 /** What the registry needs of an open notebook (a NotebookRuntime). */
 export interface KernelOwner {
@@ -24,6 +25,8 @@ export interface KernelOwner {
 export interface KernelLimits {
   /** At most this many kernels live at once; one more is refused, none is ended to make room. */
   maxKernels: number;
+  /** Where `maxKernels` comes from (the setting, or the machine's memory and cores); absent in tests that set it. */
+  capacity?: KernelCapacity;
   /** Unused kernels (nothing running or queued, no GPU use, nobody viewing) are shut down after this long; null: never. */
   idleShutdownMs: number | null;
   /** The notebook is warned this long before (default 5 min, at most the period). */

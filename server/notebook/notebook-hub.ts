@@ -71,7 +71,8 @@ export class NotebookHub {
     const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
     const holders = new Map<string, GpuHolder>();
     for (const runtime of runtimes) {
-      const agentKernelId = runtime?.kernel.placement?.agentKernelId;
+      // Running, or waiting in its host's GPU queue (the hosts page names who waits).
+      const agentKernelId = runtime?.kernel.placement?.agentKernelId ?? runtime?.kernel.queuedAgentKernelId;
       if (runtime && agentKernelId) holders.set(agentKernelId, { notebookId: runtime.doc.id, title: runtime.doc.title });
     }
     return holders;

@@ -32,6 +32,7 @@ import { startsKernel } from "./kernel-policy";
 import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
 import { CommandError, SourceConflictError } from "../errors";
 import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
+import { preloadModules } from "./kernel-preload";
 import { OutputRecorder, type OutputBudget } from "./output-recorder";
 import { ReattachUndo } from "./reattach-undo";
 import {
@@ -117,6 +118,7 @@ export class NotebookRuntime {
       onLog: options.log,
       onMetric: (message) => this.recordMetric(message),
       onDevicePlan: (message) => this.recordDevicePlan(message),
+      preload: () => preloadModules(this.doc.cells.map((cell) => cell.template?.id ?? null)),
     });
     this.kernel.onStatus((status) => {
       if (status.state !== "idle" && status.state !== "busy" && status.state !== "interrupting") this.ranInKernel.clear();
@@ -136,7 +138,7 @@ export class NotebookRuntime {
     if (!host) {
       throw new Error(`this notebook's kernel host "${spec.hostId}" is no longer configured (the lab's hosts: ${this.options.hosts.ids().join(", ")}); choose another under Kernel in the header`);
     }
-    return { host, gpus: spec.gpus };
+    return { host, gpus: spec.gpus, notebookId: this.doc.id };
   }
 
   /** Stores what the kernel's output produced so far, then tells its host agent it may drop that output. */

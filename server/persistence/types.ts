@@ -65,7 +65,7 @@ export const RUN_STATUSES = ["running", "finished", "interrupted", "died"] as co
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type EndedRunStatus = Exclude<RunStatus, "running">;
 
-export const EXECUTION_STATUSES = ["queued", "running", "ok", "error", "interrupted", "aborted", "kernel-died"] as const;
+export const EXECUTION_STATUSES = ["queued", "running", "ok", "error", "interrupted", "aborted", "kernel-died", "no-kernel"] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
 export interface RunSummary {

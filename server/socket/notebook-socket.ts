@@ -21,12 +21,13 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { LabHosts } from "../hosts/lab-hosts";
 import type { Logger } from "../logger";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
-import { CommandError, describeInvalid, toClientError } from "../errors";
+import { CommandError, describeFieldRule, describeInvalid, toClientError } from "../errors";
 import type { LabAccess, Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
 import type { Me, ShareView } from "../core/protocol/accounts-model";
-import type { GpuHolder } from "../core/protocol/hosts-model";
+import type { HolderName } from "../core/protocol/hosts-model";
+import { HolderNaming } from "../hosts/holder-names";
 import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
 import type { PrismaClient } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
@@ -149,6 +150,8 @@ async function handleCommand(socket: LabSocket, actor: Actor, services: SocketSe
     await socket.join(room);
     const ack = await services.drivers.command(command.notebookId, driven);
     if (!ack.ok && !wasIn) await socket.leave(room);
+    // The facilitator's roster shows a participant on the copy they just opened.
+    if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
     return ack.ok ? { ...ack, access: level } : ack;
   }
   if (!socket.rooms.has(room)) {
@@ -231,7 +234,7 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       return { ok: true, host: await hosts.check(command.hostId, (kernel) => holders.get(kernel) ?? null) };
     }
     case "list-users":
-      return { ok: true, users: await access.accounts.list() };
+      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
     case "create-user":
       return { ok: true, user: await access.accounts.create(parseNewAccount(command)) };
     case "set-user-role": {
@@ -242,7 +245,7 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
     case "remove-user":
       await access.accounts.remove(command.userId, actor.userId);
       access.notices.ended({ userId: command.userId }, "removed");
-      return { ok: true, users: await access.accounts.list() };
+      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
     case "set-user-password": {
       const user = await access.accounts.setPassword(command.userId, command.password);
       access.notices.ended({ userId: command.userId }, "revoked");
@@ -330,22 +333,15 @@ async function ownerNames(prisma: PrismaClient, notebookIds: string[]): Promise<
   return new Map(rows.map((row) => [row.id, row.owner.name]));
 }
 
-/** Who holds each GPU: a notebook the actor may read by its title; anybody else's by its owner's name only. */
-async function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, GpuHolder>> {
-  const holders = await services.drivers.agentHolders();
-  const notebookIds = [...holders.values()].map((holder) => holder.notebookId);
-  const readable = await services.access.gate.filterNotebooks(actor, notebookIds, "read");
-  const owners = await ownerNames(services.prisma, notebookIds);
-  const visible = new Map<string, GpuHolder>();
-  for (const [kernel, holder] of holders) {
-    visible.set(kernel, readable.has(holder.notebookId) ? holder : { notebookId: "", title: `a notebook of ${owners.get(holder.notebookId) ?? "another user"}` });
-  }
-  return visible;
+/** Who holds or waits for GPUs: the person always, a notebook the actor may read by its title (hosts/holder-names.ts). */
+function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, HolderName>> {
+  return new HolderNaming({ holders: () => services.drivers.agentHolders(), prisma: services.prisma, gate: services.access.gate }).forActor(actor);
 }
 
 function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {
   const parsed = newAccountSchema.safeParse(command);
-  if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
+  // The admin's form: its field's rule, in words ("a password has at least 10 characters").
+  if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
   return parsed.data;
 }
 

@@ -1,8 +1,9 @@
 /**
  * Loads what the console view needs of one workshop in a handful of
- * queries (its participants, their copies' cells, predictions and latest
- * verdict reports), whatever the class size. Live state the database does
- * not hold — kernel states and who is connected — comes from the callers.
+ * queries (its participants, their copies' cells, predictions and the
+ * verdict reports their cells showed), whatever the class size. Live state
+ * the database does not hold — kernel states, who is connected, which copy
+ * each one opened — comes from the callers.
  */
 import { predictQuestionSchema, templateGuideSchema, cellOutputsSchema } from "../core/protocol/notebook-schemas";
 import { VERDICTS_MIME } from "../core/protocol/metrics-model";
@@ -11,19 +12,22 @@ import type { ParticipantKernelState, WorkshopBroadcast } from "../core/protocol
 import type { PredictQuestion } from "../core/protocol/notebook-model";
 import type { PrismaClient } from "../persistence";
 import type { StepCell } from "../core/notebook/workshop-steps";
-import type { CopyFacts, ParticipantFacts } from "./console-view";
+import { judgedOf, type CopyFacts, type ParticipantFacts } from "./console-view";
 import { z } from "zod";
 
 export interface LiveFacts {
   /** A notebook's kernel as the roster shows it (not open on this server: "not-started"). */
   kernelOf(notebookId: string): Promise<ParticipantKernelState>;
   online(userId: string): boolean;
+  /** The copy the participant opened last on this server, and when. */
+  opened?(userId: string): { notebookId: string; at: Date } | null;
 }
 
 /**
- * Verdict reports already parsed, by verdicts cell, with what identifies the
- * run they came from and when it ended: a report is read (megabytes of
- * outputs for a class) only when its cell ran since.
+ * Verdict reports already parsed, by templated cell (an experiment cell's
+ * report of its own claims, the verdicts cell's of all), with what
+ * identifies the run they came from and when it ended: a cell's outputs are
+ * read (megabytes for a class) only when it ran since.
  */
 export type VerdictCache = Map<string, { key: string; at: Date; report: VerdictReport | null }>;
 
@@ -47,7 +51,7 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
   const notebooks = await prisma.notebook.findMany({
     where: { workshopId, deletedAt: null, ownerId: { in: users.map((user) => user.id) } },
     orderBy: { createdAt: "asc" },
-    select: { id: true, title: true, ownerId: true, updatedAt: true },
+    select: { id: true, title: true, ownerId: true, updatedAt: true, createdAt: true },
   });
   const notebookIds = notebooks.map((notebook) => notebook.id);
   const cells = await prisma.cell.findMany({
@@ -63,10 +67,11 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
     });
     for (const guide of guides) facts.questions.set(`${guide.notebookId}/${guide.id}`, { updatedAt: guide.updatedAt.getTime(), question: questionOf(guide.templateGuide) });
   }
-  // A verdicts cell's outputs are re-read only when it ran again or its run ended since (its last
-  // execution or how that ended changed): output writes do not touch a cell's updatedAt.
+  // Every templated cell that ran may show a verdict report: an experiment cell judges its claims as it
+  // ends, the verdicts cell all of them. Its outputs are re-read only when it ran again or its run ended
+  // since (its last execution or how that ended changed): output writes do not touch a cell's updatedAt.
   const verdictCells = await prisma.cell.findMany({
-    where: { notebookId: { in: notebookIds }, templateId: { endsWith: "/verdicts" }, executionCount: { not: null }, lastExecutionId: { not: null } },
+    where: { notebookId: { in: notebookIds }, kind: "code", templateId: { not: null }, executionCount: { not: null }, lastExecutionId: { not: null } },
     select: { notebookId: true, id: true, lastExecutionId: true, lastRun: true },
   });
   const keyOf = (cell: (typeof verdictCells)[number]) => `${cell.lastExecutionId}|${JSON.stringify(cell.lastRun)}`;
@@ -96,11 +101,10 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
 
   const cellsOf = new Map<string, typeof cells>();
   for (const cell of cells) cellsOf.set(cell.notebookId, [...(cellsOf.get(cell.notebookId) ?? []), cell]);
-  const verdictsOf = new Map<string, { at: Date; report: VerdictReport }>();
+  const reportsOf = new Map<string, Array<{ at: Date; report: VerdictReport }>>();
   for (const cell of verdictCells) {
     const cached = cache.get(`${cell.notebookId}/${cell.id}`);
-    const known = verdictsOf.get(cell.notebookId);
-    if (cached?.report && (!known || known.at < cached.at)) verdictsOf.set(cell.notebookId, { at: cached.at, report: cached.report });
+    if (cached?.report) reportsOf.set(cell.notebookId, [...(reportsOf.get(cell.notebookId) ?? []), { at: cached.at, report: cached.report }]);
   }
   const order = new Map(scenarioIds.map((id, index) => [id, index]));
   const copiesOf = new Map<string, CopyFacts[]>();
@@ -115,9 +119,10 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
       title: notebook.title,
       scenarioId: scenarioOf(rows.map((row) => row.templateId)),
       updatedAt: lastTouched,
+      createdAt: notebook.createdAt,
       cells: stepCells,
       questions: uniqueQuestions(rows.map((row) => facts.questions.get(`${row.notebookId}/${row.id}`)?.question ?? null)),
-      verdicts: verdictsOf.get(notebook.id) ?? null,
+      judged: judgedOf(reportsOf.get(notebook.id) ?? []),
       kernel: await live.kernelOf(notebook.id),
     };
     copiesOf.set(notebook.ownerId, [...(copiesOf.get(notebook.ownerId) ?? []), copy]);
@@ -130,6 +135,7 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
     online: live.online(user.id),
     copies: (copiesOf.get(user.id) ?? []).sort((a, b) => (order.get(a.scenarioId ?? "") ?? 99) - (order.get(b.scenarioId ?? "") ?? 99)),
     predictions: predictions.filter((prediction) => prediction.userId === user.id),
+    opened: live.opened?.(user.id) ?? null,
   }));
 }
 

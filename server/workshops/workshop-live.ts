@@ -31,6 +31,8 @@ const ROSTER_EVENTS = new Set<NotebookEvent["type"]>(["kernel-status", "cell-run
 export class WorkshopLive {
   private push: WorkshopPush | null = null;
   private readonly online = new Map<string, number>();
+  /** The copy each participant opened last on this server, and when (the roster's "on" column). */
+  private readonly openedBy = new Map<string, { notebookId: string; at: Date }>();
   private readonly consoleDirty = new Set<string>();
   private readonly participantsDirty = new Set<string>();
   /** The JSON each participant was last sent. */
@@ -119,6 +121,17 @@ export class WorkshopLive {
 
   isOnline(userId: string): boolean {
     return (this.online.get(userId) ?? 0) > 0;
+  }
+
+  /** A participant opened one of their copies: the roster shows them on it (before they change anything there). */
+  opened(userId: string, workshopId: string, notebookId: string): void {
+    if (this.openedBy.get(userId)?.notebookId === notebookId) return;
+    this.openedBy.set(userId, { notebookId, at: new Date() });
+    this.consoleChanged(workshopId);
+  }
+
+  openedNotebook(userId: string): { notebookId: string; at: Date } | null {
+    return this.openedBy.get(userId) ?? null;
   }
 
   private schedule(): void {

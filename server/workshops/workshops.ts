@@ -23,6 +23,7 @@ import { consoleView, queuePositions } from "./console-view";
 import { classSummaryCsv } from "./class-summary";
 import { loadBroadcasts, loadParticipants, newFactsCache, type FactsCache } from "./workshop-facts";
 import { WorkshopLive, type WorkshopPush } from "./workshop-live";
+import { workshopSizing } from "./sizing";
 
 /** Join codes avoid letters and digits that read alike (0/O, 1/I/L). */
 const CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -96,6 +97,10 @@ export class Workshops {
   private ticking: Promise<void> | null = null;
   /** Parsed verdict reports and questions per workshop, re-read only when their cell changed. */
   private readonly factsCaches = new Map<string, FactsCache>();
+  /** The most DDP ranks one step of each scenario starts (its default device count), read once from the catalog. */
+  private readonly ranksOf = new Map<string, number>();
+  /** Admitted participants of other running workshops, per workshop, as of the last view: kernels they hold. */
+  private readonly heldElsewhere = new Map<string, number>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -125,6 +130,7 @@ export class Workshops {
     const capacity = options.capacity ?? DEFAULT_CAPACITY;
     const gpus = options.gpusPerParticipant ?? 0;
     const hostId = this.checkPlan(options.hostId ?? null, gpus, capacity);
+    await this.learnRanks(scenarioIds);
     for (let attempt = 0; ; attempt += 1) {
       try {
         const created = await this.prisma.workshop.create({
@@ -140,7 +146,8 @@ export class Workshops {
   }
 
   async listFor(facilitatorId: string): Promise<WorkshopView[]> {
-    const rows = await this.prisma.workshop.findMany({ where: { facilitatorId }, orderBy: { createdAt: "desc" }, select: { id: true } });
+    const rows = await this.prisma.workshop.findMany({ where: { facilitatorId }, orderBy: { createdAt: "desc" }, select: { id: true, scenarioIds: true } });
+    await this.learnRanks(rows.flatMap((row) => scenarioIdsOf(row.scenarioIds)));
     return Promise.all(rows.map((row) => this.view(row.id)));
   }
 
@@ -196,12 +203,13 @@ export class Workshops {
 
   async consoleView(workshopId: string): Promise<WorkshopConsoleView> {
     const workshop = await this.row(workshopId);
+    await this.countHeldElsewhere(workshopId);
     const settings = this.settings(workshop);
     const participants = await loadParticipants(
       this.prisma,
       workshopId,
       settings.scenarioIds,
-      { kernelOf: (notebookId) => this.kernelOf(notebookId), online: (userId) => this.live.isOnline(userId) },
+      { kernelOf: (notebookId) => this.kernelOf(notebookId), online: (userId) => this.live.isOnline(userId), opened: (userId) => this.live.openedNotebook(userId) },
       this.factsCacheOf(workshopId),
     );
     return consoleView({ workshop: settings, participants, broadcasts: await loadBroadcasts(this.prisma, workshopId), now: new Date() });
@@ -336,6 +344,9 @@ export class Workshops {
         return runtime.doc.cells.some((cell) => cell.runState === "running" && cell.outputs.some((output) => output.kind === "hang")) ? "hung" : "busy";
       case "dead":
         return "dead";
+      case "refused":
+        // No GPU free for it now: it waits for a retry, as a participant in the admission queue waits.
+        return "waiting";
       case "shutdown":
         return "shutdown";
     }
@@ -441,9 +452,6 @@ export class Workshops {
       row.gpusPerParticipant > 0
         ? `${row.gpusPerParticipant} GPU${row.gpusPerParticipant === 1 ? "" : "s"} each on host ${host}, for up to ${row.capacity} participants`
         : `CPU emulation on host ${host} (no GPU per participant), for up to ${row.capacity} participants`;
-    const cap = this.hub.kernels.limits.maxKernels;
-    // Honest about the server's own limit: a class larger than the kernel cap cannot all run at once.
-    const capped = row.capacity > cap ? `; this lab server runs at most ${cap} kernels at once (MGPULAB_MAX_KERNELS), so only ${cap} participants can have a kernel at a time` : "";
     return {
       id: row.id,
       title: row.title,
@@ -456,8 +464,54 @@ export class Workshops {
       pace,
       revealedSteps: row.revealedSteps,
       plan: { hostId: row.hostId, gpusPerParticipant: row.gpusPerParticipant, capacity: row.capacity },
-      resources: resources + capped,
+      resources,
+      sizing: this.sizing(row),
     };
+  }
+
+  /** Whether the lab holds this workshop's plan (the facilitator's: participants are never sent it). */
+  private sizing(row: Pick<WorkshopRow, "id" | "capacity" | "hostId" | "gpusPerParticipant" | "scenarioIds">): WorkshopSettings["sizing"] {
+    const limits = this.hub.kernels.limits;
+    const hostId = row.hostId ?? this.hub.hosts.defaultHost;
+    const scenarioIds = scenarioIdsOf(row.scenarioIds);
+    return workshopSizing({
+      capacity: row.capacity,
+      kernels: {
+        max: limits.maxKernels,
+        fromSetting: limits.capacity?.fromSetting ?? true,
+        why: limits.capacity?.why ?? `${limits.maxKernels} kernels at once`,
+        machine: limits.capacity?.machine ?? null,
+      },
+      heldElsewhere: this.heldElsewhere.get(row.id) ?? 0,
+      scenarios: scenarioIds.length,
+      ranksPerStep: Math.max(0, ...scenarioIds.map((id) => this.ranksOf.get(id) ?? 0)),
+      // The lab's own machine is the host "local" (README, GPU hosts).
+      onThisMachine: hostId === "local" || this.hub.hosts.ids().length === 1,
+      hostId,
+      gpusPerParticipant: row.gpusPerParticipant,
+      hostGpus: this.hub.hosts.gpuCount(hostId),
+    });
+  }
+
+  /** The device count of each scenario's form (DDP steps start that many rank processes), read once per scenario. */
+  private async learnRanks(scenarioIds: readonly string[]): Promise<void> {
+    for (const id of new Set(scenarioIds)) {
+      if (this.ranksOf.has(id)) continue;
+      try {
+        const cells = await this.scenarios.notebookCells(id, {});
+        const values = cells.find((cell) => cell.template !== null)?.template?.parameters ?? {};
+        const ranks = [values.devices, values.world_size].filter((value): value is number => typeof value === "number");
+        this.ranksOf.set(id, Math.max(0, ...ranks));
+      } catch {
+        // An unknown scenario has no steps to size; create() refuses it with its own message.
+      }
+    }
+  }
+
+  /** Admitted participants of the lab's other running workshops: each holds a kernel started ahead. */
+  private async countHeldElsewhere(workshopId: string): Promise<void> {
+    const held = await this.prisma.user.count({ where: { role: "participant", removedAt: null, waitingSince: null, workshopId: { not: null }, NOT: { workshopId }, workshop: { endedAt: null } } });
+    this.heldElsewhere.set(workshopId, held);
   }
 
   private async row(workshopId: string): Promise<WorkshopRow> {
@@ -490,6 +544,10 @@ export class Workshops {
         startsAt: true,
         endsAt: true,
         createdAt: true,
+        pace: true,
+        capacity: true,
+        hostId: true,
+        gpusPerParticipant: true,
         participants: {
           where: { removedAt: null },
           orderBy: { createdAt: "asc" },
@@ -507,6 +565,9 @@ export class Workshops {
       startsAt: row.startsAt?.toISOString() ?? null,
       endsAt: row.endsAt?.toISOString() ?? null,
       createdAt: row.createdAt.toISOString(),
+      pace: row.pace === "led" ? "led" : "self",
+      capacity: row.capacity,
+      sizing: await this.countHeldElsewhere(workshopId).then(() => this.sizing(row)),
       participants: row.participants.map(({ waitingSince, ...participant }) => ({ ...participant, waiting: waitingSince !== null })),
     };
   }
@@ -518,6 +579,8 @@ function participantView(settings: WorkshopSettings, queuePosition: number | nul
     title: settings.title,
     state: settings.endedAt !== null ? "ended" : queuePosition !== null ? "waiting" : "admitted",
     queuePosition,
+    // Plain words: a participant never needs a setting's name to understand why they wait.
+    waitingBecause: queuePosition === null ? null : `the workshop has room for ${settings.plan.capacity} at a time and every place is taken; when your facilitator adds places, the first in the queue go in`,
     startsAt: settings.startsAt,
     endsAt: settings.endsAt,
     pace: settings.pace,

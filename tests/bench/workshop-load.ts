@@ -9,17 +9,22 @@
  * execute → cell-finished), what the facilitator sees (a committed
  * prediction → the first `workshop:console` push that shows it), the
  * server's memory and CPU, and each idle kernel's memory before and after
- * torch. Then checks that nothing was lost (every participant's notebook,
+ * torch, and for every step run what the participant watches while it runs:
+ * the time from sending `execute` to the cell's first output (a stream line,
+ * an output, live metric points) and the largest gap between updates until
+ * the cell finished. Then checks that nothing was lost (every participant's notebook,
  * the database, the console's roster and tallies). Prints human lines and a
  * JSON summary; exits 1 when anything was lost or did not finish in time.
  *
  *   npm run bench:workshop -- [--participants 60] [--trivial 8] [--burst 10] [--think-ms 500]
  *     [--steps split,equivalence,replication,scaling,placement,verdicts | none] [--limit-s 540]
- *     [--json file] [--nice-kernels 19] [--profile dir] [--no-build]
+ *     [--json file] [--nice-kernels 19] [--profile dir] [--no-build] [--defaults]
  *
  * Builds the web app first when it is stale (scripts/lib.sh ensure_next_build)
  * unless --no-build. `--steps none` skips the experiments (no torch); the
- * scenario runs with small parameters (see LIGHT_PARAMETERS). `--nice-kernels`
+ * scenario runs with small parameters (see LIGHT_PARAMETERS), or with the
+ * scenario's own defaults with `--defaults` (4 devices: DDP steps start rank
+ * processes, for a few participants only). `--nice-kernels`
  * lowers every kernel's priority (and its scheduler autogroup's) once it is
  * idle, to show what a lower kernel priority would change; `--profile`
  * samples the server's CPU and prints where it went.
@@ -71,6 +76,8 @@ const JSON_OUT = textOption("json", null);
 const NICE_KERNELS = option("nice-kernels", 0);
 /** A folder for the server's V8 CPU profile (node --cpu-prof); its summary is printed. */
 const PROFILE_DIR = textOption("profile", null);
+/** The scenario's default parameters instead of LIGHT_PARAMETERS (what a class runs without a preset). */
+const DEFAULTS = process.argv.includes("--defaults");
 
 // --- measuring ------------------------------------------------------------------------------------
 
@@ -207,6 +214,9 @@ interface Finished {
   at: number;
 }
 
+/** What a participant sees of a running cell: its output streaming in, its live metrics and chart points. */
+const UPDATE_EVENTS = new Set(["cell-stream", "cell-stream-tail", "cell-output", "cell-metric-points", "cell-metrics"]);
+
 interface PredictionRecord {
   participant: number;
   userId: string;
@@ -226,6 +236,11 @@ class Participant {
   readonly predictions: PredictionRecord[] = [];
   readonly stepStatus: Record<string, string> = {};
   readonly stepMs: Record<string, number> = {};
+  /** Per step: execute sent → the cell's first update; and the longest wait between updates until it finished. */
+  readonly stepFirstOutputMs: Record<string, number> = {};
+  readonly stepLargestGapMs: Record<string, number> = {};
+  /** When each cell's updates arrived (performance.now()). */
+  private readonly updates = new Map<string, number[]>();
   participantPushes = 0;
   private readonly finished = new Map<string, Finished[]>();
   private readonly waiters: Array<() => void> = [];
@@ -237,6 +252,11 @@ class Participant {
     readonly joinedMs: number,
   ) {
     client.socket.on("notebook:event", (_notebookId, event) => {
+      if (UPDATE_EVENTS.has(event.type) && "cellId" in event) {
+        const list = this.updates.get(event.cellId) ?? [];
+        list.push(performance.now());
+        this.updates.set(event.cellId, list);
+      }
       if (event.type !== "cell-finished") return;
       this.finished.set(event.cellId, [...(this.finished.get(event.cellId) ?? []), { status: event.status, at: performance.now() }]);
       for (const wake of this.waiters.splice(0)) wake();
@@ -259,8 +279,18 @@ class Participant {
     }
   }
 
+  /** A run's updates, from `began` to its end: the first one's delay and the longest wait between two (the end counts as one). */
+  streaming(cellId: string, began: number, ended: number): { firstMs: number | null; largestGapMs: number | null } {
+    const seen = (this.updates.get(cellId) ?? []).filter((at) => at >= began && at <= ended);
+    if (seen.length === 0) return { firstMs: null, largestGapMs: null };
+    const times = [...seen, ended];
+    let largest = 0;
+    for (let i = 1; i < times.length; i++) largest = Math.max(largest, times[i]! - times[i - 1]!);
+    return { firstMs: seen[0]! - began, largestGapMs: largest };
+  }
+
   /** Runs one cell as the page does (execute with the hash of the text shown); the round trip to its cell-finished. */
-  async run(cell: Pick<Cell, "id" | "source">, limitMs: number): Promise<{ ms: number; ackMs: number; status: string }> {
+  async run(cell: Pick<Cell, "id" | "source">, limitMs: number): Promise<{ ms: number; ackMs: number; status: string; firstOutputMs: number | null; largestGapMs: number | null }>  {
     const index = this.executed.get(cell.id) ?? 0;
     const began = performance.now();
     const ack = await within(this.client.send({ op: "execute", notebookId: this.notebookId, cellIds: [cell.id], sourceHashes: { [cell.id]: sourceHash(cell.source) } }), `P${this.index} execute`, limitMs);
@@ -268,7 +298,8 @@ class Participant {
     if (!ack.ok) throw new Error(`P${this.index}: execute of ${cell.id} refused: ${ack.error}`);
     this.executed.set(cell.id, index + 1);
     const finished = await within(this.nthFinished(cell.id, index), `P${this.index} cell-finished of ${cell.id}`, limitMs);
-    return { ms: finished.at - began, ackMs, status: finished.status };
+    const { firstMs, largestGapMs } = this.streaming(cell.id, began, finished.at);
+    return { ms: finished.at - began, ackMs, status: finished.status, firstOutputMs: firstMs, largestGapMs };
   }
 
   async open(): Promise<NotebookDocument> {
@@ -329,7 +360,7 @@ async function main(): Promise<number> {
     machine: `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
     participants: PARTICIPANTS,
     steps: STEPS,
-    parameters: STEPS.length > 0 ? LIGHT_PARAMETERS : null,
+    parameters: STEPS.length > 0 ? (DEFAULTS ? "the scenario's defaults" : LIGHT_PARAMETERS) : null,
     trivialPerParticipant: TRIVIAL_PER_PARTICIPANT,
     burstPerParticipant: BURST,
     thinkMs: THINK_MS,
@@ -436,6 +467,13 @@ async function main(): Promise<number> {
       await within(sleep(250), "kernels starting");
     }
     const kernelsReadyMs = performance.now() - joinBegan;
+    // A guided scenario's kernel imports torch in the background once started (the lab logs each): a class
+    // arrives after its kernels started ahead, so the steps are measured once that is done, as it would find them.
+    const preloaded = (): number => lab.logs.filter((line) => line.includes("preloaded torch")).length;
+    while (preloaded() < PARTICIPANTS && performance.now() - joinBegan < 300_000) await within(sleep(250), "kernels importing torch");
+    const kernelsPreloadedMs = performance.now() - joinBegan;
+    figures.kernelsPreloaded = preloaded();
+    say(`${preloaded()} of ${PARTICIPANTS} kernels had imported torch ${(kernelsPreloadedMs / 1000).toFixed(1)} s after the first join`);
     // Each kernel leads its own session (its PTY): with the scheduler's autogroups (Linux's default for
     // desktop kernels) that is its own scheduling group, whose share a process's nice value does not change.
     const groupOf = (pid: number): string => {
@@ -477,7 +515,7 @@ async function main(): Promise<number> {
           if (!copy) throw new Error(`P${participant.index}: no copy in list-notebooks`);
           participant.notebookId = copy.id;
           let doc = await participant.open();
-          if (STEPS.length > 0) {
+          if (STEPS.length > 0 && !DEFAULTS) {
             const templated = doc.cells.find((cell) => cell.kind === "code" && cell.template !== null);
             if (!templated) throw new Error(`P${participant.index}: no templated cell`);
             const set = await participant.client.send({ op: "set-parameters", notebookId: participant.notebookId, cellId: templated.id, values: LIGHT_PARAMETERS });
@@ -589,6 +627,8 @@ async function main(): Promise<number> {
             timeline.push({ p: participant.index, cell: step.step, startS: round(startS, 2), ackMs: round(result.ackMs), ms: round(result.ms), status: result.status });
             participant.stepStatus[step.step] = result.status;
             participant.stepMs[step.step] = result.ms;
+            if (result.firstOutputMs !== null) participant.stepFirstOutputMs[step.step] = result.firstOutputMs;
+            if (result.largestGapMs !== null) participant.stepLargestGapMs[step.step] = result.largestGapMs;
           }
         }
         participantDone.push(performance.now() - scenarioBegan);
@@ -724,10 +764,15 @@ async function main(): Promise<number> {
     // --- report ------------------------------------------------------------------------------------
     const pushIntervals = recorder.pushes.slice(1).map((push, i) => push.at - recorder.pushes[i]!.at);
     const stepMs = Object.fromEntries(STEPS.map((step) => [step, spread(participants.map((participant) => participant.stepMs[step]).filter((ms): ms is number => ms !== undefined))]));
+    const perStep = (of: (participant: Participant) => Record<string, number>) =>
+      Object.fromEntries(STEPS.map((step) => [step, spread(participants.map((participant) => of(participant)[step]).filter((ms): ms is number => ms !== undefined))]));
+    const everyStep = (of: (participant: Participant) => Record<string, number>) => spread(participants.flatMap((participant) => Object.values(of(participant))));
+    const stepsWithoutOutput = participants.reduce((sum, participant) => sum + Object.keys(participant.stepMs).filter((step) => participant.stepFirstOutputMs[step] === undefined).length, 0);
     Object.assign(figures, {
       joinAllMs: round(joinedMs),
       joinHttpMs: spread(joinHttpMs),
       kernelsIdleAfterMs: round(kernelsReadyMs),
+      kernelsPreloadedAfterMs: round(kernelsPreloadedMs),
       trivialSoloMs: spread(solo),
       trivialBurstBeforeMs: spread(burstBefore),
       trivialDuringScenarioMs: spread(interleaved),
@@ -737,6 +782,11 @@ async function main(): Promise<number> {
       scenarioWallS: round(scenarioMs / 1000, 1),
       participantDoneS: spread(participantDone.map((ms) => ms / 1000)),
       stepMs,
+      stepFirstOutputMs: perStep((participant) => participant.stepFirstOutputMs),
+      stepLargestGapMs: perStep((participant) => participant.stepLargestGapMs),
+      firstOutputMs: everyStep((participant) => participant.stepFirstOutputMs),
+      largestGapMs: everyStep((participant) => participant.stepLargestGapMs),
+      stepsWithoutOutput,
       consoleLatencyAfterAckMs: spread(consoleLatency),
       consoleLatencyAfterSendMs: spread(consoleLatencyFromSend),
       consolePushes: recorder.pushes.length,
@@ -910,11 +960,17 @@ interface Report {
   parameters: object | null;
   joinAllMs: number;
   kernelsIdleAfterMs: number;
+  kernelsPreloadedAfterMs: number;
   trivialSoloMs: Spread;
   trivialBurstBeforeMs: Spread;
   trivialDuringScenarioMs?: Spread;
   trivialBurstAfterMs: Spread;
   goalP99Under250Ms: boolean;
+  stepFirstOutputMs: Record<string, Spread>;
+  stepLargestGapMs: Record<string, Spread>;
+  firstOutputMs: Spread;
+  largestGapMs: Spread;
+  stepsWithoutOutput: number;
   consoleLatencyAfterAckMs: Spread;
   consolePushIntervalMs: Spread;
   consolePushLagAfterComputedAtMs: Spread;
@@ -945,12 +1001,16 @@ function printHuman(figures: Record<string, unknown>): void {
       "",
       `Workshop load, ${f.participants} participants, ${f.machine}`,
       `steps run: ${f.steps.join(", ") || "none"} with ${JSON.stringify(f.parameters)}`,
-      `all joined (HTTP join, socket, admitted) in ${f.joinAllMs} ms; ${f.participants} kernels idle after ${f.kernelsIdleAfterMs} ms`,
+      `all joined (HTTP join, socket, admitted) in ${f.joinAllMs} ms; ${f.participants} kernels idle after ${f.kernelsIdleAfterMs} ms, torch imported in all after ${f.kernelsPreloadedAfterMs} ms`,
       line("trivial cell, one participant alone", f.trivialSoloMs),
       line("trivial cell, all at once before the scenario", f.trivialBurstBeforeMs),
       line("trivial cell, between steps while all run the scenario", f.trivialDuringScenarioMs),
       line("trivial cell, all at once after the scenario", f.trivialBurstAfterMs),
       `p99 < 250 ms during the scenario: ${f.goalP99Under250Ms ? "met" : "NOT met"}`,
+      line("a step's first output after execute, every step", f.firstOutputMs),
+      line("a step's largest gap between updates, every step", f.largestGapMs),
+      ...Object.entries(f.stepFirstOutputMs).map(([step, s]) => `  ${step}: ${line("first output", s)}; ${line("largest gap", f.stepLargestGapMs[step])}`),
+      `step runs without any output: ${f.stepsWithoutOutput}`,
       line("console: prediction acknowledged → first push showing it", f.consoleLatencyAfterAckMs),
       line("console: push interval", f.consolePushIntervalMs),
       line("console: view computed → received", f.consolePushLagAfterComputedAtMs),

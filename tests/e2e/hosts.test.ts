@@ -5,10 +5,13 @@
  * torch versions (as that interpreter reports them); and in a notebook's
  * header, the "Kernel: … · …" form refusing more GPUs than allowed, saving
  * a count that a reload still shows, while the header still fits 1024 px.
+ * On a host that refuses when full: the refused kernel waits in the header
+ * with who holds the GPU since when and a Retry that starts it once the GPU
+ * is free, and /hosts names the holder.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -16,7 +19,7 @@ import type { Browser } from "playwright-core";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
-import { connectClient } from "../helpers/socket-harness";
+import { connectClient, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 120_000 };
 
@@ -115,5 +118,72 @@ describe("hosts in the browser", () => {
     assert.match(await card.getByTestId("host-agent").innerText(), /^agent pid \d+ · up .* · runs the lab's code$/);
     assert.equal(await card.getByTestId("host-error").count(), 0);
     await page.close();
+  });
+});
+
+describe("a refused kernel in the browser", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "mgpulab-refused-e2e-"));
+  const gpu = { index: 0, uuid: "GPU-e2e00000-0000-0000-0000-000000000000", name: "Declared", memoryTotalMiB: 1024 };
+  let server: LabServer;
+  let browser: Browser;
+
+  before(async () => {
+    const hostsFile = path.join(dir, "hosts.json");
+    writeFileSync(hostsFile, JSON.stringify({ hosts: [{ id: "local", kind: "local", gpus: [gpu], whenFull: "refuse" }] }));
+    server = await LabServer.start({ MGPULAB_HOSTS_FILE: hostsFile, MGPULAB_KERNEL_LEASE_SECONDS: "5", MGPULAB_AGENT_RUNTIME_DIR: path.join(dir, "agents") });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function notebookWithGpu(client: TestClient, title: string): Promise<{ notebookId: string; cellId: string }> {
+    const created = await client.sendLab({ op: "create-notebook", title });
+    assert.ok(created.ok && created.notebook);
+    const opened = await client.send({ op: "open", notebookId: created.notebook.id });
+    assert.ok(opened.ok && opened.notebook);
+    assert.deepEqual(await client.send({ op: "set-kernel-spec", notebookId: created.notebook.id, hostId: "local", gpus: 1 }), { ok: true });
+    return { notebookId: created.notebook.id, cellId: opened.notebook.cells[0]!.id };
+  }
+
+  it("shows who holds the GPU since when with a Retry, and Retry starts the kernel once the GPU is free", LIMIT, async () => {
+    const holderClient = await connectClient(server.url);
+    const waiterClient = await connectClient(server.url);
+    try {
+      const holder = await notebookWithGpu(holderClient, "DDP sweep");
+      assert.ok((await holderClient.run(holder.notebookId, { [holder.cellId]: "print('holding')" })).ok);
+      await holderClient.waitFor((event) => event.type === "cell-finished" && event.cellId === holder.cellId);
+      const waiter = await notebookWithGpu(waiterClient, "waits for a GPU");
+      assert.ok((await waiterClient.run(waiter.notebookId, { [waiter.cellId]: "print('ran')" })).ok);
+      await waiterClient.waitFor((event) => event.type === "kernel-status" && event.status.state === "refused");
+
+      const page = await browser.newPage();
+      await page.goto(`${server.url}/notebooks/${waiter.notebookId}`);
+      const badge = page.locator('[data-testid="kernel-status"][data-state="refused"]');
+      await badge.waitFor();
+      const refusal = await badge.getByTestId("kernel-refusal").innerText();
+      assert.match(refusal, /^no GPU free on this machine: 1 asked, 0 free; held by Local user's 'DDP sweep' since \d\d:\d\d$/);
+      await page.getByTestId("cell-status").filter({ hasText: "not run: the kernel did not start" }).waitFor();
+
+      const hosts = await browser.newPage();
+      await hosts.goto(`${server.url}/hosts`);
+      const row = hosts.locator('[data-testid="host-card"][data-host-id="local"] [data-testid="host-gpu"]');
+      await row.getByTestId("host-gpu-holder").filter({ hasText: "Local user's 'DDP sweep'" }).waitFor({ timeout: 60_000 });
+      assert.match(await row.getByTestId("host-gpu-use").innerText(), /since \d\d:\d\d/);
+      await hosts.close();
+
+      assert.deepEqual(await holderClient.send({ op: "shutdown", notebookId: holder.notebookId }), { ok: true });
+      await badge.getByTestId("kernel-restart").filter({ hasText: "Retry" }).click();
+      await page.locator('[data-testid="kernel-status"][data-state="idle"]').waitFor({ timeout: 60_000 });
+      assert.match(await page.getByTestId("kernel-gpus").innerText(), /GPU-e2e0/);
+      await page.close();
+      await waiterClient.send({ op: "shutdown", notebookId: waiter.notebookId });
+    } finally {
+      holderClient.close();
+      waiterClient.close();
+    }
   });
 });

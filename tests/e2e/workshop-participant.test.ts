@@ -104,7 +104,8 @@ describe("a workshop's participants in the browser", () => {
     await formInput(first, "dp-basics/split", "batch_size").waitFor();
     assert.equal(await first.getByTestId("cell").count(), 3);
     assert.equal(await first.locator('[data-testid="parameter-form"][data-template-id="dp-basics/equivalence"]').count(), 0);
-    assert.match((await first.getByTestId("step-hidden").textContent()) ?? "", /The next step appears when your facilitator reveals it/);
+    // It says what comes next, and that more follow.
+    assert.match((await first.getByTestId("step-hidden").textContent()) ?? "", /^Next: step 2 of \d+, Equivalence\. It appears here when your facilitator reveals it \(then \d+ more\)\.$/);
 
     // A broadcast with a preset: shown on the notebook page, applied to the form on a click.
     accepted(await facilitator.sendLab({ op: "workshop-broadcast", workshopId: workshop.id, message: "Try a batch that does not split evenly", preset: { scenarioId: "dp-basics", values: { batch_size: 62 } } }));

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { DEFAULT_AGENT_BUFFER_BYTES } from "../../server/core/protocol/agent-messages";
-import { agentCode, type AgentCode, type AgentSettings } from "../../server/hosts/agent-link";
+import { agentCode, type AgentCode, type AgentBootSettings } from "../../server/hosts/agent-link";
 import { HostAgent } from "../../server/hosts/host-agent";
 import { chooseInterpreter } from "../../server/kernel/python-interpreter";
 
@@ -28,7 +28,7 @@ describe("an agent that runs another lab version's code", () => {
   });
 
   function hostAgent(agentId: string, code?: AgentCode, log: string[] = []): HostAgent {
-    const settings: AgentSettings = {
+    const settings: AgentBootSettings = {
       agentId,
       leaseSeconds: 30,
       bufferBytes: DEFAULT_AGENT_BUFFER_BYTES,

@@ -4,7 +4,8 @@
  * three kernels asking for one each. The first two get one each and their
  * notebooks name it; the third waits in the host's queue with its place
  * shown, and starts on the GPU the first frees; on a host that refuses, the
- * third is refused with a message, and a crashed kernel frees its slot.
+ * third is refused (it waits, naming who holds the GPUs), and a crashed
+ * kernel frees its slot.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -89,7 +90,9 @@ describe("GPU slots through the lab", () => {
       assert.deepEqual(await third.client.run(third.notebookId, { [third.cellId]: SHOW_GPUS }), { ok: true });
       const waiting = await third.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "starting" && event.status.queue !== undefined);
       assert.ok(waiting.type === "kernel-status" && waiting.status.state === "starting");
-      assert.deepEqual(waiting.status.queue, { position: 1, host: "queueing box", gpus: 1 });
+      const { wait, ...place } = waiting.status.queue ?? {};
+      assert.deepEqual(place, { position: 1, host: "queueing box", gpus: 1 });
+      assert.deepEqual(wait?.holders.map((holder) => [holder.owner, holder.title]), [["Local user", "first"], ["Local user", "second"]], "it says whose kernels hold the GPUs");
 
       assert.deepEqual(await first.client.send({ op: "shutdown", notebookId: first.notebookId }), { ok: true });
       await third.client.waitFor((event) => event.type === "cell-finished" && event.cellId === third.cellId);
@@ -112,9 +115,10 @@ describe("GPU slots through the lab", () => {
       const oneGpu = streamOf(one.client, one.cellId).trim().split(" ")[1];
 
       await refused.client.run(refused.notebookId, { [refused.cellId]: SHOW_GPUS });
-      const dead = await refused.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "dead");
-      assert.ok(dead.type === "kernel-status" && dead.status.state === "dead");
-      assert.match(dead.status.reason, /GPU/i, `the refusal says why: ${dead.status.reason}`);
+      // Refused, not dead: nothing was started, and the refusal says why.
+      const waiting = await refused.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "refused");
+      assert.ok(waiting.type === "kernel-status" && waiting.status.state === "refused");
+      assert.match(waiting.status.reason, /no GPU free on refusing box: 1 asked, 0 free; held by Local user's 'holds a strict GPU', Local user's 'holds the other'/);
 
       // One holder's kernel crashes: its GPU is free again, however it ended.
       await one.client.run(one.notebookId, { [one.cellId]: "import os\nos._exit(3)" });

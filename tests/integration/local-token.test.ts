@@ -39,6 +39,8 @@ describe("the local token URL", () => {
     const html = await page.text();
     assert.match(html, /data-testid="sign-in-help"/);
     assert.match(html, /npm start/);
+    // The URL it shows is this lab's, on the port it runs on (a random one here), not a fixed 3000.
+    assert.ok(html.includes(`${server.url}/api/auth/local-token?token=`), html);
     assert.doesNotMatch(html, /<script/i, "no script: nothing of the app");
     // Not a page, an asset, nor the API.
     for (const path of ["/notebooks/x", "/hosts", "/login", "/_next/static/chunks/main.js", "/monaco/vs/loader.js"]) {

@@ -47,7 +47,7 @@ const FAMILIES = [
 /** The only label values the lab's own families may carry: fixed words and the operator's host ids. */
 const ALLOWED_LABELS: Record<string, RegExp> = {
   host: /^local$/,
-  state: /^(starting|idle|busy|interrupting|restarting|dead|free|held|admitted|waiting)$/,
+  state: /^(starting|idle|busy|interrupting|restarting|refused|dead|free|held|admitted|waiting)$/,
   status: /^(ok|error|interrupted|aborted|kernel-died)$/,
   provider: /^(sqlite|postgresql)$/,
   operation: /^(query|execute)$/,

@@ -72,6 +72,17 @@ describe(".ipynb files over HTTP", () => {
     assert.deepEqual(parsed.cells[1]!.metadata.mgpulab?.template, { id: "dp-basics/split", parameters: { batch: 64 }, detached: true, fields: [], question: null }, "an old-style template is completed on import");
   });
 
+  it("an import whose name is taken gets the next free one, as a new notebook does", LIMIT, async () => {
+    const titles: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const response = await labFetch(`${server.url}${NOTEBOOK_IMPORT_PATH}?title=Untitled`, { method: "POST", headers: IPYNB_HEADERS, body: JSON.stringify(NOTEBOOK) });
+      assert.equal(response.status, 201);
+      titles.push(((await response.json()) as { title: string }).title);
+    }
+    assert.notEqual(titles[0], titles[1]);
+    assert.match(titles[1]!, /^Untitled \(\d+\)$/);
+  });
+
   const badFiles: Array<[string, string, RegExp]> = [
     ["not JSON", "{ this is not json", /JSON/i],
     ["truncated", JSON.stringify(NOTEBOOK).slice(0, 200), /JSON|truncat|end/i],

@@ -55,8 +55,9 @@ forEachDatabase((kind) => {
       if (batch.length > 0) await t.metrics.append(run.id, batch.splice(0));
       const seconds = (performance.now() - started) / 1000;
       const rate = Math.round(200_000 / seconds);
+      // The rate is a benchmark's figure (tests/bench/persistence.ts, BENCHMARKS.md), not this test's: a loaded machine
+      // must not fail a test of what is stored.
       console.log(`# metric insert: 200,000 points in ${seconds.toFixed(2)} s = ${rate.toLocaleString("en")} points/s`);
-      assert.ok(rate > 20_000, `at least 20k points/s (got ${rate})`);
 
       const listed = await t.metrics.listSeries(run.id);
       assert.equal(listed.length, ranks * NAMES.length);

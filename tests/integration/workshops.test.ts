@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import type { LabAck } from "../../server/core/protocol/socket-api";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "../../server/core/protocol/workshop-model";
 import { WORKSHOP_ENDED_REASON } from "../../server/workshops/workshops";
+import { sourceHash } from "../../server/core/protocol/source-hash";
 import { joinWorkshop, labFetch, signIn } from "../helpers/lab-session";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
@@ -111,10 +112,17 @@ describe("workshops", () => {
     const badTime = await facilitator.sendLab({ op: "create-workshop", title: "Bad", scenarioIds: ["dp-basics"], startsAt: "tomorrow" });
     assert.equal(badTime.ok, false);
     assert.equal(badTime.ok ? "" : badTime.code, "invalid");
-    // A class larger than the server's kernel cap (16 here) is told so, not promised a kernel each.
+    // A class larger than the server's kernel cap (16 here) is told so, with what to change, on its card and its
+    // console (the facilitator's only), before anyone arrives; the resources line a participant reads names no setting.
     const big = ok(await facilitator.sendLab({ op: "create-workshop", title: "Big class", scenarioIds: ["dp-basics"], startsAt: new Date(Date.now() + 86_400_000).toISOString(), capacity: 60 }));
+    assert.equal(big.workshop!.sizing.verdict, "does-not-fit");
     const view = ok(await facilitator.sendLab({ op: "workshop-console", workshopId: big.workshop!.id })).console!;
-    assert.match(view.workshop.resources, /CPU emulation on host \S+ \(no GPU per participant\), for up to 60 participants; this lab server runs at most 16 kernels at once/);
+    assert.match(view.workshop.resources, /^CPU emulation on host \S+ \(no GPU per participant\), for up to 60 participants$/);
+    assert.equal(view.workshop.sizing.verdict, "does-not-fit");
+    assert.match(view.workshop.sizing.details[0]!, /^Kernels: only 16 of the 60 participants can have a kernel: this lab server runs 16 at once/);
+    assert.ok(view.workshop.sizing.advice.some((line) => line.startsWith("Lower this workshop's capacity to 16")), view.workshop.sizing.advice.join("\n"));
+    const small = ok(await facilitator.sendLab({ op: "create-workshop", title: "Small class", scenarioIds: ["dp-basics"], startsAt: new Date(Date.now() + 86_400_000).toISOString(), capacity: 10 }));
+    assert.notEqual(small.workshop!.sizing.verdict, "does-not-fit");
   });
 
   it("admits up to the capacity and queues the rest with their place; the same browser rejoining is the same participant", LIMIT, async () => {
@@ -129,10 +137,14 @@ describe("workshops", () => {
     assert.equal((await notebooksOf(ada.client)).length, 1);
     const adaView = ok(await ada.client.sendLab({ op: "my-workshop" })).participantWorkshop!;
     assert.equal(adaView.state, "admitted");
+    // A participant is never sent the plan's sizing, nor a setting's name.
+    assert.doesNotMatch(JSON.stringify(adaView), /MGPULAB_|sizing|kernels at once/);
 
     const bo = await join("Bo");
     const boView = ok(await bo.client.sendLab({ op: "my-workshop" })).participantWorkshop!;
     assert.deepEqual([boView.state, boView.queuePosition], ["waiting", 1]);
+    // Why they wait, in plain words.
+    assert.match(boView.waitingBecause ?? "", /room for 1 at a time and every place is taken/);
     assert.deepEqual(await notebooksOf(bo.client), [], "no copies while waiting");
     // Nor through the scenario list: the queue cannot be skipped.
     const skipped = await bo.client.sendLab({ op: "create-from-scenario", scenarioId: "dp-basics" });
@@ -220,6 +232,29 @@ describe("workshops", () => {
     assert.deepEqual(heard.broadcasts[0]!.preset, { scenarioId: "dp-basics", values: { batch_size: 10 } });
   });
 
+  it("an experiment cell's claims are judged as it ends: the tally and the CSV fill in before any verdicts cell runs", LIMIT, async () => {
+    const ada = participants.get("Ada")!;
+    const [notebookId] = await notebooksOf(ada.client);
+    const opened = await ada.client.send({ op: "open", notebookId });
+    assert.ok(opened.ok && opened.notebook);
+    const split = opened.notebook.cells.find((cell) => cell.template?.id === "dp-basics/split")!;
+    const question = split.template!.question!;
+    const verdicts = opened.notebook.cells.find((cell) => cell.template?.id === "dp-basics/verdicts")!;
+    assert.equal(verdicts.executionCount, null, "the verdicts cell has not run");
+    const ran = await ada.client.send({ op: "execute", notebookId, cellIds: [split.id], sourceHashes: { [split.id]: sourceHash(split.source) } });
+    assert.ok(ran.ok, ran.ok ? "" : ran.error);
+    // The cell ends with its own claims judged (a step report), and the console counts what Ada's run measured.
+    const shown = await consoleEvents.consoleWhere((view) => (view.tallies.find((tally) => tally.questionId === question.id)?.measured.reduce((a, b) => a + b, 0) ?? 0) === 1);
+    const tally = shown.tallies.find((entry) => entry.questionId === question.id)!;
+    const adaId = shown.roster.find((row) => row.name === "Ada")!.participantId;
+    const mine = tally.participants.find((entry) => entry.participantId === adaId)!;
+    assert.ok(mine.measured !== null && question.choices.includes(mine.measured), JSON.stringify(mine));
+    assert.deepEqual(shown.roster.find((row) => row.name === "Ada")!.step?.ran, true);
+    const csv = await (await labFetch(`${harness.url}/api/workshops/${workshopId}/summary.csv`, {}, facilitatorCookie)).text();
+    const row = csv.split("\r\n").find((line) => line.includes(",Ada,") && line.includes(question.id))!;
+    assert.ok(row.includes(`,${mine.measured},`), row);
+  });
+
   it("another facilitator's workshop reads as missing; other roles may not run workshops", LIMIT, async () => {
     const hidden = await otherFacilitator.sendLab({ op: "workshop-console", workshopId });
     assert.deepEqual(hidden.ok ? null : [hidden.code, hidden.error], ["not-found", `workshop ${workshopId} not found`]);
@@ -237,7 +272,7 @@ describe("workshops", () => {
     assert.match(response.headers.get("content-type") ?? "", /^text\/csv/);
     assert.match(response.headers.get("content-disposition") ?? "", /GPU-day-summary\.csv/);
     const lines = (await response.text()).trimEnd().split("\r\n");
-    assert.equal(lines[0], "workshop,scenario,question_id,question,participant,predicted,measured,prediction_right,claim_verdicts");
+    assert.equal(lines[0], "workshop,scenario,question_id,question,participant,predicted,measured,prediction_right,not_measured_because,claim_verdicts");
     assert.ok(lines.some((line) => line.includes(",Ada,") && line.includes("dp-basics/split")), lines.join("\n"));
     const other = await labFetch(`${harness.url}/api/workshops/${workshopId}/summary.csv`, {}, await signIn(harness.url, "gus@example.com", PASSWORD));
     assert.equal(other.status, 404);

@@ -30,7 +30,7 @@ function me(role: Role, name = "Ada"): Me {
 }
 
 function user(name: string, role: Role): UserView {
-  return { id: `u-${name.toLowerCase()}`, name, email: `${name.toLowerCase()}@lab.test`, role, createdAt: "2025-06-01T12:00:00Z", hasPassword: role !== "participant", activeSessions: 1 };
+  return { id: `u-${name.toLowerCase()}`, name, email: `${name.toLowerCase()}@lab.test`, role, createdAt: "2025-06-01T12:00:00Z", hasPassword: role !== "participant", signsInWith: role === "participant" ? "workshop-link" : "password", activeSessions: 1 };
 }
 
 class AccountsLab implements LabTransport {
@@ -112,6 +112,9 @@ class AccountsLab implements LabTransport {
           startsAt: null,
           endsAt: null,
           createdAt: new Date(Date.parse("2025-06-01T12:00:00Z") + this.next * 60_000).toISOString(),
+          pace: "self",
+          capacity: 60,
+          sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
           participants: [],
         };
         this.workshops.push(made);
@@ -342,6 +345,9 @@ describe("workshops page", () => {
         startsAt: null,
         endsAt: null,
         createdAt: "2025-06-01T12:00:00Z",
+        pace: "self",
+        capacity: 60,
+        sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
         participants: [{ id: "u-pia", name: "Pia", waiting: false, notebooks: [{ id: "nb-1", title: "DDP vs DataParallel" }] }],
       },
       "http://lab.test",

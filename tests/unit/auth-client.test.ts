@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { changePassword, joinWorkshop, passwordProblem, safeNext, signIn, signOut, tooManyAttempts } from "../../components/model/auth-client";
+import { changePassword, joinWorkshop, landingAfterSignIn, passwordProblem, safeNext, signIn, signOut, tooManyAttempts, workshopInfo } from "../../components/model/auth-client";
 
 interface Sent {
   url: string;
@@ -77,6 +77,26 @@ describe("signIn", () => {
   it("reports an unreachable server", async () => {
     const down: typeof fetch = () => Promise.reject(new TypeError("Failed to fetch"));
     assert.deepEqual(await signIn("ada@lab.test", "pw", down), { ok: false, error: "could not reach the server (Failed to fetch)" });
+  });
+});
+
+describe("where a sign-in lands, and what a join code opens", () => {
+  it("a facilitator signing in to the home page lands on their workshops; everyone else where they were going", async () => {
+    const { fetch } = server(200, JSON.stringify({ user: { id: "u1", role: "facilitator" } }));
+    const result = await signIn("f@lab.test", "a long password", fetch);
+    assert.deepEqual(result, { ok: true, role: "facilitator" });
+    assert.equal(landingAfterSignIn("/", result.ok ? result.role : undefined), "/workshops");
+    assert.equal(landingAfterSignIn("/notebooks/abc", "facilitator"), "/notebooks/abc");
+    assert.equal(landingAfterSignIn("/", "member"), "/");
+    assert.equal(landingAfterSignIn("/", undefined), "/");
+  });
+
+  it("a join code is looked up before a name is typed: the workshop's title, or the server's words for none", async () => {
+    const found = server(200, JSON.stringify({ title: "GPU day", ended: false, rejoining: false }));
+    assert.deepEqual(await workshopInfo(" K7Q2 ", found.fetch), { ok: true, info: { title: "GPU day", ended: false, rejoining: false } });
+    assert.equal(found.sent[0]!.url, "/api/auth/workshop/join-info?code=K7Q2");
+    const none = server(404, JSON.stringify({ message: "no open workshop has this code; check it with your facilitator" }));
+    assert.deepEqual(await workshopInfo("NOPE", none.fetch), { ok: false, error: "no open workshop has this code; check it with your facilitator" });
   });
 });
 

@@ -1,4 +1,8 @@
-/** hosts.json: defaults, the local host, and every refusal naming the file and the field. */
+/**
+ * hosts.json: defaults, the local host, and every problem naming the file and
+ * the field — a bad host entry left out while the rest serves, a file that
+ * cannot be used as a whole refused (its JSON errors with line and column).
+ */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -9,15 +13,17 @@ import { HostsConfigError, loadHostsConfig, parseHostsConfig } from "../../serve
 const FILE = "hosts.json";
 const ssh = (fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ hosts: [{ id: "gpu1", kind: "ssh", ssh: { host: "gpu1", ...fields }, ...extra }] });
 
-/** The error lines parseHostsConfig throws for `json`. */
+/** The problems of `json`: the lines parseHostsConfig throws, else those of the entries it left out. */
 function problems(json: unknown): string[] {
   try {
-    parseHostsConfig(json, FILE);
+    const config = parseHostsConfig(json, FILE);
+    const left = config.problems.flatMap((problem) => problem.errors);
+    if (left.length === 0) assert.fail("the config was accepted whole");
+    return left;
   } catch (error) {
     assert.ok(error instanceof HostsConfigError, String(error));
     return error.message.split("\n");
   }
-  assert.fail("the config was accepted");
 }
 
 describe("host config", () => {
@@ -25,6 +31,7 @@ describe("host config", () => {
     assert.deepEqual(parseHostsConfig({}, null), {
       file: null,
       hosts: [{ id: "local", label: "this machine", kind: "local", python: null, gpus: "auto", whenFull: "queue", leaseSeconds: 600, interruptGraceMs: 5000, runtimeDir: null, maxGpusPerKernel: null }],
+      problems: [],
       defaultHost: "local",
       healthIntervalSeconds: 60,
       idle: { minutes: 60, gpuUtilizationPercent: 5, warnMinutes: 5 },
@@ -76,6 +83,36 @@ describe("host config", () => {
     ["too many GPUs per Slurm agent", { hosts: [{ id: "c", kind: "slurm", slurm: { gpusPerAgent: 65 } }] }, ["hosts.json: hosts[0].slurm.gpusPerAgent: expected an integer from 0 to 64"]],
   ];
   for (const [name, json, expected] of refusals) it(`refuses ${name}`, () => assert.deepEqual(problems(json), expected));
+
+  it("leaves out a bad host entry, with its problems under its own id, and keeps every other host", () => {
+    const config = parseHostsConfig(
+      {
+        defaultHost: "gpu1",
+        hosts: [
+          { id: "gpu1", kind: "ssh", ssh: { host: "gpu1" }, leaseMinuts: 5 },
+          { id: "gpu2", kind: "ssh", ssh: { host: "gpu2" } },
+          { kind: "ssh", ssh: { host: "gpu3" } },
+          "gpu4",
+          { id: "gpu2", kind: "ssh", ssh: { host: "gpu5" } },
+        ],
+      },
+      FILE,
+    );
+    assert.deepEqual(config.hosts.map((host) => host.id), ["local", "gpu2"]);
+    assert.deepEqual(config.problems, [
+      { id: "gpu1", errors: ["hosts.json: hosts[0].leaseMinuts: unknown key (a typo?)"] },
+      { id: "hosts[2]", errors: ["hosts.json: hosts[2].id: expected a string"] },
+      { id: "hosts[3]", errors: ["hosts.json: hosts[3]: expected a host: an object with id and kind"] },
+      { id: "hosts[4]", errors: ['hosts.json: hosts[4].id: duplicate id "gpu2" (also hosts[1])'] },
+    ]);
+    assert.equal(config.defaultHost, "gpu1", "a default host left out stays the default: its notebooks are told why");
+  });
+
+  it("a broken local entry leaves this machine serving with its defaults", () => {
+    const config = parseHostsConfig({ hosts: [{ id: "local", kind: "local", lable: "x" }] }, FILE);
+    assert.deepEqual(config.hosts.map((host) => `${host.id}:${host.label}`), ["local:this machine"]);
+    assert.deepEqual(config.problems, [{ id: "hosts[0]", errors: ["hosts.json: hosts[0].lable: unknown key (a typo?)"] }]);
+  });
 
   it("reports every problem at once, not just the first", () => {
     assert.deepEqual(problems({ hosts: [ssh({ port: 0 }).hosts[0], { id: "b", kind: "ssh", ssh: { host: "h", connectTimeoutSeconds: 0 }, colour: "red" }] }), [
@@ -137,16 +174,22 @@ describe("host config", () => {
       assert.deepEqual(config.hosts.map((host) => `${host.id}:${host.kind}`), ["local:local", "gpu1:ssh", "workshop:ssh", "cluster:slurm"]);
     });
 
-    it("names the file when it is missing, not JSON, or wrong", () =>
+    it("names the file when it is missing, not JSON (with line and column), or wrong", () =>
       withDir((dir) => {
         const missing = path.join(dir, "missing.json");
         assert.throws(() => loadHostsConfig({ dataDir: dir, env: { MGPULAB_HOSTS_FILE: missing } }), new RegExp(`^HostsConfigError: ${missing}: cannot read the hosts file \\(MGPULAB_HOSTS_FILE\\)`));
         const broken = path.join(dir, "broken.json");
         writeFileSync(broken, "{ hosts: [");
-        assert.throws(() => loadHostsConfig({ file: broken, dataDir: dir }), new RegExp(`^HostsConfigError: ${broken}: not valid JSON`));
+        assert.throws(() => loadHostsConfig({ file: broken, dataDir: dir }), { message: `${broken}: not valid JSON: line 1, column 3: expected a key in double quotes, found "h"` });
+        writeFileSync(broken, '{\n  "hosts": [\n    { "id": "gpu1", "kind": "ssh", "ssh": { "host": "gpu1" } },\n  ]\n}\n');
+        assert.throws(() => loadHostsConfig({ file: broken, dataDir: dir }), { message: `${broken}: not valid JSON: line 4, column 3: a comma before the closing bracket (JSON allows no trailing comma)` });
+        writeFileSync(broken, '{ "hosts": [ { "id": "gpu1" "kind": "ssh" } ] }');
+        assert.throws(() => loadHostsConfig({ file: broken, dataDir: dir }), { message: `${broken}: not valid JSON: line 1, column 29: expected "," or "}" after a value, found """` });
         const wrong = path.join(dir, "wrong.json");
         writeFileSync(wrong, JSON.stringify(ssh({ port: 0 })));
-        assert.throws(() => loadHostsConfig({ file: wrong, dataDir: dir }), { message: `${wrong}: hosts[0].ssh.port: expected an integer from 1 to 65535` });
+        assert.deepEqual(loadHostsConfig({ file: wrong, dataDir: dir }).problems, [{ id: "gpu1", errors: [`${wrong}: hosts[0].ssh.port: expected an integer from 1 to 65535`] }]);
+        writeFileSync(wrong, JSON.stringify({ hosts: [], healthIntervalSeconds: 0 }));
+        assert.throws(() => loadHostsConfig({ file: wrong, dataDir: dir }), { message: `${wrong}: healthIntervalSeconds: expected a number of seconds above 0` });
       }));
   });
 });

@@ -18,7 +18,7 @@ import { checkKernelSpec, type KernelHosts } from "../../server/notebook/kernel-
 import { CommandError } from "../../server/errors";
 import { readKernelSpec, settleKernelSpec } from "../../server/ipynb/kernel-spec";
 import { hostCard, HostsController } from "../../components/model/hosts";
-import { kernelPlacementText, kernelSpecLabel, maxGpusOn, queueText, specAppliesLater } from "../../components/model/kernel-spec";
+import { kernelPlacementText, kernelSpecLabel, linkTroubleText, maxGpusOn, queueText, refusalText, specAppliesLater } from "../../components/model/kernel-spec";
 import type { LabTransport } from "../../components/model/lab-client";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
@@ -61,7 +61,7 @@ function facts(patch: Partial<HostFacts> = {}): HostFacts {
     health: { message: health(), at: NOW - 5_000 },
     checkError: null,
     labCodeHash: "lab-code",
-    holderOf: (kernel) => (kernel === "k-mine" ? { notebookId: "nb1", title: "DDP hangs" } : null),
+    holderOf: (kernel) => (kernel === "k-mine" ? { owner: "Ana", notebookId: "nb1", title: "DDP hangs" } : kernel === "k-bob" ? { owner: "Bob", notebookId: null, title: null } : null),
     ...patch,
   };
 }
@@ -73,7 +73,10 @@ describe("buildHostView", () => {
     assert.equal(view.error, null);
     assert.deepEqual([view.python, view.torch, view.cuda, view.probe, view.gpuSource], ["3.12.3", "2.11.0", "12.8", "done", "nvml"]);
     assert.deepEqual(view.agent, { pid: 4242, uptimeSeconds: 120, codeHash: "lab-code", sameCodeAsLab: true, leaseSeconds: 600, links: 1 });
-    assert.deepEqual(view.gpus.map((gpu) => gpu.heldBy), [{ notebookId: "nb1", title: "DDP hangs" }, UNKNOWN_HOLDER]);
+    assert.deepEqual(view.gpus.map((gpu) => gpu.heldBy), [
+      { owner: "Ana", notebookId: "nb1", title: "DDP hangs", gpus: 1, since: null },
+      { ...UNKNOWN_HOLDER, gpus: 1, since: null },
+    ]);
     assert.deepEqual(view.gpus[0]!.memoryUsedMiB, 2_048);
     assert.deepEqual(view.kernels, { running: 2, queued: 1 });
     assert.equal(view.checkedAt, NOW - 5_000);
@@ -137,9 +140,67 @@ describe("host cards", () => {
       uuid: UUID_A,
       memory: "2.0 GiB / 79.6 GiB",
       utilization: "37 %",
-      heldBy: { title: "DDP hangs", href: "/notebooks/nb1" },
+      heldBy: { who: "Ana's 'DDP hangs'", href: "/notebooks/nb1", gpus: 1, since: null },
+      reserved: null,
+      retiring: false,
     });
-    assert.deepEqual(card.gpus[1]!.heldBy, { title: "another lab or a previous run", href: null });
+    assert.deepEqual(card.gpus[1]!.heldBy, { who: "another lab or a previous run", href: null, gpus: 1, since: null });
+  });
+
+  it("list the queue with who, how many and since when, the holders since when, and a free GPU reserved for the first in line", () => {
+    const since = new Date(2025, 5, 1, 10, 2).getTime();
+    const queuedAt = new Date(2025, 5, 1, 10, 5).getTime();
+    const queued = health({
+      gpus: [
+        { gpu: { index: 0, uuid: UUID_A, name: "H100", memoryTotalMiB: 81_559 }, memoryUsedMiB: 0, utilization: 0, kernel: "k-bob", since },
+        { gpu: { index: 1, uuid: UUID_B, name: "H100", memoryTotalMiB: 81_559 }, memoryUsedMiB: 0, utilization: 0, kernel: null, reservedFor: "k-mine" },
+      ],
+      queue: [
+        { kernel: "k-mine", gpus: 2, since: queuedAt },
+        { kernel: "k-other", gpus: 1, since: queuedAt },
+      ],
+    });
+    const card = hostCard(buildHostView(facts({ health: { message: queued, at: NOW } })), NOW);
+    assert.deepEqual(card.gpus[0]!.heldBy, { who: "Bob's notebook", href: null, gpus: 1, since: "10:02" });
+    assert.deepEqual(card.gpus[1]!.reserved, { text: "reserved for Ana's 'DDP hangs' (needs 2)", href: "/notebooks/nb1" });
+    assert.deepEqual(card.queue, [
+      { place: 1, who: "Ana's 'DDP hangs'", href: "/notebooks/nb1", gpus: 2, since: "10:05" },
+      { place: 2, who: "another lab or a previous run", href: null, gpus: 1, since: "10:05" },
+    ]);
+  });
+
+  it("say what the agent took from the hosts file, which GPU it keeps for its holder, and a stalled link's silence", () => {
+    const retiring = health({ gpus: [{ gpu: { index: 0, uuid: UUID_A, name: "H100", memoryTotalMiB: 81_559 }, memoryUsedMiB: 0, utilization: 0, kernel: "k-mine", retiring: true }] });
+    const view = buildHostView(
+      facts({
+        health: { message: retiring, at: NOW },
+        notes: [
+          { setting: "whenFull", applied: true, message: "when full: refuse (was queue)" },
+          { setting: "gpus", applied: false, message: "GPU x is no longer in the hosts file; kernel k-mine holds it" },
+        ],
+        state: { state: "stalled", hello: hello(), since: NOW - 60_000, silentSince: NOW - 12_000 },
+      }),
+    );
+    const card = hostCard(view, NOW);
+    assert.deepEqual(card.settingsNotes, [
+      { applied: true, text: "took from the hosts file: when full: refuse (was queue)" },
+      { applied: false, text: `kept: GPU 0 (${UUID_A}) is no longer in the hosts file; Ana's 'DDP hangs' holds it, so it stays until that kernel ends` },
+    ]);
+    assert.equal(card.gpus[0]!.retiring, true);
+    assert.equal(card.linkLabel, "stalled: no answer for 12 s");
+  });
+
+  it("show a host left out for its entry's problems", () => {
+    const card = hostCard({ ...buildHostView(facts({ state: { state: "disconnected" }, health: null })), problem: ["hosts.json: hosts[0].leaseMinuts: unknown key (a typo?)"] }, NOW);
+    assert.equal(card.linkLabel, "left out");
+    assert.equal(card.kindAndTarget, "lab@gpu1 over ssh");
+    assert.deepEqual(card.problem, ["hosts.json: hosts[0].leaseMinuts: unknown key (a typo?)"]);
+  });
+
+  it("never carry terminal control characters into an error", () => {
+    const view = buildHostView(facts({ state: { state: "unreachable", error: "ssh exited with code 255: Permission denied\r\r", output: "\u001b[31mlab@gpu1: Permission denied (publickey).\r\r\n", at: NOW } }));
+    assert.equal(view.error, "ssh exited with code 255: Permission denied");
+    assert.equal(view.errorOutput, "lab@gpu1: Permission denied (publickey).");
   });
 
   it("say 'probing…' while the agent is still importing torch, and that another agent is replaced later", () => {
@@ -195,6 +256,25 @@ describe("the notebook header's kernel words", () => {
     assert.equal(kernelPlacementText({ ...info, gpus: [] }, hosts).gpus, null);
     assert.equal(queueText({ state: "starting", queue: { position: 3, host: "GPU box", gpus: 2 } }), "waiting for 2 GPUs on GPU box: #3 in the queue");
     assert.equal(queueText({ state: "starting" }), null);
+    const clock = (ms: number) => `t${ms}`;
+    const wait = {
+      host: "GPU box",
+      asked: 1,
+      free: 1,
+      total: 2,
+      holders: [{ owner: "Bob", notebookId: null, title: null, gpus: 1, since: 5 }],
+      ahead: [{ owner: "Ana", notebookId: "nb", title: "DDP sweep", gpus: 2, since: 7 }],
+    };
+    assert.equal(
+      queueText({ state: "starting", queue: { position: 2, host: "GPU box", gpus: 1, wait } }, clock),
+      "waiting for 1 GPU on GPU box: #2 in the queue, behind Ana's 'DDP sweep' (needs 2); held by Bob's notebook since t5; the 1 free GPU is reserved for the first in line",
+    );
+    const refused = { ...wait, asked: 2, ahead: [], holders: [{ owner: "Ana", notebookId: "nb", title: "DDP sweep", gpus: 1, since: 5 }] };
+    assert.equal(refusalText({ state: "refused", reason: "r", wait: refused }, clock), "no GPU free on GPU box: 2 asked, 1 free; held by Ana's 'DDP sweep' since t5");
+    assert.equal(refusalText({ state: "refused", reason: "r", wait: { ...refused, total: 1 } }, clock), "GPU box has 1 GPU: this kernel asks for 2; ask for fewer under Kernel");
+    const kernelInfo = { pid: 1, hostname: "h", python: "3.12", executable: "python3", torch: null, deviceMode: "CPU" };
+    assert.match(linkTroubleText({ state: "busy", info: kernelInfo, link: { state: "stalled", host: "GPU box", since: 9 } }, clock) ?? "", /^no answer from GPU box since t9/);
+    assert.equal(linkTroubleText({ state: "busy", info: kernelInfo }, clock), null);
   });
 });
 

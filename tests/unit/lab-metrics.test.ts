@@ -44,8 +44,12 @@ function hostView(id: string, gpus: Array<boolean>, link: HostView["link"] = "co
     cuda: null,
     probe: null,
     gpuSource: "declared",
-    gpus: gpus.map((held, index) => ({ index, uuid: `GPU-${index}`, name: "g", memoryTotalMiB: null, memoryUsedMiB: null, utilization: null, heldBy: held ? { notebookId: "", title: "" } : null })),
+    gpus: gpus.map((held, index) => ({ index, uuid: `GPU-${index}`, name: "g", memoryTotalMiB: null, memoryUsedMiB: null, utilization: null, heldBy: held ? { owner: null, notebookId: null, title: null, gpus: 1, since: null } : null, reservedFor: null, retiring: false })),
     kernels: null,
+    queue: [],
+    silentSince: null,
+    settings: null,
+    problem: null,
   };
 }
 
@@ -168,11 +172,13 @@ describe("the gauges' arithmetic", () => {
         { notebookId: "b", state: "shutdown", hostId: "local", queued: false },
         { notebookId: "c", state: "not-started", hostId: null, queued: false },
         { notebookId: "d", state: "dead", hostId: null, queued: false },
+        { notebookId: "e", state: "refused", hostId: "local", queued: false },
       ],
       ["local"],
     );
     const value = (host: string, state: string) => rows.find((row) => row.host === host && row.state === state)?.value;
-    assert.equal(rows.filter((row) => row.host === "local").length, 6);
+    assert.equal(rows.filter((row) => row.host === "local").length, 7);
+    assert.equal(value("local", "refused"), 1, "a kernel the host refused waits: counted");
     assert.equal(value("local", "idle"), 0, "a shut-down kernel is not counted");
     assert.equal(value("gone", "idle"), 1);
     assert.equal(value("unknown", "dead"), 1);

@@ -46,6 +46,7 @@ function view(patch: Partial<ParticipantWorkshopView> = {}): ParticipantWorkshop
     title: "DataParallel in practice",
     state: "admitted",
     queuePosition: null,
+    waitingBecause: null,
     startsAt: null,
     endsAt: null,
     pace: "self",

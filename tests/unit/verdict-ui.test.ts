@@ -230,7 +230,10 @@ describe("VerdictReport through MimeOutput", () => {
     assert.equal(tags(html, "verdict-report").length, 1);
     assert.doesNotMatch(html, /verdicts as text/);
     assert.match(html, /<h3[^>]*>DataParallel basics<\/h3>/);
-    assert.match(html, /<cite>dataparallel-basics\.md<\/cite>/);
+    // A report from before sourceTitle names the file; one with it names the article (the file in the tooltip).
+    assert.match(html, /<cite title="dataparallel-basics\.md">dataparallel-basics\.md<\/cite>/);
+    const titled = render(bundle(JSON.stringify({ ...report, sourceTitle: "DataParallel basics in PyTorch" })));
+    assert.match(titled, /<cite title="dataparallel-basics\.md">DataParallel basics in PyTorch<\/cite>/);
     const device = /data-testid="verdict-device">(.*?)<\/span><\/span>/.exec(html)?.[1] ?? "";
     assert.match(device, /2× cpu/);
     assert.match(device, /emulated on CPU, not real GPUs/);

@@ -79,6 +79,7 @@ function consoleView(patch: Partial<WorkshopConsoleView> = {}, at = T0): Worksho
       revealedSteps: 1,
       plan: { hostId: null, gpusPerParticipant: 0, capacity: 60 },
       resources: "CPU emulation on host local (no GPU per participant), for up to 60 participants",
+      sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
     },
     steps: { "dp-basics": ["split", "equivalence", "replication", "placement", "scaling", "verdicts"].map((id) => ({ id: `dp-basics/${id}`, title: id[0]!.toUpperCase() + id.slice(1) })) },
     roster: [row("Ada"), row("Bo")],
@@ -419,6 +420,9 @@ describe("workshop console: words", () => {
     assert.equal(waiting.step, null);
     assert.equal(waiting.canRestart, false);
     assert.equal(rosterCard(row("Cy")).step, "no step run yet");
+    // On a copy where nothing ran yet: the first step, and that it has not run; after running: which one ran.
+    assert.equal(rosterCard(row("Di", { step: { index: 0, count: 6, title: "Split", ran: false } })).step, "step 1 of 6: Split (not run yet)");
+    assert.equal(rosterCard(row("Ed", { step: { index: 2, count: 6, title: "Replication", ran: true } })).step, "step 3 of 6: Replication (ran)");
     assert.deepEqual(["not-started", "waiting", "starting", "idle", "busy", "hung", "dead", "shutdown"].map((s) => kernelLook(s as RosterRow["kernel"]).tone), ["none", "none", "busy", "ok", "busy", "bad", "bad", "none"]);
     assert.deepEqual([1, 2, 3, 4, 11, 12, 13, 21, 22, 101].map(ordinal), ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]);
   });
@@ -450,6 +454,9 @@ describe("workshops list: the console link and the new-workshop form's plan", ()
       startsAt: null,
       endsAt: null,
       createdAt: "2026-11-26T09:00:00Z",
+      pace: "self",
+      capacity: 60,
+      sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] },
       participants: [
         { id: "p-ada", name: "Ada", waiting: false, notebooks: [] },
         { id: "p-bo", name: "Bo", waiting: true, notebooks: [] },
@@ -485,7 +492,7 @@ describe("workshops list: the console link and the new-workshop form's plan", ()
         labCommandSchema.parse(command);
         sent.push(command);
         if (command.op !== "create-workshop") return Promise.resolve({ ok: true });
-        const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", participants: [] };
+        const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", pace: "self", capacity: 60, sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] }, participants: [] };
         return Promise.resolve({ ok: true, workshop: made });
       },
       onConnect() {},

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"One device and DataParallel x{PARAM.devices} from the same weights on the same batch of "
+      f"{PARAM.batch_size} rows: one backward each, then {PARAM.steps} SGD steps each")
 import copy, torch, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios.common import replica_parameters
 from torch import nn
@@ -41,6 +43,7 @@ for label, m in (("1 device", copy.deepcopy(start)), (f"DataParallel x{devices}"
         loss.backward()
         opt.step()
         lab.log(step, loss=loss, run_id=label)
+        print(f"{label}, step {step + 1}/{PARAM.steps}: loss {loss.item():.6f}")
     final[label] = [p.detach().clone() for p in m.parameters()]
     print(f"{label}: loss {loss.item():.6f} at step {step}")
 # where optimizer.step ran: the tensors the optimizer updated, against the one model's and the last replicas'
@@ -52,8 +55,8 @@ updated = dict(optimizer_tensors=len(held), model_tensors=len(list(trained.param
                replicas=len(wrapped.last_replicas), device0=str(dev))
 print(f"optimizer.step updated {len(held)} tensors on {updated['optimizer_devices']} (the model has "
       f"{updated['model_tensors']}); the last forward's {len(wrapped.last_replicas)} replicas were on {replica_devices}")
-run.finish(chunk_rows=[len(c) for c in x.chunk(devices)], max_grad_diff=max_diff(grads(single), grads(primary)),
-           grad_scale=max(g.abs().max().item() for g in grads(single)),
-           max_grad_diff_vs_sum_of_device_grads=max_diff(summed, grads(primary)),
-           max_grad_diff_vs_mean_of_device_mean_grads=max_diff(averaged, grads(primary)),
-           max_param_diff_after_steps=max_diff(*final.values()), update=updated)
+recorded = run.finish(chunk_rows=[len(c) for c in x.chunk(devices)], max_grad_diff=max_diff(grads(single), grads(primary)),
+                      grad_scale=max(g.abs().max().item() for g in grads(single)),
+                      max_grad_diff_vs_sum_of_device_grads=max_diff(summed, grads(primary)),
+                      max_grad_diff_vs_mean_of_device_mean_grads=max_diff(averaged, grads(primary)),
+                      max_param_diff_after_steps=max_diff(*final.values()), update=updated)

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print("Calling torch's own nn.DataParallel with the model and the input in different places")
 import torch
 from torch import nn
 from mgpulab_scenarios import evidence
@@ -32,4 +33,4 @@ if gpus:
 else:
     print("no CUDA GPU here (or placement is cpu): torch's DataParallel runs the module as is on the CPU, so where "
           "the model and input must be cannot be measured on this host")
-run.finish(gpus=gpus, device_ids=ids, torch_version=torch.__version__, cases=cases)
+recorded = run.finish(gpus=gpus, device_ids=ids, torch_version=torch.__version__, cases=cases)

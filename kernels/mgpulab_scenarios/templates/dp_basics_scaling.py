@@ -1,6 +1,9 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Timing training steps on 1 to {PARAM.devices} devices, {PARAM.timing_repeats} timed steps after a "
+      f"warm-up each" + (", then DDP" if PARAM.compare_ddp else ""))
 import torch, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 from mgpulab_scenarios.common import data, mlp  # one batch and one model for every variant, the DDP ranks' too
 run = evidence.start("dp-basics/scaling", batch_size=PARAM.batch_size, devices=PARAM.devices, placement=PARAM.placement,
                      hidden=PARAM.hidden, d_in=PARAM.d_in, lr=PARAM.lr, seed=PARAM.seed,
@@ -22,14 +25,17 @@ for n in range(1, devices + 1):
         with timer.phase("optimizer"):
             opt.step(); opt.zero_grad()
         timer.step(step, samples=len(xb), loss=loss)
+        print(f"{label}, step {step}/{steps - 1}{' (warm-up)' if step == 0 else ''} done")
     timer.close()
 if PARAM.compare_ddp and devices > 1:  # the same batch on DDP ranks (processes), one shard each
-    result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
-                        kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
-                                    steps=steps, lr=PARAM.lr, emit=True),
-                        timeout_s=60, time_limit_s=120, hang_timeout_s=30)
+    print(f"starting {devices} DDP rank processes (each imports torch first: seconds on a busy host)")
+    with still("the DDP rank processes: starting (each imports torch first), then running"):
+        result = lab.launch(rank_fns.ddp_train, devices, run_id=f"DDP x{devices}", placement=PARAM.placement,
+                            kwargs=dict(seed=PARAM.seed, batch=PARAM.batch_size, d_in=PARAM.d_in, hidden=PARAM.hidden,
+                                        steps=steps, lr=PARAM.lr, emit=True),
+                            timeout_s=60, time_limit_s=120, hang_timeout_s=30)
     run.add_ranks(result)  # the ranks' own metric frames, as they sent them
 for row in run.finish()["variants"]:  # the numbers the charts and the verdicts use
     t = row["step_ms"]
-    print(f"{row['tag']:>16}: " + (f"{t['mean']:.3f} ms/step (median {t['median']:.3f}, min {t['min']:.3f}, "
-                                   f"max {t['max']:.3f}), speed-up x{row['speedup']:.2f}" if t else "no result"))
+    print(f"{row['tag']:>16}: " + (f"{t['median']:.3f} ms/step (median; min {t['min']:.3f}, max {t['max']:.3f}), "
+                                   f"speed-up x{row['speedup']:.2f}" if t else "no result"))

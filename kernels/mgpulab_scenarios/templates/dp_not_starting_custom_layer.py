@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"CustomLayer under DataParallel x{PARAM.devices}, its weight held three ways")
 import torch, mgpulab as lab
 from torch import nn
 from mgpulab_scenarios import evidence
@@ -29,4 +30,4 @@ for kind in ("parameter", "buffer", "plain_tensor"):  # the form's weight_kind i
     except Exception as err:
         kinds[kind] = {"ok": False, "error": f"{type(err).__name__}: {' '.join(str(err).split())}"}
         print(f"{kind:>12}: FAILED:", err)
-run.finish(kinds=kinds)
+recorded = run.finish(kinds=kinds)

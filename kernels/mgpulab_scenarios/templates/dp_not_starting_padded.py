@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Padded variable-length batches of {PARAM.seq_batch_size} sequences through DataParallel x{PARAM.devices}"
+      + (", the model trimming each chunk" if PARAM.trim_padding else ""))
 import copy, torch, mgpulab as lab
 from torch import nn
 from torch.nn.utils.rnn import pad_sequence
@@ -31,4 +33,4 @@ for i in range(0, len(lengths), bs):
         row.update(ok=False, error=f"{type(err).__name__}: {' '.join(str(err).split())}")
         print("batch", row["batch"], "FAILED:", str(err).splitlines()[0])
     batches.append(row)
-run.finish(batches=batches)
+recorded = run.finish(batches=batches)

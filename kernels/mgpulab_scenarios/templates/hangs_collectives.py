@@ -1,6 +1,9 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"One DataParallel x{PARAM.world_size} step here, then DDP x{PARAM.world_size} ranks counting their "
+      "collectives")
 import torch.distributed as dist, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence, rank_fns
+from mgpulab_scenarios.common import still
 from mgpulab_scenarios.common import data, mlp
 run = evidence.start("hangs/collectives", world_size=PARAM.world_size, placement=PARAM.placement, seed=PARAM.seed)
 dev = lab.devices.device(0, PARAM.placement)
@@ -18,11 +21,12 @@ while todo:  # the backward graph: how the replicas' gradients get back to the m
 loss.backward()
 group = dist.is_available() and dist.is_initialized()
 print("DataParallel: a process group in this process:", group, "- backward graph nodes:", sorted(nodes))
-result = lab.launch(rank_fns.ddp_count_collectives, PARAM.world_size, run_id=f"DDP x{PARAM.world_size}",
-                    kwargs=dict(seed=PARAM.seed, d_in=16, batch=64, steps=3, emit=True), placement=PARAM.placement,
-                    timeout_s=60, time_limit_s=120)
+with still("the DDP rank processes: starting (each imports torch first), then running"):
+    result = lab.launch(rank_fns.ddp_count_collectives, PARAM.world_size, run_id=f"DDP x{PARAM.world_size}",
+                        kwargs=dict(seed=PARAM.seed, d_in=16, batch=64, steps=3, emit=True), placement=PARAM.placement,
+                        timeout_s=60, time_limit_s=120)
 run.add_ranks(result)
 print(f"DDP x{PARAM.world_size}:", result.status, "- gradient all-reduces in the last step, per rank:",
       [r and r["buckets_last_step"] for r in result.results])
-run.finish(dp_process_group=group, dp_backward_nodes=sorted(nodes), ddp_status=result.status,
-           ddp_summary=result.summary, ddp_backend=result.backend)
+recorded = run.finish(dp_process_group=group, dp_backward_nodes=sorted(nodes), ddp_status=result.status,
+                      ddp_summary=result.summary, ddp_backend=result.backend)

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"A batch of {PARAM.oom_batch_size} rows on DataParallel x{PARAM.world_size}, against {PARAM.device_memory_mib} "
+      "MiB per device")
 import time, torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import evidence
 from mgpulab_scenarios.common import check_budget, EmulatedOOM, mlp_bytes_per_device
@@ -20,7 +22,7 @@ except EmulatedOOM as err:
     error = str(err)
     print(f"after {time.perf_counter() - t0:.4f} s:", err)
 seconds = time.perf_counter() - t0
-run.finish(rows_per_device=rows, error=error, seconds_to_outcome=seconds,
-           need_mib_per_device=[mlp_bytes_per_device(model.module, r)["total"] / 2 ** 20 for r in rows],
-           fixed_bytes=mlp_bytes_per_device(model.module, 0)["total"],
-           bytes_per_row=mlp_bytes_per_device(model.module, 1)["activations"])
+recorded = run.finish(rows_per_device=rows, error=error, seconds_to_outcome=seconds,
+                      need_mib_per_device=[mlp_bytes_per_device(model.module, r)["total"] / 2 ** 20 for r in rows],
+                      fixed_bytes=mlp_bytes_per_device(model.module, 0)["total"],
+                      bytes_per_row=mlp_bytes_per_device(model.module, 1)["activations"])

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DataParallel x{PARAM.devices}: {PARAM.repeats} steps after a warm-up, noting when and on which thread "
+      "each replica's gradients are computed")
 import threading, time, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence
 from mgpulab_scenarios.common import replica_parameters
@@ -30,12 +32,13 @@ for step, (xb, yb) in enumerate(timer.data([(x, y)] * (PARAM.repeats + 1))):  # 
     with timer.phase("optimizer"):
         opt.step(); opt.zero_grad()
     timer.step(step, samples=len(xb), loss=loss)
+    print(f"step {step}/{PARAM.repeats}{' (warm-up)' if step == 0 else ''} done")
     backward.append([[i, thread, min(times) - t0, max(times) - t0] for (i, thread), times in sorted(seen.items())])
     forward.append([list(span) for span in dp.last_phases.intervals])
 timer.close()
 print("replica forwards (s):", forward[-1], "on", dp.last_phases.threads)
 print("replica backwards (replica, thread, from s, to s):", backward[-1])
-run.finish(backward=backward, forward=forward, forward_threads=list(dp.last_phases.threads),
-           optimizer_devices=sorted({str(p.device) for group in opt.param_groups for p in group["params"]}),
-           optimizer_tensors=sum(len(group["params"]) for group in opt.param_groups),
-           main_thread=threading.main_thread().name)
+recorded = run.finish(backward=backward, forward=forward, forward_threads=list(dp.last_phases.threads),
+                      optimizer_devices=sorted({str(p.device) for group in opt.param_groups for p in group["params"]}),
+                      optimizer_tensors=sum(len(group["params"]) for group in opt.param_groups),
+                      main_thread=threading.main_thread().name)

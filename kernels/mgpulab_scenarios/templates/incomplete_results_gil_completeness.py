@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"The article's Example 1 on one device, then on DataParallel x{PARAM.devices}: {PARAM.samples} rows, "
+      f"batch {PARAM.batch_size}, {PARAM.epochs} epoch(s)")
 import torch, torch.nn as nn, mgpulab as lab
 from torch.utils.data import DataLoader, TensorDataset
 from mgpulab_scenarios import evidence
@@ -26,8 +28,9 @@ for label in ("1 device", f"DataParallel x{devices}"):  # same seed, same data
             loss = nn.MSELoss()(outputs, targets)  # the mean over the whole batch, for both variants
             opt.zero_grad(); loss.backward(); opt.step()
             lab.log(epoch * len(loader) + i, loss=loss, samples=len(inputs), run_id=label)
+            print(f"{label}, epoch {epoch + 1}, batch {i + 1}/{len(loader)}: loss {loss.item():.6f}")
     final[label] = [p.detach().clone() for p in net.parameters()]
     r = rows[label]
     print(f"{label}: complete outputs {r['rows_out']}/{r['rows_in']}, {r['nonfinite_outputs']} non-finite, "
           f"final loss {loss.item():.6f}")
-run.finish(rows=rows, max_param_diff_vs_single=max((a - b).abs().max().item() for a, b in zip(*final.values())))
+recorded = run.finish(rows=rows, max_param_diff_vs_single=max((a - b).abs().max().item() for a, b in zip(*final.values())))

@@ -1,4 +1,6 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Training from a loader whose samples cost {PARAM.sample_cost_ms} ms each, with num_workers=0"
+      + (f" and {PARAM.num_workers}" if PARAM.num_workers else ""))
 import torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
 from torch.utils.data import DataLoader
 from mgpulab_scenarios import evidence
@@ -26,6 +28,7 @@ for workers in sorted({0, PARAM.num_workers}):
             opt.step(); opt.zero_grad()
         timer.step(step, samples=len(x), loss=loss)
         rows[label]["rows_in"] += len(x); rows[label]["rows_out"] += out.shape[0]
+        print(f"{label}, step {step + 1}: {len(x)} rows")
     timer.close()
 for label, row in run.finish(rows=rows)["workers"].items():
     print(label, "data wait share:", round(row["data_share"], 3), "rows out", row["rows_out"], "of", row["rows_in"])

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"{PARAM.steps} forwards of a model that counts its calls, on one device and on DataParallel x{PARAM.devices}")
 import torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import evidence
 run = evidence.start("params-not-updated/in-forward", devices=PARAM.devices, placement=PARAM.placement,
@@ -19,6 +20,7 @@ for label in ("1 device", f"DataParallel x{devices}"):
     for step in range(PARAM.steps):
         model(torch.randn(PARAM.batch_size, PARAM.input_size).to(dev))
         lab.log(step, calls=net.calls, rows_seen=net.rows_seen, run_id=label)
+        print(f"{label}, forward {step + 1}/{PARAM.steps} done")
     print(f"{label}: calls {net.calls}, rows_seen {net.rows_seen.item():.0f}")
 print(lab.replica_state(model).render())
-run.finish(rows_per_device=list(model.last_phases.samples))
+recorded = run.finish(rows_per_device=list(model.last_phases.samples))

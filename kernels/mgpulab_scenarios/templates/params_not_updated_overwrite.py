@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"DataParallel x{PARAM.devices}: a forward, a change to one replica's weight, the next forward")
 import torch, torch.nn as nn, mgpulab as lab
 from mgpulab_scenarios import evidence
 from mgpulab_scenarios.common import replica_parameters
@@ -28,8 +29,8 @@ after = replica_parameters(net, model.last_replicas[last])[0]
 print(f"replica {last}'s weight moved by {edit}; after the next forward it differs from the primary by",
       (after - net[0].weight).abs().max().item())
 print(lab.replica_state(model).render())
-run.finish(replicas_at_wrap=at_wrap, module_is_original=model.module is net, replicas_per_forward=len(replicas),
-           params_per_replica=held, model_params=sum(p.numel() for p in net.parameters()), edited_replica=last,
-           edit_size=edit, replica_diff_from_original_after_next_forward=(after - net[0].weight).abs().max().item(),
-           original_changed_by=(net[0].weight - before).abs().max().item(),
-           diverged_rows_after_next_forward=[row.name for row in lab.replica_state(model).diverged()])
+recorded = run.finish(replicas_at_wrap=at_wrap, module_is_original=model.module is net, replicas_per_forward=len(replicas),
+                      params_per_replica=held, model_params=sum(p.numel() for p in net.parameters()), edited_replica=last,
+                      edit_size=edit, replica_diff_from_original_after_next_forward=(after - net[0].weight).abs().max().item(),
+                      original_changed_by=(net[0].weight - before).abs().max().item(),
+                      diverged_rows_after_next_forward=[row.name for row in lab.replica_state(model).diverged()])

@@ -1,4 +1,5 @@
 from mgpulab_scenarios.templates.placeholders import PARAM  # the template's placeholders: this line is not rendered
+print(f"Training three ways from the same start, {PARAM.steps} steps each")
 import copy, torch, torch.nn as nn, torch.nn.functional as F, mgpulab as lab
 from mgpulab_scenarios import evidence
 run = evidence.start("params-not-updated/train", devices=PARAM.devices, placement=PARAM.placement,
@@ -39,6 +40,7 @@ for variant in ("1 device", "optimizer.step", "manual"):  # same start, same dat
                             if t.grad is not None:
                                 t.data -= PARAM.lr * t.grad.data; applied[variant] += 1
         lab.log(step, loss=loss, param_norm=norm(net), run_id=variant)
+        print(f"{variant}, step {step + 1}/{PARAM.steps}: loss {loss.item():.5f}, parameter norm {norm(net):.5f}")
     final[variant] = [p.detach().clone() for p in net.parameters()]
     print(f"{variant:>14}: loss {loss.item():.5f}, parameter norm {norm(net):.5f} after {step + 1} steps")
 # one backward each from the same start: the primary model's gradient vs the full-batch gradient
@@ -47,7 +49,7 @@ F.mse_loss(one(inputs), targets).backward()
 F.mse_loss(lab.DataParallel(primary, device_ids=list(range(devices)), placement=PARAM.placement)(inputs), targets).backward()
 grad_diff = max((a.grad - b.grad).abs().max().item() for a, b in zip(one.parameters(), primary.parameters()))
 print("max |grad(1 device) - grad(primary model under DataParallel)|:", grad_diff)
-run.finish(initial_param_norm=norm(start), updates_applied=applied, dp_grad_vs_single_max_diff=grad_diff,
-           grad_scale=max(p.grad.abs().max().item() for p in one.parameters() if p.grad is not None),
-           optimizer_vs_single_max_param_diff=max((a - b).abs().max().item()
-                                                   for a, b in zip(final["optimizer.step"], final["1 device"])))
+recorded = run.finish(initial_param_norm=norm(start), updates_applied=applied, dp_grad_vs_single_max_diff=grad_diff,
+                      grad_scale=max(p.grad.abs().max().item() for p in one.parameters() if p.grad is not None),
+                      optimizer_vs_single_max_param_diff=max((a - b).abs().max().item()
+                                                              for a, b in zip(final["optimizer.step"], final["1 device"])))

@@ -1,12 +1,12 @@
 /**
  * Per-device bars: samples per step and peak memory, one bar per rank
- * (device), grouped by variant. Samples are a mean over steps (warm-up
- * excluded); memory is the largest value seen, `memory_peak_mib` when logged
+ * (device), grouped by variant. Samples are a median over steps (warm-up
+ * excluded, the charts' statistic); memory is the largest value seen, `memory_peak_mib` when logged
  * and `memory_mib` otherwise (emulated devices track bytes, not peaks).
  */
 import type { RunIndex } from "./chart-run-index";
 import type { SeriesBuffer } from "./chart-series-buffer";
-import { meanCount, peak, stepMean } from "./chart-stats";
+import { meanCount, peak, stepMean, stepMedian } from "./chart-stats";
 
 export interface DeviceBarsRow {
   tag: string;
@@ -26,7 +26,7 @@ export interface DeviceBarsChart {
 export function samplesChart(index: RunIndex): DeviceBarsChart | null {
   return deviceBars(index, "samples_per_step", index.variants, (tag, rank) => {
     const series = index.get(tag, rank, "samples");
-    const value = stepMean(series);
+    const value = stepMedian(series);
     return value === null || !series ? null : { value, points: meanCount(series) };
   });
 }

@@ -52,8 +52,17 @@ export interface SampledLoss {
   drawnPoints: number;
 }
 
-/** `cellName`: what this cell's untagged run is called (see chart-naming); compared runs are named from their summaries. */
-export function lossLines(store: MetricStore, primaryId: string, compared: readonly string[], cellName: string | null = null): LossLine[] {
+/**
+ * Metrics drawn as lines per step like the loss: the loss, and a model's parameter norm (the
+ * params-not-updated scenario's "does the model move at all?").
+ */
+export const LINE_METRICS = [
+  { metric: "loss", title: "Loss vs step", testId: "chart-loss" },
+  { metric: "param_norm", title: "Parameter norm vs step", testId: "chart-param-norm" },
+] as const;
+
+/** `cellName`: what this cell's untagged run is called (see chart-naming); compared runs are named from their summaries. `metric`: which line metric (default the loss). */
+export function lossLines(store: MetricStore, primaryId: string, compared: readonly string[], cellName: string | null = null, metric: string = "loss"): LossLine[] {
   const primary = store.run(primaryId)?.summary ?? null;
   const comparing = compared.length > 0;
   const lines: LossLine[] = [];
@@ -63,7 +72,7 @@ export function lossLines(store: MetricStore, primaryId: string, compared: reado
     const runText = comparing ? runLegend(run?.summary ?? null, primary, runIndex === 0) : "";
     let runLine = 0;
     index.variants.forEach((tag, variantIndex) => {
-      const ranks = index.ranks(tag, "loss");
+      const ranks = index.ranks(tag, metric);
       ranks.forEach((rank, i) => {
         const name = ranks.length > 1 ? `${index.label(tag)} · rank ${rank}` : index.label(tag);
         const style = lineStyle(runLine++, runIndex > 0, lines.length);
@@ -80,7 +89,7 @@ export function lossLines(store: MetricStore, primaryId: string, compared: reado
           marker: style.marker,
           index: lines.length,
           faded: i > 0,
-          series: index.get(tag, rank, "loss")!,
+          series: index.get(tag, rank, metric)!,
         });
       });
     });

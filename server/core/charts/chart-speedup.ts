@@ -1,8 +1,8 @@
 /**
  * Speed-up vs device count, for runs whose variant tags name a device count.
- * A variant's time per sample is its mean step time (mean over ranks of each
- * rank's mean `step_ms`, warm-up excluded) divided by the samples all its
- * ranks process per step; speed-up of an N-device variant = time per sample
+ * A variant's time per sample is its step time (mean over ranks of each
+ * rank's median `step_ms`, warm-up excluded: the charts' statistic) divided
+ * by the samples all its ranks process per step (each rank's median); speed-up of an N-device variant = time per sample
  * of the 1-device variant / its own. Without `samples` everywhere, time per
  * step is used instead (the same global batch is then assumed, and said).
  *
@@ -19,7 +19,7 @@
  */
 import type { DevicePlan } from "../protocol/kernel-messages";
 import type { RunIndex } from "./chart-run-index";
-import { meanCount, stepMean, stepSpread } from "./chart-stats";
+import { meanCount, stepMedian, stepSpread } from "./chart-stats";
 import { deviceCount, variantFamily } from "./chart-variants";
 
 export interface SpeedupPoint {
@@ -118,7 +118,7 @@ function variantTime(index: RunIndex, tag: string): VariantTime | null {
   let slowestMs: number | null = null;
   for (const rank of index.ranks(tag, "step_ms")) {
     const series = index.get(tag, rank, "step_ms")!;
-    const mean = stepMean(series);
+    const mean = stepMedian(series);
     if (mean === null) continue;
     stepMeans.push(mean);
     points += meanCount(series);
@@ -132,7 +132,7 @@ function variantTime(index: RunIndex, tag: string): VariantTime | null {
   let samples: number | null = null;
   for (const rank of index.ranks(tag, "samples")) {
     const series = index.get(tag, rank, "samples")!;
-    const mean = stepMean(series);
+    const mean = stepMedian(series);
     if (mean === null) continue;
     samples = (samples ?? 0) + mean;
     points += meanCount(series);

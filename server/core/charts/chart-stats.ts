@@ -1,23 +1,36 @@
 /**
  * The statistics the bar charts share, with the warm-up rule in one place:
- * the first step (compilation, allocator and loader start-up) is left out of
- * a mean when the series has more than 2 steps.
+ * the first step (compilation, allocator and loader start-up) is left out
+ * when the series has more than 2 steps.
+ *
+ * One statistic per number: a bar is the **median** of its steps, drawn with
+ * its range (fastest to slowest step), and the verdicts that speak of the
+ * same quantity read the same median (kernels/mgpulab_scenarios/stats.py).
+ * A mean let one outlier step (980 ms among 3.4 ms ones) draw a bar 70 times
+ * the typical step and tell the opposite story to a verdict's median.
  */
 import type { SeriesBuffer } from "./chart-series-buffer";
 
-export const WARMUP_RULE = "means over steps leave out the first (warm-up) step when a series has more than 2";
+export const WARMUP_RULE = "each bar is the median over steps, leaving out the first (warm-up) step when a series has more than 2";
+/** What a bar's height is, for notes and exports. */
+export const BAR_STATISTIC = "median";
 
 /** Whether the first point is left out of means. */
 export function skipsWarmup(series: SeriesBuffer): boolean {
   return series.length > 2;
 }
 
-/** The number of finite values a mean of this series uses. */
+/** The number of finite values a bar of this series uses (warm-up excluded). */
 export function meanCount(series: SeriesBuffer): number {
   return skipsWarmup(series) ? series.tailCount : series.count;
 }
 
-/** The mean over steps (warm-up excluded), or null when no finite value remains. */
+/** The charts' value of a series: the median over steps (warm-up excluded), or null when no finite value remains. */
+export function stepMedian(series: SeriesBuffer | undefined): number | null {
+  return stepSpread(series)?.median ?? null;
+}
+
+/** The mean over steps (warm-up excluded), or null when no finite value remains (utilisation over time; never a bar of a verdict's number). */
 export function stepMean(series: SeriesBuffer | undefined): number | null {
   if (!series) return null;
   const skip = skipsWarmup(series);

@@ -1,16 +1,16 @@
 /**
- * Stragglers: within one variant, a rank whose mean step time is more than
- * 25 % above the median of that variant's ranks. Ranks of a DataParallel
+ * Stragglers: within one variant, a rank whose step time (its median, the
+ * charts' statistic) is more than 25 % above the median of that variant's ranks. Ranks of a DataParallel
  * run log step time on device 0 only, so their replicas are compared by
  * `apply_ms` (each replica's forward) instead.
  */
 import type { RunIndex } from "./chart-run-index";
-import { median, stepMean } from "./chart-stats";
+import { median, stepMedian } from "./chart-stats";
 
 export const STRAGGLER_THRESHOLD = 0.25;
 
 export const STRAGGLER_RULE =
-  "A rank is flagged when its mean step time (warm-up step excluded) exceeds the median of its variant's ranks by more than 25 % " +
+  "A rank is flagged when its median step time (warm-up step excluded) exceeds the median of its variant's ranks by more than 25 % " +
   "(step_ms; apply_ms for DataParallel replicas, which log step time on device 0 only).";
 
 export interface Straggler {
@@ -31,7 +31,7 @@ export function stragglers(index: RunIndex): Straggler[] {
     for (const metric of ["step_ms", "apply_ms"] as const) {
       const means = index
         .ranks(tag, metric)
-        .map((rank) => ({ rank, mean: stepMean(index.get(tag, rank, metric)) }))
+        .map((rank) => ({ rank, mean: stepMedian(index.get(tag, rank, metric)) }))
         .filter((m): m is { rank: number; mean: number } => m.mean !== null);
       if (means.length < 2) continue;
       const med = median(means.map((m) => m.mean));

@@ -1,13 +1,14 @@
 /**
  * Per-device stacked step-time bars: for each variant, for each rank, the
- * mean time per phase (warm-up step excluded). `comm_ms` overlaps
- * `backward_ms` (the DDP hook times allreduce while backward still runs), so
- * it is drawn as the part of backward it covers rather than added on top:
- * a bar's height stays the mean step's time. A DataParallel replica other
- * than device 0 logs only its forward (`apply_ms`), which is its bar.
+ * median time per phase (warm-up step excluded; the charts' statistic, see
+ * chart-stats.ts), with the range of the step times as whiskers. `comm_ms`
+ * overlaps `backward_ms` (the DDP hook times allreduce while backward still
+ * runs), so it is drawn as the part of backward it covers rather than added
+ * on top. A DataParallel replica other than device 0 logs only its forward
+ * (`apply_ms`), which is its bar.
  */
 import type { RunIndex } from "./chart-run-index";
-import { meanCount, stepMean, stepSpread, type Spread } from "./chart-stats";
+import { meanCount, stepMedian, stepSpread, type Spread } from "./chart-stats";
 
 export type PhaseKey = "data" | "forward" | "backward" | "comm" | "optimizer" | "apply" | "other";
 
@@ -34,18 +35,19 @@ export interface TimingBar {
   rank: number;
   /** Category label on the x axis. */
   label: string;
-  /** Mean milliseconds per phase as drawn (0 when absent). */
+  /** Median milliseconds per phase as drawn (0 when absent). */
   ms: Record<PhaseKey, number>;
   total: number;
-  /** Real metric values the means were taken over. */
+  /** Real metric values the medians were taken over. */
   points: number;
   /**
    * Min, median and max of the time per step over the same steps as the
-   * means: `step_ms`, or `apply_ms` for a replica that logs only that.
-   * Null when neither was logged.
+   * bars: `step_ms`, or `apply_ms` for a replica that logs only that, or the
+   * one phase a bar has when it times only that (a forward timed alone).
+   * Null when none was logged.
    */
   spread: Spread | null;
-  spreadMetric: "step_ms" | "apply_ms" | null;
+  spreadMetric: string | null;
 }
 
 export interface TimingChart {
@@ -75,7 +77,7 @@ function timingBar(index: RunIndex, tag: string, rank: number): TimingBar | null
   let found = false;
   const mean = (name: string): number | null => {
     const series = index.get(tag, rank, name);
-    const value = stepMean(series);
+    const value = stepMedian(series);
     if (series && value !== null) {
       points += meanCount(series);
       found = true;
@@ -96,7 +98,15 @@ function timingBar(index: RunIndex, tag: string, rank: number): TimingBar | null
   if (!found) return null;
   const total = PHASES.reduce((sum, p) => sum + ms[p.key], 0);
   const stepSeries = index.get(tag, rank, "step_ms");
-  const spreadMetric = stepSeries && stepSeries.count > 0 ? "step_ms" : (index.get(tag, rank, "apply_ms")?.count ?? 0) > 0 ? "apply_ms" : null;
+  const phasesLogged = STEP_PHASES.filter((phase) => (index.get(tag, rank, `${phase}_ms`)?.count ?? 0) > 0);
+  const spreadMetric =
+    stepSeries && stepSeries.count > 0
+      ? "step_ms"
+      : (index.get(tag, rank, "apply_ms")?.count ?? 0) > 0
+        ? "apply_ms"
+        : phasesLogged.length === 1
+          ? `${phasesLogged[0]}_ms`
+          : null;
   const spread = spreadMetric === null ? null : stepSpread(index.get(tag, rank, spreadMetric));
   return { tag, rank, label: `${index.label(tag)} · ${rank}`, ms, total, points, spread, spreadMetric: spread ? spreadMetric : null };
 }

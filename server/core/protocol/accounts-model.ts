@@ -3,6 +3,7 @@
  * lab commands answer with (socket-api.ts). The server decides every
  * permission; a page only hides what the server would refuse.
  */
+import type { WorkshopPace, WorkshopSizing } from "./workshop-model";
 export const ROLES = ["admin", "member", "facilitator", "participant"] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -41,6 +42,10 @@ export interface UserView {
   createdAt: string;
   /** Signs in with a password (participants and the token-mode local user do not). */
   hasPassword: boolean;
+  /** How they sign in: a password, a workshop's join link, or the sign-in link the lab prints on this machine. */
+  signsInWith: "password" | "workshop-link" | "this-machine";
+  /** The admin looking at the list (their own row offers no Remove: another admin can). */
+  you?: boolean;
   activeSessions: number;
 }
 
@@ -63,6 +68,10 @@ export interface WorkshopView {
   startsAt: string | null;
   endsAt: string | null;
   createdAt: string;
+  pace: WorkshopPace;
+  capacity: number;
+  /** Whether the lab can hold its plan, and what to change: shown on the facilitator's card before the class arrives. */
+  sizing: WorkshopSizing;
   /** `waiting`: still in the admission queue. */
   participants: Array<{ id: string; name: string; waiting: boolean; notebooks: Array<{ id: string; title: string }> }>;
 }

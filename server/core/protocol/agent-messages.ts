@@ -75,6 +75,47 @@ export const agentBootSchema = z.object({
 });
 export type AgentBoot = z.infer<typeof agentBootSchema>;
 
+/**
+ * The settings of the hosts file an agent runs by. A link sends them with its
+ * first line (and `configure` sends them again when the file is reloaded): a
+ * running agent takes them where it safely can, and says what it kept and why.
+ */
+export const agentSettingsSchema = agentBootSchema.pick({ leaseSeconds: true, bufferBytes: true, gpus: true, whenFull: true, interruptGraceMs: true, python: true });
+export type AgentSettings = z.infer<typeof agentSettingsSchema>;
+
+/** One setting a link (or a reload) asked for: taken (`applied`), or kept as it was, with why. */
+export const settingsNoteSchema = z.object({
+  setting: z.enum(["leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python"]),
+  applied: z.boolean(),
+  message: shortText,
+});
+export type SettingsNote = z.infer<typeof settingsNoteSchema>;
+
+/** A kernel holding GPUs or waiting for them: the lab names its notebook and person. */
+export const gpuUseSchema = z.object({
+  kernel: kernelId,
+  gpus: z.number().int().nonnegative(),
+  /** Epoch ms: since when it holds them (its start) or waits (its request); null when unknown. */
+  since: z.number().nullable(),
+});
+export type GpuUse = z.infer<typeof gpuUseSchema>;
+
+/**
+ * Why a kernel has no GPUs yet: what it asks, what is free of the host's
+ * total, who holds GPUs and who waits before it. The queue is first come,
+ * first served: GPUs freed while a kernel waits are reserved for the first in
+ * the queue (kernels have no end time, so letting a later one go first could
+ * delay the first without bound).
+ */
+export const gpuWaitSchema = z.object({
+  asked: z.number().int().nonnegative(),
+  free: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  holders: z.array(gpuUseSchema).max(1024),
+  ahead: z.array(gpuUseSchema).max(1024),
+});
+export type GpuWait = z.infer<typeof gpuWaitSchema>;
+
 export const agentKernelStateSchema = z.enum(["queued", "running", "exited"]);
 
 export const kernelExitSchema = z.object({
@@ -101,6 +142,10 @@ export const agentKernelSchema = z.object({
   /** Highest utilisation (percent) of its GPUs at the last sample; null without NVML. */
   gpuUtilization: z.number().nonnegative().max(100).nullable(),
   exit: kernelExitSchema.nullable(),
+  /** While queued: what it waits for. */
+  wait: gpuWaitSchema.optional(),
+  /** Taken out of the queue because the host now refuses it (its settings changed): why, as a refused start says. */
+  refusal: gpuWaitSchema.optional(),
 });
 export type AgentKernel = z.infer<typeof agentKernelSchema>;
 
@@ -117,6 +162,10 @@ export const agentMessageSchema = z.discriminatedUnion("type", [
     startedAt: z.number(),
     leaseSeconds: z.number().int(),
     kernels: z.array(agentKernelSchema),
+    /** The settings it runs by now (absent from agents older than settings adoption). */
+    settings: agentSettingsSchema.optional(),
+    /** What this link's settings changed, and what the agent kept and why. */
+    notes: z.array(settingsNoteSchema).max(64).optional(),
   }),
   /** A kernel was queued, started, or moved in the queue (not sequenced: hello repeats the current state). */
   z.object({ type: z.literal("kernel_state"), kernel: agentKernelSchema, requestId: requestId.nullable() }),
@@ -156,6 +205,12 @@ export const agentMessageSchema = z.discriminatedUnion("type", [
         memoryUsedMiB: z.number().int().nonnegative().nullable(),
         utilization: z.number().nonnegative().max(100).nullable(),
         kernel: kernelId.nullable(),
+        /** Epoch ms the holder leased it. */
+        since: z.number().optional(),
+        /** Free, but kept for the first kernel in the queue (it needs more GPUs than are free). */
+        reservedFor: kernelId.optional(),
+        /** No longer in the hosts file; kept until the kernel holding it ends. */
+        retiring: z.boolean().optional(),
       }),
     ),
     kernels: z.number().int().nonnegative(),
@@ -163,9 +218,16 @@ export const agentMessageSchema = z.discriminatedUnion("type", [
     leaseSeconds: z.number().int(),
     links: z.number().int().nonnegative(),
     codeHash: z.string().max(128),
+    /** The GPU queue, first come first served. */
+    queue: z.array(gpuUseSchema).max(1024).optional(),
+    settings: agentSettingsSchema.optional(),
+    /** What the agent keeps against its settings now, and why (a GPU gone from the file that a kernel still holds). */
+    kept: z.array(shortText).max(64).optional(),
   }),
   /** A request that could not be carried out, with why (refused start: no GPU free and the host refuses). */
-  z.object({ type: z.literal("request_failed"), requestId, message: shortText }),
+  z.object({ type: z.literal("request_failed"), requestId, message: shortText, refusal: gpuWaitSchema.optional() }),
+  /** The answer to `configure`: what changed, and what was kept and why. */
+  z.object({ type: z.literal("configured"), requestId, settings: agentSettingsSchema, notes: z.array(settingsNoteSchema).max(64) }),
   z.object({ type: z.literal("agent_log"), level: z.enum(["info", "warning", "error"]), message: shortText }),
 ]);
 export type AgentMessage = z.infer<typeof agentMessageSchema>;
@@ -196,6 +258,8 @@ export const agentRequestSchema = z.discriminatedUnion("type", [
   /** The lab has what it needs of an exited kernel: the agent forgets it. */
   z.object({ type: z.literal("forget"), kernel: kernelId }),
   z.object({ type: z.literal("health"), requestId }),
+  /** The hosts file was reloaded: take these settings where safe (answered with `configured`). */
+  z.object({ type: z.literal("configure"), requestId, settings: agentSettingsSchema }),
   /** End every kernel and the agent itself (a replaced agent, or the lab's tests). */
   z.object({ type: z.literal("agent_shutdown") }),
 ]);

@@ -8,17 +8,35 @@
 
 export type HostKind = "local" | "ssh" | "slurm";
 
-/** The link to the host's agent, as HostAgent's state says. */
-export type HostLink = "connected" | "connecting" | "unreachable" | "disconnected";
+/** The link to the host's agent, as HostAgent's state says ("stalled": open, but silent). */
+export type HostLink = "connected" | "stalled" | "connecting" | "unreachable" | "disconnected";
 
-/** The notebook whose kernel holds a GPU; `notebookId` "" when the kernel is not this lab's (UNKNOWN_HOLDER). */
+/** The notebook whose kernel holds a GPU (the lab's own map, over every server): before it is shown, it is named for the viewer. */
 export interface GpuHolder {
   notebookId: string;
   title: string;
 }
 
-/** A kernel the agent runs that no open notebook of this lab owns: another lab's, or one a previous server left. */
-export const UNKNOWN_HOLDER: GpuHolder = { notebookId: "", title: "another lab or a previous run" };
+/**
+ * Whose kernel an agent kernel is, as one viewer may see it: the person
+ * always (the GPU is everyone's business), the notebook only where the viewer
+ * may read it. All null: not this lab's kernel (another lab's, or one a
+ * previous server left).
+ */
+export interface HolderName {
+  owner: string | null;
+  notebookId: string | null;
+  title: string | null;
+}
+
+export const UNKNOWN_HOLDER: HolderName = { owner: null, notebookId: null, title: null };
+
+/** A kernel holding GPUs or waiting for them, named for the viewer. */
+export interface GpuUserView extends HolderName {
+  gpus: number;
+  /** Epoch ms: since when it holds them, or waits; null when unknown. */
+  since: number | null;
+}
 
 export interface HostGpuView {
   index: number;
@@ -28,7 +46,11 @@ export interface HostGpuView {
   memoryUsedMiB: number | null;
   /** Percent, at the agent's last sample; null without NVML. */
   utilization: number | null;
-  heldBy: GpuHolder | null;
+  heldBy: GpuUserView | null;
+  /** Free, but kept for the first in the queue, which needs more GPUs than are free. */
+  reservedFor: GpuUserView | null;
+  /** No longer in the hosts file; kept until the kernel holding it ends. */
+  retiring: boolean;
 }
 
 export interface HostAgentView {
@@ -67,6 +89,46 @@ export interface HostView {
   gpus: HostGpuView[];
   /** Kernels the agent runs and queues for GPUs; null until it has answered a health request. */
   kernels: { running: number; queued: number } | null;
+  /** The GPU queue, first come first served (empty when none waits, or the agent does not say). */
+  queue: GpuUserView[];
+  /** Since when the open link has been silent (epoch ms), while it is stalled; else null. */
+  silentSince: number | null;
+  /** What the agent said of the hosts file's settings (taken, or kept and why), and what it keeps against them now. */
+  settings: { notes: Array<{ applied: boolean; message: string }>; kept: string[] } | null;
+  /** The host's entry fails its check, so the lab left it out: every problem, naming the file and the field. */
+  problem: string[] | null;
+}
+
+/** Why a kernel has no GPUs yet, named for the notebook's viewers (README "GPU hosts"). */
+export interface GpuWaitView {
+  /** The host's label. */
+  host: string;
+  asked: number;
+  free: number;
+  total: number;
+  holders: GpuUserView[];
+  /** Who waits before it, first come first served. */
+  ahead: GpuUserView[];
+}
+
+/**
+ * A wait in words: "no GPU free on gpu1: 2 asked, 1 free; held by Ana's
+ * 'DDP sweep' since 10:02". `at` writes a time (the browser's clock and
+ * zone); without it, no times.
+ */
+export function describeGpuWait(wait: GpuWaitView, at?: (epochMs: number) => string): string {
+  if (wait.asked > wait.total) return `${wait.host} has ${gpuCountLabel(wait.total)}: this kernel asks for ${wait.asked}; ask for fewer under Kernel`;
+  const since = (use: GpuUserView) => (use.since !== null && at ? ` since ${at(use.since)}` : "");
+  const parts = [`no GPU free on ${wait.host}: ${wait.asked} asked, ${wait.free} free`];
+  if (wait.holders.length > 0) parts.push(`held by ${wait.holders.map((holder) => `${describeHolder(holder)}${since(holder)}`).join(", ")}`);
+  if (wait.ahead.length > 0) parts.push(`first in line: ${wait.ahead.map((user) => `${describeHolder(user)} (needs ${user.gpus})`).join(", ")}`);
+  return parts.join("; ");
+}
+
+/** "Ana's 'DDP sweep'", "Ana's notebook", or "another lab or a previous run". */
+export function describeHolder(holder: HolderName): string {
+  if (holder.owner === null) return holder.title === null ? "another lab or a previous run" : `'${holder.title}'`;
+  return holder.title === null ? `${holder.owner}'s notebook` : `${holder.owner}'s '${holder.title}'`;
 }
 
 /** "GPU-1a2b3c4d-…" → "GPU-1a2b…": short enough for a header; the full UUID goes in a title. */

@@ -31,6 +31,9 @@ export const INTERRUPT_BYTE = "\x03";
 /** The most completions one reply carries, and the longest one. */
 export const MAX_COMPLETIONS = 500;
 export const MAX_COMPLETION_CHARS = 1_000;
+/** A module a `preload` request may name: a dotted Python identifier. */
+export const PRELOAD_MODULE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+export const MAX_PRELOAD_MODULES = 16;
 /** Ask every process on the kernel's tty for its Python stacks (faulthandler on SIGQUIT). */
 export const DUMP_STACKS_BYTE = "\x1c";
 
@@ -151,6 +154,13 @@ export const kernelRequestSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("inspect"), id: z.string(), code: z.string(), cursor: z.number().int().nonnegative(), detail: z.boolean().optional() }),
   /** Python stacks of the kernel and its registered child processes (answered even while a cell runs). */
   z.object({ type: z.literal("stacks"), id: z.string() }),
+  /**
+   * Import these modules now, in the background, so the first cell that
+   * imports them does not wait (a guided scenario's torch: seconds on a busy
+   * host). No execution, no output, no count; a cell importing one meanwhile
+   * waits only for the rest of that import. Names are dotted identifiers.
+   */
+  z.object({ type: z.literal("preload"), modules: z.array(z.string().max(100).regex(PRELOAD_MODULE_PATTERN)).max(MAX_PRELOAD_MODULES) }),
   z.object({ type: z.literal("shutdown") }),
 ]);
 export type KernelRequest = z.infer<typeof kernelRequestSchema>;

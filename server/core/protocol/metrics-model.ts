@@ -29,7 +29,7 @@ export interface ExecutionSummary {
   notebookTitle: string;
   cellId: string;
   executionCount: number | null;
-  /** "queued" | "running" | "ok" | "error" | "interrupted" | "aborted" | "kernel-died" */
+  /** "queued" | "running" | "ok" | "error" | "interrupted" | "aborted" | "kernel-died" | "no-kernel" */
   status: string;
   /** ISO 8601 */
   startedAt: string | null;

@@ -3,6 +3,9 @@
  * server, the socket API and the React components alike.
  */
 import type { VerdictValue } from "./verdict-model";
+import type { GpuWaitView } from "./hosts-model";
+
+export type { GpuWaitView };
 
 export type CellKind = "code" | "markdown";
 
@@ -108,7 +111,7 @@ export interface Cell {
   /** Latest metrics of the cell's current or last run, or null if it logged none. */
   liveMetrics: LiveMetrics | null;
   /** How the last run ended, for the cell footer. */
-  lastRun: { status: "ok" | "error" | "interrupted" | "aborted" | "kernel-died"; durationMs: number } | null;
+  lastRun: { status: ExecutionStatus; durationMs: number } | null;
   /** The current or last execution (its metrics are fetched by this id), or null if never run here. */
   executionId: string | null;
   /** Set when the cell was rendered from a scenario template. */
@@ -129,14 +132,35 @@ export interface KernelInfo {
   gpus?: string[];
 }
 
+/**
+ * How a cell's last run ended. "no-kernel": it never ran, because the kernel
+ * did not start (the kernel's status says why); "aborted": it never ran,
+ * because a cell before it failed or was interrupted.
+ */
+export type ExecutionStatus = "ok" | "error" | "interrupted" | "aborted" | "kernel-died" | "no-kernel";
+
+/** The link to the kernel's host while it does not answer: the kernel may well be running on. */
+export interface KernelLinkTrouble {
+  /** "stalled": open, but nothing has come for a while; "reconnecting": closed, being opened again. */
+  state: "stalled" | "reconnecting";
+  host: string;
+  /** Epoch ms: silent since, or closed at. */
+  since: number;
+}
+
 export type KernelStatus =
   | { state: "not-started" }
-  /** `queue`: waiting for GPUs on its host, at this 1-based place. */
-  | { state: "starting"; queue?: { position: number; host: string; gpus: number } }
-  | { state: "idle"; info: KernelInfo }
-  | { state: "busy"; info: KernelInfo }
-  | { state: "interrupting"; info: KernelInfo }
+  /** `queue`: waiting for GPUs on its host, at this 1-based place, and what it waits for. */
+  | { state: "starting"; queue?: { position: number; host: string; gpus: number; wait?: GpuWaitView } }
+  | { state: "idle"; info: KernelInfo; link?: KernelLinkTrouble }
+  | { state: "busy"; info: KernelInfo; link?: KernelLinkTrouble }
+  | { state: "interrupting"; info: KernelInfo; link?: KernelLinkTrouble }
   | { state: "restarting" }
+  /**
+   * The host had no GPU for it: no process was started, nothing died. Retry
+   * (a restart) or the next run asks the host again.
+   */
+  | { state: "refused"; reason: string; wait: GpuWaitView }
   | { state: "dead"; reason: string; lastOutput: string }
   /** `reason` says why when the lab ended it (idle shutdown, Running kernels), null when the notebook's own user did. */
   | { state: "shutdown"; reason: string | null };

@@ -29,7 +29,7 @@ export const cellOutputsSchema = z.array(cellOutputSchema);
 
 export const lastRunSchema = z
   .object({
-    status: z.enum(["ok", "error", "interrupted", "aborted", "kernel-died"]),
+    status: z.enum(["ok", "error", "interrupted", "aborted", "kernel-died", "no-kernel"]),
     durationMs: z.number().nonnegative(),
   })
   .nullable();

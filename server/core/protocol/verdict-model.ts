@@ -58,10 +58,21 @@ const spreadSchema = z.object({
   mean: z.number(),
 });
 
+/**
+ * `scenario`: the verdicts cell's report (every claim of the scenario). `step`: what one experiment cell
+ * decided, shown under it as it ends (the same judgement, restricted to that experiment's claims).
+ */
+export const REPORT_SCOPES = ["scenario", "step"] as const;
+
 export const verdictReportSchema = z.object({
+  /** Absent in reports from before step judgements: a scenario report. */
+  scope: z.enum(REPORT_SCOPES).optional(),
   scenario: z.string(),
   title: z.string(),
+  /** The article's file name in the seeds folder. */
   source: z.string(),
+  /** The article's own title, what a reader is shown (absent in reports from before it). */
+  sourceTitle: z.string().optional(),
   deviceMode: z.string(),
   params: z.record(z.string(), scalar),
   experiments: z.array(

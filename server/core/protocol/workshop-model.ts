@@ -21,6 +21,17 @@ export interface WorkshopPlan {
   capacity: number;
 }
 
+/**
+ * Whether the lab can hold a workshop's plan (its facilitator's eyes only): `fits`, `tight` (it holds the
+ * class, with limits named in `details`), or `does-not-fit`; `advice` says what to change.
+ */
+export interface WorkshopSizing {
+  verdict: "fits" | "tight" | "does-not-fit";
+  summary: string;
+  details: string[];
+  advice: string[];
+}
+
 /** What a workshop is, as its facilitator set it up. */
 export interface WorkshopSettings {
   id: string;
@@ -40,6 +51,8 @@ export interface WorkshopSettings {
   plan: WorkshopPlan;
   /** Honest words for the resources: "1 GPU each on gpu-a (8 free now)" or "CPU emulation (no GPU per participant)". */
   resources: string;
+  /** Whether the lab can hold this plan, and what to change (never sent to participants). */
+  sizing: WorkshopSizing;
 }
 
 /** A message or parameter preset from the facilitator to everyone. */
@@ -74,8 +87,11 @@ export interface RosterRow {
   online: boolean;
   /** The copy they worked in last (null while waiting). */
   notebook: { id: string; title: string; scenarioId: string | null } | null;
-  /** The furthest step they ran in that copy (index 0-based), of `count`; null: none run yet. */
-  step: { index: number; count: number; title: string } | null;
+  /**
+   * The step they are on in that copy (index 0-based), of `count`: the furthest they ran (`ran`), or the
+   * first while they have run none (`ran: false`); null without steps.
+   */
+  step: { index: number; count: number; title: string; ran?: boolean } | null;
   kernel: ParticipantKernelState;
   /** Their latest verdict report: when, and each claim's verdict (null: none, e.g. needs a run). */
   lastVerdict: { at: string; scenarioId: string; claims: Record<string, VerdictValue | null>; counts: Record<VerdictValue, number> } | null;
@@ -97,8 +113,12 @@ export interface QuestionTally {
   measured: number[];
   /** Participants with a verdict report that cannot decide this question (inconclusive, or a claim not measured). */
   undecided: number;
-  /** Each participant who predicted or measured: their prediction, their measurement, and whether they matched. */
-  participants: Array<{ participantId: string; predicted: string | null; measured: string | null }>;
+  /**
+   * Each participant who predicted, measured or ran the step: their prediction, their measurement, and when
+   * their run decides nothing, why (`notMeasured`: "experiment failed: …", the cell to run, inconclusive);
+   * `verdicts`: the verdict (or status) of each of the question's claims in their copy.
+   */
+  participants: Array<{ participantId: string; predicted: string | null; measured: string | null; notMeasured: string | null; verdicts: Record<string, string> }>;
 }
 
 /** Everything the facilitator console shows, recomputed on every change and pushed live. */
@@ -121,6 +141,8 @@ export interface ParticipantWorkshopView {
   /** "waiting": in the admission queue at `queuePosition`; "ended": read-only from now on. */
   state: "waiting" | "admitted" | "ended";
   queuePosition: number | null;
+  /** While waiting: why, in plain words ("all 30 places are taken"); null otherwise. */
+  waitingBecause: string | null;
   startsAt: string | null;
   endsAt: string | null;
   pace: WorkshopPace;
