@@ -84,7 +84,7 @@ function inputOf(runs: RunRecord[], records: LabRecords, extra: Partial<CheckInp
 
 function emptyConsole(): WorkshopConsoleView {
   return {
-    workshop: { id: "w", title: "t", joinCode: "c", scenarioIds: [], startsAt: null, endsAt: null, closedAt: null, endedAt: null, pace: "self", revealedSteps: 1, plan: { hostId: null, gpusPerParticipant: 0, capacity: 20 }, resources: "CPU" },
+    workshop: { id: "w", title: "t", joinCode: "c", scenarioIds: [], startsAt: null, endsAt: null, closedAt: null, endedAt: null, pace: "self", revealedSteps: 1, plan: { hostId: null, gpusPerParticipant: 0, capacity: 20 }, resources: "CPU", sizing: { verdict: "fits", summary: "", details: [], advice: [] } },
     steps: {},
     roster: [],
     tallies: [],
