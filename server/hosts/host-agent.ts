@@ -204,12 +204,19 @@ export class HostAgent {
    * Null when the agent does not have it.
    */
   async attachKernel(kernelId: string, afterSeq: number, handlers: AgentKernelHandlers): Promise<AgentKernel | null> {
-    const hello = await this.connect();
-    const known = hello.kernels.find((kernel) => kernel.kernel === kernelId) ?? null;
-    if (!known) return null;
+    await this.connect();
+    // Asked, not read from the link's hello: that lists the kernels of its opening, and another lab server
+    // may have started this one since (its notebook is taken over when that server stops).
     this.routes.set(kernelId, { handlers, lastSeq: afterSeq });
-    this.send({ type: "resume", kernel: kernelId, afterSeq });
-    return known;
+    try {
+      const answer = await this.request({ type: "resume", requestId: randomUUID(), kernel: kernelId, afterSeq });
+      if (answer.type === "kernel_state") return answer.kernel;
+      this.routes.delete(kernelId);
+      return null;
+    } catch (error) {
+      this.routes.delete(kernelId);
+      throw error;
+    }
   }
 
   /** The lab has stored this kernel's output up to `seq`: the agent may drop it. */
@@ -228,7 +235,7 @@ export class HostAgent {
   }
 
   /** A request the agent answers with one message carrying the same requestId. */
-  request(request: Extract<AgentRequest, { requestId: string }>): Promise<Answer> {
+  request(request: AgentRequest & { requestId: string }): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(request.requestId);
