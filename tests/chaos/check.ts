@@ -73,6 +73,8 @@ export interface CheckResult {
   explained: string[];
   figures: {
     executes: { ok: number; refused: number; unknown: number };
+    /** What the lab said when it refused an execute or gave no answer, with ids and numbers blanked, and how often. */
+    refusals: Record<string, number>;
     executions: number;
     byStatus: Record<string, number>;
     linesSeen: number;
@@ -276,12 +278,19 @@ export function check(input: CheckInput): CheckResult {
   }
 
   const answers = { ok: 0, refused: 0, unknown: 0 };
-  for (const record of input.runs) answers[record.answer.kind] += 1;
+  const refusals: Record<string, number> = {};
+  for (const record of input.runs) {
+    answers[record.answer.kind] += 1;
+    if (record.answer.kind === "ok") continue;
+    const said = record.answer.error.replace(/\b[0-9a-f]{8,}\b|\d+/g, "#");
+    refusals[said] = (refusals[said] ?? 0) + 1;
+  }
   return {
     violations,
     explained,
     figures: {
       executes: answers,
+      refusals,
       executions: input.records.executions.length,
       byStatus,
       linesSeen: input.seen.length,

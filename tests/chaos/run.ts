@@ -320,6 +320,7 @@ function report(options: Options, faults: FaultRecord[], result: CheckResult | n
   if (result) {
     const f = result.figures;
     lines.push(`  executes sent: ${f.executes.ok} taken, ${f.executes.refused} refused, ${f.executes.unknown} unanswered`);
+    for (const [said, count] of Object.entries(f.refusals)) lines.push(`    ${count} × ${said}`);
     lines.push(`  executions checked: ${f.executions} (${Object.entries(f.byStatus).map(([status, n]) => `${n} ${status}`).join(", ")})`);
     lines.push(`  output lines checked: ${f.linesSeen} seen on pages, ${f.linesStored} stored; predictions checked: ${f.predictions}; pages compared: ${f.pagesCompared} live + fresh`);
     for (const line of result.explained) lines.push(`  explained: ${line}`);
