@@ -10,6 +10,7 @@ import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
+import { isDatabaseUnreachable, NotFoundError } from "../persistence/errors";
 import { WriteQueue } from "./write-queue";
 
 export interface ExecutionRecord {
@@ -41,6 +42,19 @@ export interface NotebookPersistence {
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
     kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord;
+  /**
+   * A cell was queued to run: stored as queued at once (or, before the
+   * kernel has a run, right after the first execution that starts one), so
+   * that a server that dies before it starts leaves it to the next one (the
+   * takeover runs it). `stored`: it already is (a takeover queues it again).
+   */
+  executionQueued(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, options?: { stored?: boolean }): void;
+  /**
+   * A queued execution ended without starting (aborted behind a cell that
+   * failed, an interrupt, a dead kernel): stored as its cell's last run when
+   * it was stored as queued, which the answer says.
+   */
+  queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean;
   /** A run that outlived the previous server is this notebook's again (its kernel was taken over). */
   runResumed(runId: string): void;
   /** The execution that was running when the previous server stopped: its output goes on here. */
@@ -62,9 +76,17 @@ export interface Repositories {
   predictions: PredictionRepository;
 }
 
+type QueuedExecution = { id: string; cellId: string; source: string; template: CellTemplate | null };
+
+function templateRef(template: CellTemplate | null): { id: string; parameters: CellTemplate["parameters"] } | null {
+  return template ? { id: template.id, parameters: template.parameters } : null;
+}
+
 /** Outputs and metrics not yet committed for a viewer are still written this often. */
 const PROGRESS_BATCH_MS = 200;
 const METRIC_BATCH_POINTS = 5_000;
+/** How long a write waits for an unreachable database before it fails (and is reported) like any other. */
+const UNREACHABLE_RETRY_MS = 120_000;
 
 /** One running execution's progress since the last write. */
 interface ExecutionBatch {
@@ -85,6 +107,10 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private kernelPosition: () => number = () => 0;
   /** The read position the last progress write stored (or will have stored, once the queue reaches it). */
   private writtenPosition = 0;
+  /** Executions stored as queued that have not started: their start only marks them running. */
+  private readonly storedQueued = new Set<string>();
+  /** Executions queued before the kernel had a run: stored behind the first one that starts it. */
+  private unstoredQueued: QueuedExecution[] = [];
 
   constructor(
     private readonly notebookId: string,
@@ -94,7 +120,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     report: (message: string) => void,
   ) {
     this.version = version;
-    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`), {
+      // A database restart (seconds) delays the writes, in order, instead of losing them; viewers wait with them.
+      when: isDatabaseUnreachable,
+      limitMs: UNREACHABLE_RETRY_MS,
+      onRetry: (error, what) => report(`saving ${what} waits for the database: ${error instanceof Error ? (error.message.split("\n").filter(Boolean).pop() ?? error.message) : String(error)}`),
+    });
   }
 
   insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void> {
@@ -147,18 +178,52 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.writtenPosition = 0;
   }
 
+  executionQueued(execution: QueuedExecution, { stored = false }: { stored?: boolean } = {}): void {
+    if (stored) this.storedQueued.add(execution.id);
+    else if (this.runId) this.storeQueued(this.runId, [execution]);
+    else this.unstoredQueued.push(execution);
+  }
+
+  queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean {
+    this.unstoredQueued = this.unstoredQueued.filter((execution) => execution.id !== executionId);
+    if (!this.storedQueued.delete(executionId)) return false;
+    this.queue.fire("an execution that never started", () => this.repos.runs.finishExecution(executionId, { ...end, durationMs: 0 }));
+    return true;
+  }
+
+  private storeQueued(runId: Promise<string>, executions: QueuedExecution[]): void {
+    for (const execution of executions) this.storedQueued.add(execution.id);
+    const rows = executions.map((execution) => ({ cellId: execution.cellId, source: execution.source, id: execution.id, template: templateRef(execution.template) }));
+    this.queue.fire("queued executions", async () => this.repos.runs.queueExecutions(await runId, rows));
+  }
+
   executionStarted(
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
     kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord {
+    this.unstoredQueued = this.unstoredQueued.filter((each) => each.id !== execution.id);
     const runId = this.ensureRun(kernel);
-    const template = execution.template ? { id: execution.template.id, parameters: execution.template.parameters } : null;
+    const template = templateRef(execution.template);
+    const queued = this.storedQueued.delete(execution.id);
     const executionId = this.queue.run("an execution", async () => {
+      if (queued) {
+        try {
+          await this.repos.runs.startExecution(execution.id);
+          return execution.id;
+        } catch (error) {
+          // Its queued row was never stored (that write failed): it is stored now, as any start.
+          if (!(error instanceof NotFoundError)) throw error;
+        }
+      }
       const [id] = await this.repos.runs.queueExecutions(await runId, [{ cellId: execution.cellId, source: execution.source, id: execution.id, template }]);
       await this.repos.runs.startExecution(id!);
       return id!;
     });
     executionId.catch(() => undefined);
+    // The cells queued behind it before the kernel had a run are stored now, behind it.
+    const waiting = this.unstoredQueued;
+    this.unstoredQueued = [];
+    if (waiting.length > 0) this.storeQueued(runId, waiting);
     return this.recordFor(executionId);
   }
 
@@ -301,6 +366,8 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   rename: async () => undefined,
   setKernelSpec: async () => undefined,
   clearOutputs: () => undefined,
+  executionQueued: () => undefined,
+  queuedExecutionEnded: () => false,
   executionStarted: () => NO_RECORD,
   runResumed: () => undefined,
   executionResumed: () => NO_RECORD,

@@ -83,6 +83,8 @@ export interface DetachedRun {
   kernelInfo: unknown;
   /** The execution that was running, with the outputs stored so far (the live tail folded in). */
   running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
+  /** Executions queued behind it, in order, with the code each was asked to run: the next server runs them. */
+  queued: Array<{ id: string; cellId: string; source: string }>;
 }
 
 /** Appends metric points inside a transaction (MetricRepository does; named here so neither repository imports the other's class). */
@@ -212,7 +214,12 @@ export class RunRepository {
         const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
         running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount, startedAt: execution.startedAt };
       }
-      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running });
+      const queued = await this.prisma.cellExecution.findMany({
+        where: { runId: row.id, status: "queued" },
+        orderBy: [{ queuedAt: "asc" }, { id: "asc" }],
+        select: { id: true, cellId: true, source: true },
+      });
+      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running, queued });
     }
     return runs;
   }
@@ -488,7 +495,8 @@ async function endRun(
       },
     });
   }
-  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd } });
+  // Queued ones never ran: aborted, in no time.
+  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd, durationMs: 0 } });
   return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: runEnd }, select: runSelect });
 }
 
