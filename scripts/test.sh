@@ -19,6 +19,7 @@ set +e
 passed=0
 failed=0
 failures=()
+timings=()
 log=$(mktemp)
 
 source scripts/test-counts.sh
@@ -33,8 +34,10 @@ step() { # step NAME COUNTER COMMAND...
   local name=$1 counter=$2
   shift 2
   say "── $name"
+  local began=$SECONDS
   "$@" 2>&1 | tee "$log"
   local status=${PIPESTATUS[0]}
+  timings+=("$name $((SECONDS - began)) s")
   [ "$counter" != none ] && "$counter"
   if [ "$status" != 0 ]; then
     failures+=("$name")
@@ -62,5 +65,6 @@ if [ ${#failures[@]} -gt 0 ]; then
   say "failed steps: ${failures[*]}"
   [ "$failed" -eq 0 ] && failed=${#failures[@]}
 fi
+say "time per step: $(IFS=';'; echo "${timings[*]}" | sed 's/;/, /g') (${SECONDS} s in all)"
 echo "tests: $passed passed, $failed failed"
 [ ${#failures[@]} -eq 0 ]

@@ -8,7 +8,10 @@
  */
 import type { ErrorCode } from "./core/errors";
 import type { SourceConflict } from "./core/protocol/socket-api";
-import { isPersistenceError, type PersistenceErrorCode } from "./persistence/errors";
+import { isDatabaseUnreachable, isPersistenceError, type PersistenceErrorCode } from "./persistence/errors";
+
+/** What a user is told while the database restarts or fails over (the driver's own text names internals). */
+export const DATABASE_UNREACHABLE = "the lab's database cannot be reached right now (it may be restarting): try again in a moment";
 
 /** A refusal the server reports as it is, with what kind of failure it is. */
 export class CommandError extends Error {
@@ -56,6 +59,7 @@ export function toClientError(error: unknown): ClientError {
     const path = "path" in error && typeof error.path === "string" ? { path: error.path } : {};
     return { code: PERSISTENCE_CODES[error.code], error: error.message, ...path, expected: true };
   }
+  if (isDatabaseUnreachable(error)) return { code: "unavailable", error: DATABASE_UNREACHABLE, expected: false };
   return { code: "internal", error: error instanceof Error ? error.message : String(error), expected: false };
 }
 

@@ -18,7 +18,7 @@ import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { CommandAck, LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, runCommand, type CommandAction, type CommandModeState, type KeyInput, type PanelCommand } from "./command-mode";
@@ -437,23 +437,33 @@ export class NotebookController {
    * server refuses to run anything else. Markdown cells only render.
    */
   runCells(cellIds: readonly string[]): void {
+    void this.runCellsAnswered(cellIds);
+  }
+
+  /**
+   * `runCells`, resolving with the server's answer to the execute (a refusal
+   * is also shown as a notice); null when nothing was sent (no code cell, a
+   * conflict to settle first, no right to run). What a caller that must know
+   * whether the run was taken waits on (the chaos run's participants).
+   */
+  runCellsAnswered(cellIds: readonly string[]): Promise<CommandAck | null> {
     const doc = this.state.doc;
-    if (doc === null) return;
+    if (doc === null) return Promise.resolve(null);
     const wanted = new Set(cellIds);
     const code = doc.cells.filter((c) => wanted.has(c.id) && c.kind === "code");
-    if (code.length === 0) return;
+    if (code.length === 0) return Promise.resolve(null);
     // A run takes the stored text: settle a conflict first, never overwrite silently.
     if (code.some((c) => c.id in this.connection.conflicts)) {
       this.notify("A cell to run was changed in another tab: choose “Use theirs” or “Keep mine” first.");
-      return;
+      return Promise.resolve(null);
     }
     const sourceHashes: Record<string, string> = {};
     for (const c of code) sourceHashes[c.id] = sourceHash(c.source);
-    this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sourceHashes });
+    return this.control({ op: "execute", notebookId: this.notebookId, cellIds: code.map((c) => c.id), sourceHashes });
   }
 
   interrupt(): void {
-    this.control({ op: "interrupt", notebookId: this.notebookId });
+    void this.control({ op: "interrupt", notebookId: this.notebookId });
   }
 
   // ---- guided scenarios ----------------------------------------------------------
@@ -469,7 +479,7 @@ export class NotebookController {
 
   detachTemplate(cellId: string): void {
     this.setFormError(cellId, null);
-    this.control({ op: "detach-template", notebookId: this.notebookId, cellId });
+    void this.control({ op: "detach-template", notebookId: this.notebookId, cellId });
   }
 
   /** Replaces the cell's edits with the template's code; the server keeps the edits, and Undo is offered for a while. */
@@ -492,7 +502,7 @@ export class NotebookController {
     const offer = this.state.undo;
     if (offer === null) return;
     this.dismissUndo();
-    this.control({ op: "undo-reattach", notebookId: this.notebookId, cellId: offer.cellId });
+    void this.control({ op: "undo-reattach", notebookId: this.notebookId, cellId: offer.cellId });
   }
 
   dismissUndo(): void {
@@ -502,7 +512,12 @@ export class NotebookController {
   }
 
   commitPrediction(questionId: string, choice: string): void {
-    this.control({ op: "commit-prediction", notebookId: this.notebookId, questionId, choice });
+    void this.commitPredictionAnswered(questionId, choice);
+  }
+
+  /** `commitPrediction`, resolving with the server's answer (null when this viewer may not commit). */
+  commitPredictionAnswered(questionId: string, choice: string): Promise<CommandAck | null> {
+    return this.control({ op: "commit-prediction", notebookId: this.notebookId, questionId, choice });
   }
 
   /** The same object per cell, so components can depend on it. */
@@ -552,7 +567,7 @@ export class NotebookController {
 
   /** Restarts at once: a dead kernel has nothing left to lose. */
   restart(): void {
-    this.control({ op: "restart", notebookId: this.notebookId });
+    void this.control({ op: "restart", notebookId: this.notebookId });
   }
 
   /** A notebook-list command over this page's socket (the Share panel's), answered by the server or refused while offline. */
@@ -686,10 +701,12 @@ export class NotebookController {
     return ack.ok;
   }
 
-  private control(command: ControlCommand): void {
-    if (!this.allowed(needOf(command))) return;
-    void this.connection.sendControl(command).then((ack) => {
+  /** Sends a control command; a refusal becomes a notice. Resolves with the answer (null: not allowed here, nothing sent). */
+  private control(command: ControlCommand): Promise<CommandAck | null> {
+    if (!this.allowed(needOf(command))) return Promise.resolve(null);
+    return this.connection.sendControl(command).then((ack) => {
       if (!ack.ok) this.notify(`${describe(command)} failed: ${ack.error}`);
+      return ack;
     });
   }
 

@@ -729,8 +729,11 @@ class Agent:
             kernel.flush_input()
             self._watch(kernel)
         elif request["type"] == "resume":
-            kernel = self._kernel(link, request["kernel"])
+            asked = request.get("requestId")
+            kernel = self._kernel(link, request["kernel"], asked)
             if kernel is not None:
+                if asked is not None:  # its state first, then what it buffered after afterSeq
+                    self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=asked))
                 self._resume(link, kernel, request["afterSeq"])
         elif request["type"] == "ack":
             kernel = self._kernel(link, request["kernel"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import collections
 import faulthandler
 import importlib
 import json
@@ -31,6 +32,8 @@ from . import (assist, diagnostics, environment, executor, interrupts, ipython_d
 
 # matplotlib's backend in cells (and in processes they start, where show() does nothing): figures inline.
 INLINE_BACKEND = "module://mgpulab_kernel.mpl_inline"
+# How many execute ids the kernel remembers to run each once (the lab re-sends only the one it is waiting on).
+_EXECUTES_REMEMBERED = 256
 
 
 _installed: Optional["Kernel"] = None
@@ -86,6 +89,8 @@ class Kernel:
     def __init__(self, stdin: BinaryIO):
         self._stdin = stdin
         self._requests: "queue.Queue[wire.KernelRequest]" = queue.Queue()
+        # Execute ids already received (the latest few hundred): a repeat is not run again.
+        self._seen_executes: "collections.OrderedDict[str, None]" = collections.OrderedDict()
         self._namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
         self._count = 0
         self._current_id = ""
@@ -158,12 +163,24 @@ class Kernel:
             if request["type"] == "stacks":
                 # Answered here, not queued: the main thread may be the one that is stuck.
                 self._answer_stacks(request["id"])
+            elif request["type"] == "execute" and not self._first_receipt(request["id"]):
+                # The lab sends an execute again when its link to the host dropped before this kernel said
+                # it started it (it cannot know whether the first reached us): a cell runs once.
+                self._log("info", f"execute {request['id']} received again: run once, not twice")
             elif request["type"] == "preload":
                 # Not queued either: it must never wait behind (or hold up) a cell.
                 self._preload(request["modules"])
             else:
                 self._requests.put(request)
         self._requests.put({"type": "shutdown"})  # tty closed: the server is gone
+
+    def _first_receipt(self, execute_id: str) -> bool:
+        if execute_id in self._seen_executes:
+            return False
+        self._seen_executes[execute_id] = None
+        while len(self._seen_executes) > _EXECUTES_REMEMBERED:
+            self._seen_executes.popitem(last=False)
+        return True
 
     def _preload(self, modules: list[str]) -> None:
         """Imports ``modules`` on a background thread (see the ``preload`` request).

@@ -302,6 +302,7 @@ class ResumeRequest(TypedDict):
     type: Literal["resume"]
     kernel: str
     afterSeq: int
+    requestId: NotRequired[str]
 
 
 class AckRequest(TypedDict):
@@ -668,6 +669,8 @@ def _check_resume_request(value: object, where: str) -> ResumeRequest:
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
         "afterSeq": check_int(fields["afterSeq"], where + ".afterSeq", 0, 9007199254740991),
     }
+    if "requestId" in fields:
+        checked["requestId"] = check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64)
     return checked
 
 

@@ -69,6 +69,25 @@ def test_a_dropped_link_loses_nothing_on_resume(agent):
     assert lines == [f"line {i}" for i in range(40)], "every line exactly once, in order"
 
 
+def test_a_resume_that_asks_is_answered_even_for_a_kernel_started_after_the_link_opened(agent):
+    # Two lab servers share the agent: the second's link opened before the first started k1, so its hello
+    # lists nothing; when it takes k1 over it asks, and hears k1's state before k1's buffered output.
+    taker, hello = agent.connect()
+    assert hello["kernels"] == []
+    starter, _ = agent.connect()
+    _start(starter)
+    starter.of_type("kernel_state", requestId="start-k1")
+    _run_cell(starter, "k1", "c1", "print('before the takeover')")
+    taker.send({"type": "resume", "requestId": "resume-k1", "kernel": "k1", "afterSeq": 0})
+    state = taker.of_type("kernel_state", requestId="resume-k1")
+    assert state["kernel"]["kernel"] == "k1" and state["kernel"]["state"] == "running"
+    replayed = taker.kernel_frames("k1", until=lambda m: (frame_json(m) or {}).get("type") == "execute_reply")
+    assert replayed[0]["seq"] == 1 and "before the takeover\n" in stream_text(replayed)
+    taker.send({"type": "resume", "requestId": "resume-k9", "kernel": "k9", "afterSeq": 0})
+    failed = taker.of_type("request_failed", requestId="resume-k9")
+    assert "no kernel k9" in failed["message"]
+
+
 def test_ack_trims_and_a_tiny_buffer_reports_the_gap(agent):
     link, _ = agent.connect(bufferBytes=2000)
     _start(link)

@@ -38,6 +38,12 @@ export class AgentKernelProcess implements KernelProcess {
   private ackSent = 0;
   private ackSentAt = 0;
   private ackTimer: NodeJS.Timeout | null = null;
+  /**
+   * The execute sent last, until the kernel says it started it (its "busy")
+   * or ended it: a link that drops meanwhile may have lost it, so it is sent
+   * again on the next link, and the kernel runs an execute id once.
+   */
+  private unconfirmed: Extract<KernelRequest, { type: "execute" }> | null = null;
   readonly placement: KernelPlacement;
 
   constructor(
@@ -70,8 +76,13 @@ export class AgentKernelProcess implements KernelProcess {
         this.seq = seq;
         if (onFrame?.(json)) return;
         const parsed = parseKernelFrame(json);
-        if (parsed.ok) events.message(parsed.message);
-        else events.protocolError(parsed.reason);
+        if (!parsed.ok) {
+          events.protocolError(parsed.reason);
+          return;
+        }
+        const message = parsed.message;
+        if (this.unconfirmed !== null && (message.type === "status" || message.type === "execute_reply") && message.id === this.unconfirmed.id) this.unconfirmed = null;
+        events.message(message);
       },
       console: (text, seq) => {
         this.seq = seq;
@@ -97,11 +108,18 @@ export class AgentKernelProcess implements KernelProcess {
         this.state = state;
         this.placement.gpus = state.gpus;
       },
+      relinked: () => {
+        if (this.unconfirmed !== null && this.alive) {
+          this.log("info", `kernel ${this.kernelId}: sending execute ${this.unconfirmed.id} again on the new link (the kernel runs it once)`);
+          this.send(this.unconfirmed);
+        }
+      },
     };
   }
 
   send(request: KernelRequest): void {
     if (!this.alive) return;
+    if (request.type === "execute") this.unconfirmed = request;
     this.agent.send({ type: "kernel_input", kernel: this.kernelId, line: encodeKernelInput(request).trimEnd() });
   }
 

@@ -29,6 +29,12 @@ export interface AgentKernelHandlers {
   gap?(gap: AgentMessageOf<"kernel_gap">): void;
   /** Queued, started, or moved in the GPU queue. */
   state?(kernel: AgentKernel): void;
+  /**
+   * A new link took this kernel over after the last one dropped (its output
+   * resumes first): input sent while there was no link, or into one that was
+   * dying, may never have reached it.
+   */
+  relinked?(): void;
 }
 
 export type HostLinkState =
@@ -198,12 +204,19 @@ export class HostAgent {
    * Null when the agent does not have it.
    */
   async attachKernel(kernelId: string, afterSeq: number, handlers: AgentKernelHandlers): Promise<AgentKernel | null> {
-    const hello = await this.connect();
-    const known = hello.kernels.find((kernel) => kernel.kernel === kernelId) ?? null;
-    if (!known) return null;
+    await this.connect();
+    // Asked, not read from the link's hello: that lists the kernels of its opening, and another lab server
+    // may have started this one since (its notebook is taken over when that server stops).
     this.routes.set(kernelId, { handlers, lastSeq: afterSeq });
-    this.send({ type: "resume", kernel: kernelId, afterSeq });
-    return known;
+    try {
+      const answer = await this.request({ type: "resume", requestId: randomUUID(), kernel: kernelId, afterSeq });
+      if (answer.type === "kernel_state") return answer.kernel;
+      this.routes.delete(kernelId);
+      return null;
+    } catch (error) {
+      this.routes.delete(kernelId);
+      throw error;
+    }
   }
 
   /** The lab has stored this kernel's output up to `seq`: the agent may drop it. */
@@ -222,7 +235,7 @@ export class HostAgent {
   }
 
   /** A request the agent answers with one message carrying the same requestId. */
-  request(request: Extract<AgentRequest, { requestId: string }>): Promise<Answer> {
+  request(request: AgentRequest & { requestId: string }): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(request.requestId);
@@ -379,6 +392,7 @@ export class HostAgent {
         this.send({ type: "resume", kernel: kernelId, afterSeq: route.lastSeq });
         // A start waiting in the GPU queue hears where it stands now (or that it runs).
         this.onMessage({ type: "kernel_state", kernel, requestId: null });
+        route.handlers.relinked?.();
       } else {
         // The agent was replaced meanwhile (its lease ran out, the host rebooted): the kernel is gone.
         this.routes.delete(kernelId);

@@ -15,6 +15,7 @@ import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import { newRunId, type MetricRepository, type NotebookRepository, type PredictionRepository, type RunRepository } from "../persistence";
+import { isDatabaseUnreachable } from "../persistence/errors";
 import type { RunWrite } from "../persistence/run-writes";
 import { WriteQueue } from "./write-queue";
 
@@ -47,6 +48,19 @@ export interface NotebookPersistence {
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
     kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord;
+  /**
+   * A cell was queued to run: stored as queued at once (or, before the
+   * kernel has a run, right after the first execution that starts one), so
+   * that a server that dies before it starts leaves it to the next one (the
+   * takeover runs it). `stored`: it already is (a takeover queues it again).
+   */
+  executionQueued(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, options?: { stored?: boolean }): void;
+  /**
+   * A queued execution ended without starting (aborted behind a cell that
+   * failed, an interrupt, a dead kernel): stored as its cell's last run when
+   * it was stored as queued, which the answer says.
+   */
+  queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean;
   /** A run that outlived the previous server is this notebook's again (its kernel was taken over). */
   runResumed(runId: string): void;
   /** The execution that was running (in `cellId`) when the previous server stopped: its output goes on here. */
@@ -68,9 +82,17 @@ export interface Repositories {
   predictions: PredictionRepository;
 }
 
+type QueuedExecution = { id: string; cellId: string; source: string; template: CellTemplate | null };
+
+function templateRef(template: CellTemplate | null): { id: string; parameters: CellTemplate["parameters"] } | null {
+  return template ? { id: template.id, parameters: template.parameters } : null;
+}
+
 /** Outputs and metrics not yet committed for a viewer are still written this often. */
 const PROGRESS_BATCH_MS = 200;
 const METRIC_BATCH_POINTS = 5_000;
+/** How long a write waits for an unreachable database before it fails (and is reported) like any other. */
+const UNREACHABLE_RETRY_MS = 120_000;
 
 /** One running execution's progress since the last write. */
 interface ExecutionBatch {
@@ -96,6 +118,10 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private kernelPosition: () => number = () => 0;
   /** The read position the last progress write stored (or will have stored, once the queue reaches it). */
   private writtenPosition = 0;
+  /** Executions stored as queued that have not started: their start only marks them running. */
+  private readonly storedQueued = new Set<string>();
+  /** Executions queued before the kernel had a run: stored behind the first one that starts it. */
+  private unstoredQueued: QueuedExecution[] = [];
 
   constructor(
     private readonly notebookId: string,
@@ -105,7 +131,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     report: (message: string) => void,
   ) {
     this.version = version;
-    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`), {
+      // A database restart (seconds) delays the writes, in order, instead of losing them; viewers wait with them.
+      when: isDatabaseUnreachable,
+      limitMs: UNREACHABLE_RETRY_MS,
+      onRetry: (error, what) => report(`saving ${what} waits for the database: ${error instanceof Error ? (error.message.split("\n").filter(Boolean).pop() ?? error.message) : String(error)}`),
+    });
   }
 
   insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void> {
@@ -160,13 +191,44 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.writtenPosition = 0;
   }
 
+  executionQueued(execution: QueuedExecution, { stored = false }: { stored?: boolean } = {}): void {
+    if (stored) this.storedQueued.add(execution.id);
+    else if (this.runId) this.storeQueued(this.runId, [execution]);
+    else this.unstoredQueued.push(execution);
+  }
+
+  queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean {
+    this.unstoredQueued = this.unstoredQueued.filter((execution) => execution.id !== executionId);
+    if (!this.storedQueued.delete(executionId)) return false;
+    this.flushWrites(); // its queued row first
+    this.queue.fire("an execution that never started", () => this.repos.runs.finishExecution(executionId, { ...end, durationMs: 0 }));
+    return true;
+  }
+
+  /** Stored with the next commit, in the same transaction as the run writes before them. */
+  private storeQueued(runId: string, executions: QueuedExecution[]): void {
+    const at = new Date();
+    for (const execution of executions) {
+      this.storedQueued.add(execution.id);
+      this.writes.push({ kind: "execution-queued", runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template: templateRef(execution.template), at });
+    }
+    this.later();
+  }
+
   executionStarted(
     execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
     kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
   ): ExecutionRecord {
+    this.unstoredQueued = this.unstoredQueued.filter((each) => each.id !== execution.id);
     const runId = this.ensureRun(kernel);
-    const template = execution.template ? { id: execution.template.id, parameters: execution.template.parameters } : null;
-    this.writes.push({ kind: "execution-started", notebookId: this.notebookId, runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template, at: new Date() });
+    const template = templateRef(execution.template);
+    // Stored as queued already: its row is marked running (or inserted, should that write have failed).
+    const queued = this.storedQueued.delete(execution.id);
+    this.writes.push({ kind: "execution-started", notebookId: this.notebookId, runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template, at: new Date(), queued });
+    // The cells queued behind it before the kernel had a run are stored now, behind it.
+    const waiting = this.unstoredQueued;
+    this.unstoredQueued = [];
+    if (waiting.length > 0) this.storeQueued(runId, waiting);
     return this.recordFor(execution.id, runId, execution.cellId);
   }
 
@@ -329,6 +391,8 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   rename: async () => undefined,
   setKernelSpec: async () => undefined,
   clearOutputs: () => undefined,
+  executionQueued: () => undefined,
+  queuedExecutionEnded: () => false,
   executionStarted: () => NO_RECORD,
   runResumed: () => undefined,
   executionResumed: () => NO_RECORD,

@@ -154,7 +154,16 @@ export class NotebookRuntime {
    * printed meanwhile, and nothing stored is shown twice. False when the
    * kernel is gone (the caller ends the run).
    */
-  async resume(run: { id: string; hostId: string; agentKernelId: string; agentSeq: number; info: KernelInfo; running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null }): Promise<boolean> {
+  async resume(run: {
+    id: string;
+    hostId: string;
+    agentKernelId: string;
+    agentSeq: number;
+    info: KernelInfo;
+    running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
+    /** Cells the previous server had queued behind it (stored when queued): they run here next, in order. */
+    queued?: Array<{ id: string; cellId: string; source: string }>;
+  }): Promise<boolean> {
     const host = this.options.hosts.launcher(run.hostId);
     if (!host) return false;
     this.persistence.runResumed(run.id);
@@ -182,7 +191,23 @@ export class NotebookRuntime {
       this.liveRecord = null;
       this.setRunState(cell.id, "idle");
     }
+    if (resumed) this.requeue(run.queued ?? []);
     return resumed;
+  }
+
+  /** The previous server's queue, taken over: each runs the code it was asked to run, under its stored execution. */
+  private requeue(queued: Array<{ id: string; cellId: string; source: string }>): void {
+    for (const execution of queued) {
+      const cell = this.cellOf(execution.cellId);
+      this.persistence.executionQueued({ id: execution.id, cellId: execution.cellId, source: execution.source, template: cell?.template ?? null }, { stored: true });
+      if (!cell) {
+        // Deleted meanwhile: nothing to run it in.
+        this.persistence.queuedExecutionEnded(execution.id, { status: "aborted", executionCount: null, outputs: [] });
+        continue;
+      }
+      this.setRunState(cell.id, "queued");
+      this.kernel.execute(execution.source, this.sinkFor(cell.id, execution.id, sourceHash(execution.source)), { cellId: cell.id, executionId: execution.id });
+    }
   }
 
   /** The document as of the last event numbered; never changed in place (the reducer makes a new one per change). */
@@ -468,6 +493,7 @@ export class NotebookRuntime {
       this.setRunState(cell.id, "queued");
       // The id is the stored execution's: what the kernel records evidence under is what the charts read.
       const executionId = randomUUID();
+      this.persistence.executionQueued({ id: executionId, cellId: cell.id, source: cell.source, template: cell.template });
       this.kernel.execute(cell.source, this.sinkFor(cell.id, executionId, sourceHash(cell.source)), { cellId: cell.id, executionId });
     }
   }
@@ -506,7 +532,9 @@ export class NotebookRuntime {
         const cell = this.cellOf(cellId);
         const count = executionCount ?? cell?.executionCount ?? null;
         record?.finished({ status, durationMs, executionCount: count, outputs: cell?.outputs ?? [] });
-        this.setRunState(cellId, "idle", { executionCount: count });
+        // Ended before it started (aborted in the queue): stored as this cell's last execution when it was stored as queued.
+        const endedQueued = record === null && this.persistence.queuedExecutionEnded(executionId, { status, executionCount: count, outputs: cell?.outputs ?? [] });
+        this.setRunState(cellId, "idle", { executionCount: count, ...(endedQueued ? { executionId } : {}) });
         this.coalescer.emit({ type: "cell-finished", cellId, status, durationMs });
       },
     };

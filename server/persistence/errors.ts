@@ -40,3 +40,40 @@ export class InvalidDataError extends PersistenceError {
 export function isPersistenceError(error: unknown): error is PersistenceError {
   return error instanceof PersistenceError;
 }
+
+/** Prisma's codes for a database it cannot reach or that dropped the connection (not the statement's own errors). */
+const UNREACHABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
+/** PostgreSQL SQLSTATEs of a server going away or not there yet: connection exceptions (08…), admin or crash shutdown, starting up. */
+const UNREACHABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P01|57P02|57P03)$/;
+/** What the driver adapter calls a lost or refused connection. */
+const UNREACHABLE_ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TlsConnectionError"]);
+/** node-postgres's own words when a pooled connection died under a transaction, and the socket's errors. */
+const UNREACHABLE_MESSAGE = /connection error and is not queryable|Connection terminated|ECONNREFUSED|ECONNRESET|EPIPE/;
+
+function field(value: unknown, key: string): unknown {
+  if (typeof value !== "object" || value === null) return undefined;
+  const found: unknown = Reflect.get(value, key);
+  return found;
+}
+
+/**
+ * The database could not be reached, or dropped the connection, before the
+ * statement or transaction completed (a PostgreSQL restart or failover):
+ * nothing of it was stored, and the same write can be tried again once the
+ * database is back. The write's own failures (a constraint, bad data, a
+ * version conflict) are not this.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const code = field(error, "code");
+  // node-postgres's own errors carry the SQLSTATE as their code (the lab's prepared statements, sql.ts, use its pool directly).
+  if (typeof code === "string" && (UNREACHABLE_PRISMA_CODES.has(code) || /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code) || UNREACHABLE_SQLSTATE.test(code))) return true;
+  const cause = field(field(field(error, "meta"), "driverAdapterError"), "cause");
+  for (const key of ["originalCode", "code"]) {
+    const sqlState = field(cause, key);
+    if (typeof sqlState === "string" && UNREACHABLE_SQLSTATE.test(sqlState)) return true;
+  }
+  const kind = field(cause, "kind");
+  if (typeof kind === "string" && UNREACHABLE_ADAPTER_KINDS.has(kind)) return true;
+  const message = field(error, "message");
+  return typeof message === "string" && UNREACHABLE_MESSAGE.test(message);
+}

@@ -15,7 +15,7 @@ import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { sqlOf } from "./database";
-import { InvalidDataError, NotFoundError } from "./errors";
+import { InvalidDataError, isDatabaseUnreachable, NotFoundError } from "./errors";
 import { applyRunWrites, finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
 import type { Sql, SqlRow } from "./sql";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
@@ -86,6 +86,8 @@ export interface DetachedRun {
   kernelInfo: unknown;
   /** The execution that was running, with the outputs stored so far (the live tail folded in). */
   running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
+  /** Executions queued behind it, in order, with the code each was asked to run: the next server runs them. */
+  queued: Array<{ id: string; cellId: string; source: string }>;
 }
 
 export type FinishedExecutionStatus = LastRunStatus;
@@ -145,7 +147,9 @@ export class RunRepository {
       committed();
       return;
     } catch (error) {
-      if (writes.length === 1) throw error;
+      // Unreachable: nothing of it was stored, and the caller's queue tries the whole transaction again
+      // (notebook-persistence.ts); applying the writes one by one now could store part of it twice.
+      if (writes.length === 1 || isDatabaseUnreachable(error)) throw error;
     }
     const failed: string[] = [];
     for (const write of writes) {
@@ -153,7 +157,9 @@ export class RunRepository {
         const committed = await this.sql.transaction((tx) => applyRunWrites(tx, [write]));
         committed();
       } catch (error) {
-        failed.push(`${write.kind}: ${error instanceof Error ? error.message : String(error)}`);
+        // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
+        if (isDatabaseUnreachable(error)) failed.push(`${write.kind}: the database went away`);
+        else failed.push(`${write.kind}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     if (failed.length > 0) throw new Error(`${failed.length} of ${writes.length} writes failed: ${failed.join("; ")}`);
@@ -227,7 +233,12 @@ export class RunRepository {
         const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
         running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount, startedAt: execution.startedAt };
       }
-      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running });
+      const queued = await this.prisma.cellExecution.findMany({
+        where: { runId: row.id, status: "queued" },
+        orderBy: [{ queuedAt: "asc" }, { id: "asc" }],
+        select: { id: true, cellId: true, source: true },
+      });
+      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running, queued });
     }
     return runs;
   }
@@ -436,7 +447,8 @@ async function endRun(
       },
     });
   }
-  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd } });
+  // Queued ones never ran: aborted, in no time.
+  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd, durationMs: 0 } });
   return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: runEnd }, select: runSelect });
 }
 

@@ -36,6 +36,18 @@ export type RunWrite =
       source: string;
       template: { id: string; parameters: Record<string, string | number | boolean> } | null;
       at: Date;
+      /** Its row was stored as queued (execution-queued): marked running, or inserted when that write failed. */
+      queued?: boolean;
+    }
+  | {
+      /** A cell queued behind the running one: stored so that a server taking the kernel over runs it. */
+      kind: "execution-queued";
+      runId: string;
+      executionId: string;
+      cellId: string;
+      source: string;
+      template: { id: string; parameters: Record<string, string | number | boolean> } | null;
+      at: Date;
     }
   | {
       kind: "execution-progress";
@@ -80,9 +92,14 @@ export async function applyRunWrites(tx: SqlQueries, writes: readonly RunWrite[]
       case "run-started":
         await insertRun(tx, write);
         break;
-      case "execution-started":
-        await insertExecution(tx, { ...write, status: "running", startedAt: write.at });
+      case "execution-started": {
+        const marked = write.queued === true ? await tx.run(`UPDATE "CellExecution" SET "status" = 'running', "startedAt" = ? WHERE "id" = ? AND "status" = 'queued'`, [tx.time(write.at), write.executionId]) : 0;
+        if (marked === 0) await insertExecution(tx, { ...write, status: "running", startedAt: write.at });
         await pointCellAt(tx, write.notebookId, write.cellId, write.executionId);
+        break;
+      }
+      case "execution-queued":
+        await insertExecution(tx, { ...write, status: "queued", startedAt: null });
         break;
       case "execution-progress":
         if (write.outputs.length > 0) await insertOutputs(tx, write, write.outputs);

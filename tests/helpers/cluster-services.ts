@@ -80,6 +80,10 @@ export class RedisService {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   private spawn(): ChildProcess {
     const child = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", this.dir], { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
@@ -115,10 +119,35 @@ export class NginxBalancer {
   private constructor(
     readonly port: number,
     private readonly dir: string,
-    private readonly child: ChildProcess,
+    private child: ChildProcess,
   ) {
+    this.follow(child);
+  }
+
+  private follow(child: ChildProcess): void {
     child.stdout!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
     child.stderr!.on("data", (chunk: Buffer) => (this.log += chunk.toString()));
+  }
+
+  private static spawn(dir: string): ChildProcess {
+    return spawn(NGINX, ["-p", dir, "-c", path.join(dir, "nginx.conf"), "-e", "stderr", "-g", "daemon off;"], { stdio: ["ignore", "pipe", "pipe"] });
+  }
+
+  /** The master's pid (its worker is its child). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /**
+   * Stops nginx at once (SIGTERM: its fast shutdown, which closes every
+   * connection through it, WebSockets included) and starts it again on the
+   * same port and configuration; resolves once it listens.
+   */
+  async restart(): Promise<void> {
+    await stopChild(this.child, "SIGTERM");
+    this.child = NginxBalancer.spawn(this.dir);
+    this.follow(this.child);
+    await listening(this.port, this.child, "nginx", () => this.log);
   }
 
   /**
@@ -130,9 +159,8 @@ export class NginxBalancer {
     needBinary(NGINX, "nginx-light");
     const dir = mkdtempSync(path.join(tmpdir(), "mgpulab-nginx-"));
     mkdirSync(path.join(dir, "temp"));
-    const conf = path.join(dir, "nginx.conf");
-    writeFileSync(conf, nginxConf(port, upstreams, dir));
-    const child = spawn(NGINX, ["-p", dir, "-c", conf, "-e", "stderr", "-g", "daemon off;"], { stdio: ["ignore", "pipe", "pipe"] });
+    writeFileSync(path.join(dir, "nginx.conf"), nginxConf(port, upstreams, dir));
+    const child = NginxBalancer.spawn(dir);
     const balancer = new NginxBalancer(port, dir, child);
     await listening(port, child, "nginx", () => balancer.log);
     return balancer;

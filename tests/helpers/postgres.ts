@@ -12,7 +12,7 @@
  * MGPULAB_TEST_POSTGRES_URL (a superuser's URL of a running server) is used
  * instead of starting one, so a machine with its own PostgreSQL can share it.
  */
-import { spawnSync } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +31,16 @@ export interface TestPostgres {
   createDatabase(prefix?: string): Promise<string>;
   /** Stops the server and removes its cluster (a shared server from the environment is left running). */
   stop(): Promise<void>;
+  /**
+   * Stops the server and starts it again on the same data and port (what an
+   * operator's restart or a crash does to the lab's connections): "fast"
+   * ends sessions and shuts down cleanly, "immediate" quits at once and
+   * recovers from the WAL on start. Resolves once it accepts connections
+   * again. Not on a shared server from the environment.
+   */
+  restart(mode: "fast" | "immediate"): Promise<void>;
+  /** The server's process id (the postmaster); null on a shared server. */
+  pid(): number | null;
 }
 
 export interface StartOptions {
@@ -40,6 +50,13 @@ export interface StartOptions {
    * reach the disk, as in production.
    */
   durable?: boolean;
+  /**
+   * Without `durable`: still wait for each commit's WAL to reach the OS
+   * (synchronous_commit on, fsync off), so a crash of PostgreSQL itself
+   * (an immediate shutdown, a kill) loses nothing it confirmed, as in
+   * production; only the machine crashing would. For tests that crash it.
+   */
+  crashSafe?: boolean;
   /** Default 200: the benchmark's pools and a test's several clients fit. */
   maxConnections?: number;
 }
@@ -90,27 +107,39 @@ export async function startPostgres(options: StartOptions = {}): Promise<TestPos
     `port=${port}`,
     `unix_socket_directories=${socketDir}`,
     `max_connections=${options.maxConnections ?? 200}`,
-    ...(options.durable ? [] : ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]),
+    ...(options.durable ? [] : ["fsync=off", "full_page_writes=off", ...(options.crashSafe ? [] : ["synchronous_commit=off"])]),
   ];
   const server = [...asUser, path.join(bin, "postgres"), "-D", dataDir, ...settings.flatMap((setting) => ["-c", setting])];
-  let daemon;
+  const ready = /database system is ready to accept connections/;
+  let child: ChildProcess;
   try {
-    daemon = await startDaemon(server, /database system is ready to accept connections/);
+    child = (await startDaemon(server, ready)).child;
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
-  const child = daemon.child;
   // A test process that dies without stopping the server must not leave it running.
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
-  return onServer(`postgresql://${SUPERUSER}@127.0.0.1:${port}/postgres`, async () => {
-    process.removeListener("exit", killOnExit);
-    // SIGINT: "fast" shutdown, which ends the sessions a leaked client still holds.
-    child.kill("SIGINT");
-    await exited(child);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  return onServer(
+    `postgresql://${SUPERUSER}@127.0.0.1:${port}/postgres`,
+    async () => {
+      process.removeListener("exit", killOnExit);
+      // SIGINT: "fast" shutdown, which ends the sessions a leaked client still holds.
+      child.kill("SIGINT");
+      await exited(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    {
+      restart: async (mode) => {
+        // SIGINT: fast shutdown (sessions ended, a checkpoint); SIGQUIT: immediate (no checkpoint: crash recovery at start).
+        child.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
+        await exited(child);
+        child = (await startDaemon(server, ready, { timeoutMs: 120_000 })).child;
+      },
+      pid: () => child.pid ?? null,
+    },
+  );
 }
 
 /** The argv prefix that runs a program as the postgres user (empty when not root), after handing it `paths`. */
@@ -123,7 +152,12 @@ function runAsPostgresUser(paths: string[]): string[] {
   return ["setpriv", `--reuid=${SUPERUSER}`, `--regid=${SUPERUSER}`, "--init-groups"];
 }
 
-function onServer(adminUrl: string, stop: () => Promise<void>): TestPostgres {
+interface OwnServer {
+  restart: (mode: "fast" | "immediate") => Promise<void>;
+  pid: () => number | null;
+}
+
+function onServer(adminUrl: string, stop: () => Promise<void>, own: OwnServer | null = null): TestPostgres {
   const url = (database = "postgres") => {
     const parsed = new URL(adminUrl);
     parsed.pathname = `/${database}`;
@@ -147,6 +181,11 @@ function onServer(adminUrl: string, stop: () => Promise<void>): TestPostgres {
       created.push(name);
       return url(name);
     },
+    restart: async (mode) => {
+      if (own === null) throw new Error("a shared PostgreSQL (MGPULAB_TEST_POSTGRES_URL) is not restarted by the tests");
+      await own.restart(mode);
+    },
+    pid: () => own?.pid() ?? null,
     stop: async () => {
       // On a shared server, drop what this process created; a private one goes whole.
       if (process.env.MGPULAB_TEST_POSTGRES_URL) {

@@ -226,6 +226,19 @@ describe("several lab servers behind a load balancer", () => {
   });
 
   it("server A is SIGKILLed while a cell streams: B takes the kernel over after A's lease, and every line arrives once, in order", LIMIT, async () => {
+    // B's own link to the host agent opens first (a notebook B drives runs a cell), so the kernel A starts next
+    // is not in that link's hello: B must ask the agent for it when it takes over.
+    const ownB = await connectClient(b.url, cookie);
+    cleanup.push(() => ownB.close());
+    const createdOnB = await ownB.sendLab({ op: "create-notebook", title: "b's own" });
+    assert.ok(createdOnB.ok && createdOnB.notebook);
+    const openedOnB = await ownB.send({ op: "open", notebookId: createdOnB.notebook.id });
+    assert.ok(openedOnB.ok && openedOnB.notebook);
+    const bCell = openedOnB.notebook.cells[0]!.id;
+    assert.ok((await ownB.run(createdOnB.notebook.id, { [bCell]: "print('b runs')" })).ok);
+    await ownB.waitFor((event) => event.type === "cell-finished" && event.cellId === bCell);
+    assert.equal(await driverOf(databaseUrl, createdOnB.notebook.id), serverIdOf(b), "B drives its own notebook");
+
     const { client: onA, notebookId, cellId } = await notebookDrivenByA("kill a");
     const onB = pageOn(b.url, notebookId, cookie);
     const balanced = pageOn(nginx.url, notebookId, cookie);

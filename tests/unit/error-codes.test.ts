@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ERROR_CODES, type ErrorCode } from "../../server/core/errors";
-import { CommandError, httpStatus, SourceConflictError, toClientError } from "../../server/errors";
+import { CommandError, DATABASE_UNREACHABLE, httpStatus, SourceConflictError, toClientError } from "../../server/errors";
 import { IpynbError } from "../../server/ipynb/ipynb-error";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "../../server/persistence/errors";
 import { PredictionAlreadyCommittedError } from "../../server/persistence/prediction-repository";
@@ -34,6 +34,20 @@ describe("toClientError", () => {
       assert.equal(failure.error, thrown instanceof Error ? thrown.message : String(thrown), "the message is kept as it was");
     });
   }
+
+  it("a database that is restarting: unavailable, in the user's words (not the driver's), logged", () => {
+    const starting = Object.assign(new Error("Invalid `prisma.session.findUnique()` invocation: Database error. Code: `57P03`. Message: `the database system is not yet accepting connections`"), {
+      code: "P2039",
+      meta: { driverAdapterError: { name: "DriverAdapterError", cause: { originalCode: "57P03", kind: "postgres", code: "57P03" } } },
+    });
+    for (const thrown of [starting, Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: "P1001" }), new Error("Connection terminated unexpectedly")]) {
+      const failure = toClientError(thrown);
+      assert.equal(failure.code, "unavailable");
+      assert.equal(failure.expected, false);
+      assert.equal(failure.error, DATABASE_UNREACHABLE);
+    }
+    assert.equal(toClientError(Object.assign(new Error("Unique constraint failed"), { code: "P2002" })).code, "internal", "the statement's own failure is not a database away");
+  });
 
   it("keeps what a conflict needs and where in a file a problem is", () => {
     assert.deepEqual(toClientError(new SourceConflictError("c1", "theirs")), {

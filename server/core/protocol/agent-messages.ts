@@ -245,8 +245,12 @@ export const agentRequestSchema = z.discriminatedUnion("type", [
   }),
   /** One line for the kernel's stdin: a kernel request as kernel-channel.ts encodes it (base64 JSON, no newline). */
   z.object({ type: z.literal("kernel_input"), kernel: kernelId, line: z.string().regex(/^[A-Za-z0-9+/=]*$/) }),
-  /** Send this kernel's buffered messages after `afterSeq`, then keep streaming it on this link. */
-  z.object({ type: z.literal("resume"), kernel: kernelId, afterSeq: seq }),
+  /**
+   * Send this kernel's buffered messages after `afterSeq`, then keep streaming it on this link. With a requestId
+   * the agent first answers with the kernel's state (or request_failed when it has no such kernel): a link's hello
+   * lists only the kernels of its opening, and another lab server may have started one since.
+   */
+  z.object({ type: z.literal("resume"), kernel: kernelId, afterSeq: seq, requestId: requestId.optional() }),
   /** The lab has stored everything up to `seq`: the agent may drop it. */
   z.object({ type: z.literal("ack"), kernel: kernelId, seq }),
   /** SIGINT; if the cell is still running after graceMs: stack dump (SIGQUIT), SIGTERM to the group, SIGKILL. */
