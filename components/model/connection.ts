@@ -15,6 +15,9 @@
  *   at most one `set-source` per cell is in flight, each carrying the base
  *   it was typed on; one the server refuses as a conflict waits for the
  *   user's choice (`resolveConflict`) and is not sent again until then;
+ *   a "conflict" with a text this page sent itself but never heard back
+ *   about (the write landed, its answer was lost) is its own write: the
+ *   newer text is re-based on it and sent again;
  * - structural commands: applied optimistically by the caller, kept in an
  *   outbox until acknowledged, replayed onto the next snapshot;
  * - control commands (execute, interrupt, restart): sent only while
@@ -48,6 +51,7 @@ import {
   maxRev,
   mergeDraft,
   parseDraft,
+  rebaseOnOwnWrite,
   recordEdit,
   serializeDraft,
   setSourceCommand,
@@ -172,6 +176,13 @@ export class NotebookConnection {
   private lastRev: number;
   /** Cells whose `set-source` awaits its answer in the current session. */
   private readonly inFlight = new Set<string>();
+  /**
+   * Per cell, the texts this page sent whose answer it never got (lost,
+   * timed out, refused by a server that may have stored it anyway), until
+   * one send of the cell is answered "saved". The server holding one of
+   * them is our own write that landed, not another tab's.
+   */
+  private readonly unconfirmed = new Map<string, string[]>();
   private conflictsByCell: CellConflicts = {};
   /** Why the last save was refused, until one succeeds. */
   private lastSaveError: Omit<Failure, "ok"> | null = null;
@@ -331,6 +342,8 @@ export class NotebookConnection {
     const edit = this.pending[cellId];
     if (edit === undefined || !this.synced || this.inFlight.has(cellId) || cellId in this.conflictsByCell) return;
     this.inFlight.add(cellId);
+    // Counted as sent before the answer: a reconnect drops the answer (below), and the write may have landed.
+    this.rememberUnconfirmed(cellId, edit.source);
     const session = this.session;
     void this.emit(setSourceCommand(this.notebookId, cellId, edit)).then((reply) => {
       if (session !== this.session) return; // a reconnect cleared in-flight sends and re-sends pending text itself
@@ -338,6 +351,7 @@ export class NotebookConnection {
       const outcome = classifySourceReply(reply, edit.source);
       switch (outcome.kind) {
         case "saved":
+          this.unconfirmed.delete(cellId);
           this.lastSaveError = null;
           this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev, edit.source));
           this.listener.changed();
@@ -346,6 +360,13 @@ export class NotebookConnection {
           return;
         case "conflict":
           if (this.pending[cellId] === undefined) return; // deleted meanwhile
+          if (this.unconfirmed.get(cellId)?.includes(outcome.theirSource) === true) {
+            // The server has a text this page sent (its answer was lost): our own write, so the newer text goes on top of it.
+            this.unconfirmed.delete(cellId);
+            this.setPending(rebaseOnOwnWrite(this.pending, cellId, outcome.theirSource));
+            this.sendSource(cellId);
+            return;
+          }
           this.conflictsByCell = { ...this.conflictsByCell, [cellId]: { theirSource: outcome.theirSource } };
           this.listener.conflict(cellId, outcome.theirSource);
           this.listener.changed();
@@ -365,10 +386,17 @@ export class NotebookConnection {
     });
   }
 
+  private rememberUnconfirmed(cellId: string, source: string): void {
+    const sent = (this.unconfirmed.get(cellId) ?? []).filter((text) => text !== source);
+    // Only the last few: each one is a text the server may hold from a send whose answer was lost.
+    this.unconfirmed.set(cellId, [...sent, source].slice(-UNCONFIRMED_PER_CELL));
+  }
+
   /** A structural change the caller already applied locally. */
   sendStructural(command: StructuralCommand): void {
     if (command.op === "delete-cell") {
       this.touched.add(command.cellId);
+      this.unconfirmed.delete(command.cellId);
       this.setPending(forgetCell(this.pending, command.cellId));
       if (command.cellId in this.conflictsByCell) {
         const { [command.cellId]: _gone, ...rest } = this.conflictsByCell;
@@ -679,3 +707,5 @@ export class NotebookConnection {
 const NOT_CONNECTED = "not connected to the server";
 const NO_ANSWER = "no answer from the server (timed out or disconnected)";
 const RETRY_MS = 3_000;
+/** Unanswered sends remembered per cell (each failed try of a retried edit adds one only if its text is new). */
+const UNCONFIRMED_PER_CELL = 16;

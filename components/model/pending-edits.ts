@@ -92,6 +92,18 @@ export function acknowledgeEdit(pending: PendingEdits, cellId: string, rev: numb
 }
 
 /**
+ * The server's text of this cell turned out to be one this page sent itself
+ * (a write that landed but whose answer was lost: a server killed after its
+ * commit, a dropped connection): newer text typed since is based on it, so
+ * it is sent as a plain edit of our own text, not a conflict with another tab.
+ */
+export function rebaseOnOwnWrite(pending: PendingEdits, cellId: string, landed: string): PendingEdits {
+  const entry = pending[cellId];
+  if (entry === undefined) return pending;
+  return { ...pending, [cellId]: { ...entry, base: sourceHash(landed) } };
+}
+
+/**
  * "Keep mine" after a conflict: the edit is re-based on the text it collided
  * with and sent with `force`, so it replaces that text.
  */

@@ -216,6 +216,9 @@ export class LabCluster implements NotebookDrivers {
    * until its lease lapses the client is told to try again.
    */
   private async onDriver<T>(notebookId: string, here: () => Promise<T>, there: (serverId: string) => Promise<T>): Promise<T> {
+    // A takeover under way has opened the runtime but not yet its kernel and queue: nothing is answered from it before that
+    // (a page re-opening on the resync the claim sent would see the queued cells idle, as if their runs had ended).
+    await this.takingOver.get(notebookId)?.catch(() => undefined);
     if (this.held.has(notebookId) && (await this.options.hub.get(notebookId))) return here();
     const cached = this.routes.get(notebookId);
     let driver = cached && cached.until > Date.now() ? cached.serverId : null;

@@ -186,16 +186,21 @@ export class NotebookRuntime {
       this.setRunState(cell.id, "running", { executionId: running.id, executionCount: running.executionCount });
       sink = this.sinkFor(cell.id, running.id, sourceHash(cell.source), record);
     }
+    // Shown queued from the first moment the runtime is seen, as on the previous server: a page that opens while
+    // the kernel is being taken over must not show them idle, as if their run had ended.
+    const queued = run.queued ?? [];
+    for (const execution of queued) if (this.cellOf(execution.cellId)) this.setRunState(execution.cellId, "queued");
     const resumed = await this.kernel.resume(host, run.agentKernelId, run.agentSeq, run.info, sink && running ? { executionId: running.id, sink, startedAt: running.startedAt } : null);
     if (!resumed && cell) {
       this.liveRecord = null;
       this.setRunState(cell.id, "idle");
     }
-    if (resumed) this.requeue(run.queued ?? []);
+    if (resumed) this.requeue(queued);
+    else for (const execution of queued) if (this.cellOf(execution.cellId)?.runState === "queued") this.setRunState(execution.cellId, "idle");
     return resumed;
   }
 
-  /** The previous server's queue, taken over: each runs the code it was asked to run, under its stored execution. */
+  /** The previous server's queue, taken over (its cells already shown queued): each runs the code it was asked to run, under its stored execution. */
   private requeue(queued: Array<{ id: string; cellId: string; source: string }>): void {
     for (const execution of queued) {
       const cell = this.cellOf(execution.cellId);
@@ -205,7 +210,7 @@ export class NotebookRuntime {
         this.persistence.queuedExecutionEnded(execution.id, { status: "aborted", executionCount: null, outputs: [] });
         continue;
       }
-      this.setRunState(cell.id, "queued");
+      if (cell.runState !== "queued") this.setRunState(cell.id, "queued");
       this.kernel.execute(execution.source, this.sinkFor(cell.id, execution.id, sourceHash(execution.source)), { cellId: cell.id, executionId: execution.id });
     }
   }

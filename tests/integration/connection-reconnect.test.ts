@@ -30,6 +30,9 @@ import { sessionCookie, signInLocalAdmin } from "../helpers/lab-session";
 
 const LIMIT = { timeout: 30_000 };
 
+/** Answers the server sends but the client never gets: called with each (the command it answers, the answer). */
+type LostAnswers = { next: ((command: unknown, reply: unknown) => void) | null };
+
 /** The socket edge on a fixed loopback port over a database directory, so it can be restarted where clients expect it. */
 class EdgeServer {
   private constructor(
@@ -38,6 +41,7 @@ class EdgeServer {
     private readonly lab: Lab,
     private readonly io: Server<ClientToServerEvents, ServerToClientEvents>,
     private readonly http: HttpServer,
+    private readonly lost: LostAnswers,
   ) {}
 
   static async start(options: { port?: number; dataDir?: string } = {}): Promise<EdgeServer> {
@@ -49,12 +53,32 @@ class EdgeServer {
       host: () => localHost(),
       broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
     });
+    const lost: LostAnswers = { next: null };
+    io.on("connection", (socket) => {
+      // The next set-source is handled as usual, but its answer never leaves the server (as when it dies right after its commit).
+      socket.use((packet, next) => {
+        const [event, command, ack] = packet;
+        const take = lost.next;
+        if (event === "notebook:command" && take !== null && typeof ack === "function" && isSetSource(command)) {
+          lost.next = null;
+          packet[2] = (reply: unknown) => take(command, reply);
+        }
+        next();
+      });
+    });
     attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
     await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
     const port = (http.address() as AddressInfo).port;
     // The session is in the database: a restarted edge on the same directory accepts the same cookie.
     if (!options.dataDir) await signInLocalAdmin(lab, `http://127.0.0.1:${port}`);
-    return new EdgeServer(port, dataDir, lab, io, http);
+    return new EdgeServer(port, dataDir, lab, io, http, lost);
+  }
+
+  /** Resolves with the server's answer to the next set-source, which the client never receives. */
+  loseNextSetSourceAnswer(): Promise<unknown> {
+    return new Promise((resolve) => {
+      this.lost.next = (_command, reply) => resolve(reply);
+    });
   }
 
   get url(): string {
@@ -119,6 +143,10 @@ async function editWhileDown(dataDir: string, notebookId: string, cellId: string
   } finally {
     await lab.close();
   }
+}
+
+function isSetSource(command: unknown): boolean {
+  return typeof command === "object" && command !== null && "op" in command && command.op === "set-source";
 }
 
 class MemoryDrafts implements DraftStore {
@@ -250,6 +278,50 @@ describe("notebook connection across a server restart", () => {
     page.resolveConflict(cellId, "keep-mine");
     await until("mine saved", () => page.getState().save.state === "saved");
     assert.equal((await second.snapshot(notebookId)).cells[0]?.source, "lr = 0.1 * world_size  # mine, offline");
+  });
+
+  it("an edit whose answer was lost is the page's own text, not another tab's, when newer text follows it", LIMIT, async () => {
+    // Found by the chaos run: a page whose save landed just before its server was killed sent its next text on the
+    // old base, was refused as a conflict with its own earlier text, and could run nothing in that cell again.
+    const first = await EdgeServer.start();
+    const notebookId = await first.createNotebook("own write test");
+    const page = controllerFor(first.url, notebookId, new MemoryDrafts());
+    page.start();
+    cleanup.push(() => page.stop());
+    await until("the first snapshot", () => page.getState().connection.status === "connected" && page.getState().doc !== null);
+    const cellId = page.getState().doc?.cells[0]?.id;
+    assert.ok(cellId !== undefined);
+
+    const answer = first.loseNextSetSourceAnswer();
+    page.editSource(cellId, "x = 1");
+    assert.deepEqual(await answer, { ok: true }, "the server stored it");
+    await first.close({ keepData: true });
+    await until("the page to notice the outage", () => page.getState().connection.status !== "connected");
+    assert.equal(page.getState().unsavedCells, 1, "the page never learnt that its text was saved");
+    page.editSource(cellId, "x = 1\ny = 2");
+
+    const second = await EdgeServer.start({ port: first.port, dataDir: first.dataDir });
+    let secondUp = true;
+    cleanup.push(() => (secondUp ? second.close() : undefined));
+    await until("reconnected and saved, or refused", () => page.getState().connection.status === "connected" && (page.getState().save.state === "saved" || page.getState().save.state === "conflict"));
+    assert.deepEqual(page.getState().conflicts, {}, "no conflict with its own text");
+    assert.equal(page.getState().save.state, "saved");
+    assert.equal((await second.snapshot(notebookId)).cells[0]?.source, "x = 1\ny = 2");
+
+
+    // Another viewer's text on top of the lost one is still a conflict.
+    const lostAgain = second.loseNextSetSourceAnswer();
+    page.editSource(cellId, "x = 1\ny = 2\nw = 4");
+    assert.deepEqual(await lostAgain, { ok: true });
+    secondUp = false;
+    await second.close({ keepData: true });
+    await until("the page to notice the second outage", () => page.getState().connection.status !== "connected");
+    await editWhileDown(first.dataDir, notebookId, cellId, "z = 3  # theirs");
+    page.editSource(cellId, "x = 1\ny = 2\nw = 4  # mine");
+    const third = await EdgeServer.start({ port: first.port, dataDir: first.dataDir });
+    cleanup.push(() => third.close());
+    await until("the conflict", () => page.getState().save.state === "conflict");
+    assert.deepEqual(page.getState().conflicts, { [cellId]: { theirSource: "z = 3  # theirs" } });
   });
 
   it("restores a draft left by a page that was closed during an outage", LIMIT, async () => {

@@ -13,6 +13,7 @@ import {
   mergeDraft,
   parseDraft,
   rebase,
+  rebaseOnOwnWrite,
   recordEdit,
   serializeDraft,
   setSourceCommand,
@@ -99,6 +100,13 @@ describe("edit bases", () => {
     assert.equal(p["a"]?.force, undefined);
     assert.equal(p["a"]?.base, sourceHash("mine"));
     assert.equal(keepMine({}, "a", "theirs").a, undefined, "nothing to keep once the edit is gone");
+  });
+
+  it("newer text on top of our own write whose answer was lost is based on that write", () => {
+    const p: PendingEdits = recordEdit({}, "a", edit("x = 1\ny = 2", sourceHash("")), 2);
+    const rebased = rebaseOnOwnWrite(p, "a", "x = 1");
+    assert.deepEqual(rebased["a"], { ...p["a"], base: sourceHash("x = 1") });
+    assert.equal(rebaseOnOwnWrite(p, "b", "x = 1"), p);
   });
 
   it("use theirs forgets the edit", () => {
