@@ -10,8 +10,9 @@ set -e
 # IPython, matplotlib, tqdm and jedi are what the kernel's IPython habits use when a host has them;
 # pytest-xdist runs the Python suite in parallel;
 # the operator's kit: Prometheus scrapes /metrics (and promtool checks its names), postgresql-client's
-# pg_dump/pg_restore/psql back up and restore, systemd's systemd-analyze verifies the unit, openssl makes the TLS test's certificate
-ensure_debian_packages python3 python3-torch python3-pytest python3-pytest-xdist python3-nbformat python3-pyflakes python3-mypy python3-ipython python3-matplotlib python3-tqdm python3-jedi chromium openssh-server openssh-client slurmctld slurmd slurm-client munge postgresql postgresql-client redis-server nginx-light prometheus systemd openssl
+# pg_dump/pg_restore/psql back up and restore, systemd's systemd-analyze verifies the unit, openssl makes the TLS test's certificate;
+# Jupyter (ipykernel, jupyter_client, the Notebook server) is the peer the benchmarks measure against (every benchmark runs in the suite, at smoke sizes)
+ensure_debian_packages python3 python3-torch python3-pytest python3-pytest-xdist python3-nbformat python3-pyflakes python3-mypy python3-ipython python3-matplotlib python3-tqdm python3-jedi chromium openssh-server openssh-client slurmctld slurmd slurm-client munge postgresql postgresql-client redis-server nginx-light prometheus systemd openssl python3-ipykernel python3-jupyter-client python3-notebook
 ensure_node_modules
 set +e
 

@@ -19,6 +19,7 @@ import { openLab, type Lab } from "./lab";
 import { createLogger } from "./logger";
 import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
 import { attachNotebookSocket, localViewersOf, roomOf, socketServerOptions } from "./socket/notebook-socket";
+import { batchedBroadcast } from "./socket/notebook-events";
 import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-adapter";
 import { RedisUnreachable } from "./cluster/redis-connect";
 import { LabMetrics } from "./metrics/lab-metrics";
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
   const loopback = isLoopbackHost(config.host);
   // The operator's Prometheus metrics (/metrics): told of events as they happen, reading the lab's state at each scrape.
   const metrics = new LabMetrics({ log: logTo });
+  const sendEvents = batchedBroadcast((notebookId, firstSeq, events) => io?.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events));
   const lab = await openLab({
     dataDir: config.dataDir,
     hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, logTo, hostsConfig.problems),
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
     hangAfterMs: config.hangSeconds * 1000,
     kernelLimits,
     broadcast: (notebookId, event, seq) => {
-      io?.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq);
+      sendEvents(notebookId, event, seq);
       metrics.notebookEvent(notebookId, event);
     },
     onDatabaseStatement: metrics.databaseStatement,

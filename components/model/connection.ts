@@ -256,10 +256,12 @@ export class NotebookConnection {
     socket.on("connect_error", (err) => this.onConnectError(err));
     socket.io.on("reconnect_attempt", this.onReconnectAttempt);
     watchSession(socket, (reason) => this.onSessionEnded(reason));
-    socket.on("notebook:event", (notebookId, event, seq) => {
+    socket.on("notebook:events", (notebookId, firstSeq, events) => {
       if (notebookId !== this.notebookId) return;
-      if (this.synced) this.applySequenced(seq, event);
-      else this.early.push({ seq, event });
+      events.forEach((event, index) => {
+        if (this.synced) this.applySequenced(firstSeq + index, event);
+        else this.early.push({ seq: firstSeq + index, event });
+      });
     });
     socket.on("lab:resync", (notebookId) => {
       if (notebookId === null || notebookId === this.notebookId) this.resync();

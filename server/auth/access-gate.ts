@@ -6,6 +6,7 @@
  */
 import { CommandError } from "../errors";
 import { NotFoundError, type PrismaClient } from "../persistence";
+import { notebookAccessRow } from "../persistence/access-facts";
 import { mayDo, mayDoWithNotebook, mayStopKernel, notebookAccess, type LabAction, type NotebookAccess, type NotebookAction, type NotebookFacts } from "./access-policy";
 import type { Actor } from "./roles";
 
@@ -84,8 +85,11 @@ export class AccessGate {
     return readable;
   }
 
+  /** One notebook's facts: read on every socket command, so one prepared statement rather than the list query. */
   async notebookFacts(actor: Actor, notebookId: string): Promise<NotebookFacts | null> {
-    return (await this.manyFacts(actor, [notebookId])).get(notebookId) ?? null;
+    const row = await notebookAccessRow(this.prisma, notebookId, actor.userId);
+    if (!row) return null;
+    return { ownerId: row.ownerId, workshopId: row.workshopId, workshopFacilitatorId: row.workshopFacilitatorId, workshopEnded: row.workshopEnded, sharedWithActor: shareAccess(row.share ?? undefined) };
   }
 
   private async manyFacts(actor: Actor, notebookIds: readonly string[]): Promise<Map<string, NotebookFacts>> {

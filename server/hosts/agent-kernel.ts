@@ -20,12 +20,24 @@ import { plainText } from "./terminal-text";
 export type NameKernels = (agentKernelIds: readonly string[], notebookId: string | null) => Promise<Map<string, HolderName>>;
 
 const BOOT_OUTPUT_KEPT = 16 * 1024;
+/**
+ * Acknowledgements are paced: each is a write to the agent's link (a PTY),
+ * and one per commit cost more server CPU than the cell's own messages. An
+ * acknowledgement only frees the agent's buffer (a takeover resumes from the
+ * stored position, never from the last acknowledgement), so the latest
+ * position goes out at most this often.
+ */
+const ACK_INTERVAL_MS = 200;
 
 export class AgentKernelProcess implements KernelProcess {
   private exited: KernelExit | null = null;
   private readonly exitWaiters: Array<() => void> = [];
   private seq = 0;
+  /** The highest position the lab has stored, and the highest sent to the agent. */
   private acknowledged = 0;
+  private ackSent = 0;
+  private ackSentAt = 0;
+  private ackTimer: NodeJS.Timeout | null = null;
   /**
    * The execute sent last, until the kernel says it started it (its "busy")
    * or ended it: a link that drops meanwhile may have lost it, so it is sent
@@ -144,7 +156,19 @@ export class AgentKernelProcess implements KernelProcess {
   acknowledge(seq: number): void {
     if (seq <= this.acknowledged) return;
     this.acknowledged = seq;
-    this.agent.ack(this.kernelId, seq);
+    if (this.ackTimer) return;
+    const wait = this.ackSentAt + ACK_INTERVAL_MS - performance.now();
+    if (wait <= 0) return this.sendAck();
+    this.ackTimer = setTimeout(() => this.sendAck(), wait);
+    this.ackTimer.unref();
+  }
+
+  private sendAck(): void {
+    this.ackTimer = null;
+    if (!this.alive || this.acknowledged <= this.ackSent) return;
+    this.ackSent = this.acknowledged;
+    this.ackSentAt = performance.now();
+    this.agent.ack(this.kernelId, this.ackSent);
   }
 
   /** The host's link stalls or is being reopened: the kernel itself may run on (its agent keeps it). */

@@ -1,16 +1,22 @@
 /**
  * What a notebook runtime writes to the database: edits (awaited, so an
  * acknowledgement means "saved"), and runs, outputs and metrics as they
- * stream (queued and batched, so a flooding cell never waits on SQLite).
+ * stream (batched, so a flooding cell never waits on SQLite).
  * `commit()` writes whatever is batched and resolves once it is stored: the
  * runtime shows viewers nothing before that (durable before visible).
+ *
+ * One write per group commit: every run write since the last commit (a run
+ * or execution started, outputs, metrics, an execution finished, the
+ * kernel's read position) goes to the database as one transaction of
+ * prepared statements (RunRepository.write), not a transaction each.
  */
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
-import type { MetricRepository, NotebookRepository, PredictionRepository, RunRepository } from "../persistence";
-import { isDatabaseUnreachable, NotFoundError } from "../persistence/errors";
+import { newRunId, type MetricRepository, type NotebookRepository, type PredictionRepository, type RunRepository } from "../persistence";
+import { isDatabaseUnreachable } from "../persistence/errors";
+import type { RunWrite } from "../persistence/run-writes";
 import { WriteQueue } from "./write-queue";
 
 export interface ExecutionRecord {
@@ -57,8 +63,8 @@ export interface NotebookPersistence {
   queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean;
   /** A run that outlived the previous server is this notebook's again (its kernel was taken over). */
   runResumed(runId: string): void;
-  /** The execution that was running when the previous server stopped: its output goes on here. */
-  executionResumed(executionId: string): ExecutionRecord;
+  /** The execution that was running (in `cellId`) when the previous server stopped: its output goes on here. */
+  executionResumed(executionId: string, cellId: string): ExecutionRecord;
   /** How far into the current kernel's numbered output everything has been handed to this persistence. */
   readKernelPositionFrom(position: () => number): void;
   metrics(points: MetricInput[]): void;
@@ -90,7 +96,9 @@ const UNREACHABLE_RETRY_MS = 120_000;
 
 /** One running execution's progress since the last write. */
 interface ExecutionBatch {
-  id: Promise<string>;
+  id: string;
+  runId: string;
+  cellId: string;
   outputs: CellOutput[];
   tail: (() => LiveTail | null) | null;
   heardAt: Date | null;
@@ -99,7 +107,10 @@ interface ExecutionBatch {
 export class DatabaseNotebookPersistence implements NotebookPersistence {
   private readonly queue: WriteQueue;
   private version: number;
-  private runId: Promise<string> | null = null;
+  /** The current kernel run (named here, stored with the next commit); null between kernels. */
+  private runId: string | null = null;
+  /** Run writes not yet handed to the queue, in order: one transaction at the next commit or progress write. */
+  private writes: RunWrite[] = [];
   private pendingMetrics: MetricInput[] = [];
   private progressTimer: NodeJS.Timeout | null = null;
   /** Running executions' batched progress, written with the metrics and the read position by commit() or the timer. */
@@ -153,6 +164,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   async commitPrediction(input: { questionId: string; question: string; choice: string; afterRun: boolean }): Promise<Prediction> {
+    this.flushWrites();
     const stored = await this.queue.run("a prediction", () => this.repos.predictions.commit(this.notebookId, this.userId, input));
     return { questionId: stored.questionId, choice: stored.choice, afterRun: stored.afterRun, committedAt: stored.committedAt.toISOString() };
   }
@@ -166,7 +178,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   clearOutputs(cellId: string): void {
-    this.queue.fire("cleared outputs", () => this.repos.notebooks.setCellOutputs(this.notebookId, cellId, { outputs: [], executionCount: null, lastRun: null }));
+    this.writes.push({ kind: "cell-outputs-cleared", notebookId: this.notebookId, cellId });
+    this.later();
   }
 
   readKernelPositionFrom(position: () => number): void {
@@ -174,7 +187,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   runResumed(runId: string): void {
-    this.runId = Promise.resolve(runId);
+    this.runId = runId;
     this.writtenPosition = 0;
   }
 
@@ -187,14 +200,19 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean {
     this.unstoredQueued = this.unstoredQueued.filter((execution) => execution.id !== executionId);
     if (!this.storedQueued.delete(executionId)) return false;
+    this.flushWrites(); // its queued row first
     this.queue.fire("an execution that never started", () => this.repos.runs.finishExecution(executionId, { ...end, durationMs: 0 }));
     return true;
   }
 
-  private storeQueued(runId: Promise<string>, executions: QueuedExecution[]): void {
-    for (const execution of executions) this.storedQueued.add(execution.id);
-    const rows = executions.map((execution) => ({ cellId: execution.cellId, source: execution.source, id: execution.id, template: templateRef(execution.template) }));
-    this.queue.fire("queued executions", async () => this.repos.runs.queueExecutions(await runId, rows));
+  /** Stored with the next commit, in the same transaction as the run writes before them. */
+  private storeQueued(runId: string, executions: QueuedExecution[]): void {
+    const at = new Date();
+    for (const execution of executions) {
+      this.storedQueued.add(execution.id);
+      this.writes.push({ kind: "execution-queued", runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template: templateRef(execution.template), at });
+    }
+    this.later();
   }
 
   executionStarted(
@@ -204,35 +222,23 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.unstoredQueued = this.unstoredQueued.filter((each) => each.id !== execution.id);
     const runId = this.ensureRun(kernel);
     const template = templateRef(execution.template);
+    // Stored as queued already: its row is marked running (or inserted, should that write have failed).
     const queued = this.storedQueued.delete(execution.id);
-    const executionId = this.queue.run("an execution", async () => {
-      if (queued) {
-        try {
-          await this.repos.runs.startExecution(execution.id);
-          return execution.id;
-        } catch (error) {
-          // Its queued row was never stored (that write failed): it is stored now, as any start.
-          if (!(error instanceof NotFoundError)) throw error;
-        }
-      }
-      const [id] = await this.repos.runs.queueExecutions(await runId, [{ cellId: execution.cellId, source: execution.source, id: execution.id, template }]);
-      await this.repos.runs.startExecution(id!);
-      return id!;
-    });
-    executionId.catch(() => undefined);
+    this.writes.push({ kind: "execution-started", notebookId: this.notebookId, runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template, at: new Date(), queued });
     // The cells queued behind it before the kernel had a run are stored now, behind it.
     const waiting = this.unstoredQueued;
     this.unstoredQueued = [];
     if (waiting.length > 0) this.storeQueued(runId, waiting);
-    return this.recordFor(executionId);
+    return this.recordFor(execution.id, runId, execution.cellId);
   }
 
-  executionResumed(executionId: string): ExecutionRecord {
-    return this.recordFor(Promise.resolve(executionId));
+  executionResumed(executionId: string, cellId: string): ExecutionRecord {
+    // A resumed execution belongs to the resumed run (runResumed comes first).
+    return this.recordFor(executionId, this.runId ?? "", cellId);
   }
 
-  private recordFor(executionId: Promise<string>): ExecutionRecord {
-    const batch: ExecutionBatch = { id: executionId, outputs: [], tail: null, heardAt: null };
+  private recordFor(executionId: string, runId: string, cellId: string): ExecutionRecord {
+    const batch: ExecutionBatch = { id: executionId, runId, cellId, outputs: [], tail: null, heardAt: null };
     this.batches.add(batch);
     return {
       output: (output) => {
@@ -250,14 +256,14 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
         this.later();
       },
       devicePlan: (tag, plan) => {
-        this.queue.fire("a device plan", async () => this.repos.runs.recordDevicePlan(await executionId, tag, plan));
+        this.flushWrites();
+        this.queue.fire("a device plan", () => this.repos.runs.recordDevicePlan(executionId, tag, plan));
       },
       finished: ({ status, durationMs, executionCount, outputs: shown }) => {
-        this.writeProgress();
+        this.collectProgress();
         this.batches.delete(batch);
-        this.queue.fire("a finished execution", async () =>
-          this.repos.runs.finishExecution(await executionId, { status, durationMs, executionCount, outputs: shown }),
-        );
+        this.writes.push({ kind: "execution-finished", notebookId: this.notebookId, executionId, cellId, status, durationMs, executionCount, outputs: shown, at: new Date() });
+        this.later();
       },
     };
   }
@@ -273,43 +279,57 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.progressTimer ??= setTimeout(() => this.writeProgress(), PROGRESS_BATCH_MS);
   }
 
+  /** Everything batched so far, handed to the queue as one write. */
+  private writeProgress(): void {
+    this.collectProgress();
+    this.flushWrites();
+  }
+
   /**
-   * Everything the kernel's output produced so far, in one write with the
-   * read position it derives from: outputs, tails and metrics are appended
+   * Everything the kernel's output produced so far, as writes, with the read
+   * position it derives from: outputs, tails and metrics are appended
    * synchronously as each message is handled, so what is cut here is exactly
    * the effect of every message up to that position.
    */
-  private writeProgress(): void {
+  private collectProgress(): void {
     if (this.progressTimer) clearTimeout(this.progressTimer);
     this.progressTimer = null;
     const position = this.kernelPosition();
-    const executions: Array<{ id: Promise<string>; progress: { outputs: CellOutput[]; liveTail?: LiveTail | null; heardAt?: Date } }> = [];
     for (const batch of this.batches) {
       if (batch.outputs.length === 0 && batch.tail === null && batch.heardAt === null) continue;
-      executions.push({ id: batch.id, progress: { outputs: batch.outputs, ...(batch.tail ? { liveTail: batch.tail() } : {}), ...(batch.heardAt ? { heardAt: batch.heardAt } : {}) } });
+      this.writes.push({
+        kind: "execution-progress",
+        notebookId: this.notebookId,
+        runId: batch.runId,
+        executionId: batch.id,
+        cellId: batch.cellId,
+        outputs: batch.outputs,
+        ...(batch.tail ? { liveTail: batch.tail() } : {}),
+        ...(batch.heardAt ? { heardAt: batch.heardAt } : {}),
+      });
       batch.outputs = [];
       batch.tail = null;
       batch.heardAt = null;
     }
-    const points = this.pendingMetrics;
-    this.pendingMetrics = [];
     const runId = this.runId;
-    const moved = runId !== null && position > this.writtenPosition;
-    if (executions.length === 0 && points.length === 0 && !moved) return;
-    if (moved) this.writtenPosition = position;
-    this.queue.fire("outputs and metrics", async () => {
-      if (!runId) {
-        // No run to attach the position to: outputs alone (cannot happen for a running execution, which has one).
-        for (const each of executions) await this.repos.runs.recordProgress(await each.id, each.progress);
-        return;
-      }
-      const resolved = await Promise.all(executions.map(async (each) => ({ id: await each.id, progress: each.progress })));
-      await this.repos.runs.recordKernelProgress(await runId, {
-        executions: resolved,
-        metrics: points.length > 0 ? { repository: this.repos.metrics, points } : null,
-        agentSeq: moved ? position : 0,
-      });
-    });
+    if (runId !== null && this.pendingMetrics.length > 0) {
+      this.writes.push({ kind: "metrics", runId, notebookId: this.notebookId, points: this.pendingMetrics, repository: this.repos.metrics });
+    }
+    this.pendingMetrics = [];
+    if (runId !== null && position > this.writtenPosition) {
+      this.writtenPosition = position;
+      const last = this.writes[this.writes.length - 1];
+      if (last?.kind === "read-position" && last.runId === runId) last.agentSeq = position;
+      else this.writes.push({ kind: "read-position", runId, agentSeq: position });
+    }
+  }
+
+  /** The run writes so far, as one transaction after everything queued before. */
+  private flushWrites(): void {
+    if (this.writes.length === 0) return;
+    const writes = this.writes;
+    this.writes = [];
+    this.queue.fire("outputs and runs", () => this.repos.runs.write(writes));
   }
 
   kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void {
@@ -318,33 +338,38 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.writeProgress();
     this.runId = null;
     this.writtenPosition = 0;
-    this.queue.fire("the end of a kernel run", async () => this.repos.runs.finish(await runId, { status, exitReason: reason }));
+    this.queue.fire("the end of a kernel run", () => this.repos.runs.finish(runId, { status, exitReason: reason }));
   }
 
   async commit(): Promise<void> {
+    this.collectProgress();
+    // A read position with nothing else to store (the kernel's status messages between runs) waits for the
+    // next write or the progress timer: the messages it covers stored nothing, so a takeover that replays
+    // them from the older position neither loses nor doubles anything. Saves a transaction per cell.
+    const [only] = this.writes;
+    if (this.writes.length === 1 && only?.kind === "read-position") this.later();
+    else this.flushWrites();
+    await this.queue.drain();
+  }
+
+  async flush(): Promise<void> {
     this.writeProgress();
     await this.queue.drain();
   }
 
-  flush(): Promise<void> {
-    return this.commit();
-  }
-
-  private ensureRun(kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null }): Promise<string> {
+  private ensureRun(kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null }): string {
     if (!this.runId) {
       this.writtenPosition = 0;
-      this.runId = this.queue.run("a kernel run", async () => {
-        const agent = kernel.agent ? { ...kernel.agent, kernelInfo: { ...kernel.info } } : null;
-        const run = await this.repos.runs.start({ notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode, agent });
-        return run.id;
-      });
-      this.runId.catch(() => undefined);
+      this.runId = newRunId();
+      const agent = kernel.agent ? { ...kernel.agent, kernelInfo: { ...kernel.info } } : null;
+      this.writes.push({ kind: "run-started", runId: this.runId, notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode, agent, at: new Date() });
     }
     return this.runId;
   }
 
   /** Edits are ordered with every other write and carry the notebook's version. */
   private edit(what: string, write: (version: number) => Promise<{ version: number }>): Promise<void> {
+    this.flushWrites();
     return this.queue.run(what, async () => {
       const { version } = await write(this.version);
       this.version = version;

@@ -171,7 +171,7 @@ export class NotebookRuntime {
     const running = run.running;
     const cell = running ? this.cellOf(running.cellId) : undefined;
     if (running && cell) {
-      const record = this.persistence.executionResumed(running.id);
+      const record = this.persistence.executionResumed(running.id, running.cellId);
       const recorder = new OutputRecorder(this.options.outputBudget);
       // The stored outputs are the cell's: the recorder picks up its budget where it was.
       for (const output of running.outputs) {

@@ -14,12 +14,13 @@ import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, Transaction } from "@prisma/driver-adapter-utils";
-import type { PoolConfig } from "pg";
+import pg, { type PoolConfig } from "pg";
 import { PrismaClient } from "./generated/client";
 import { PrismaClient as PostgresPrismaClient } from "./generated-pg/client";
 import { applyMigrations, diffToSchema, readMigrationList, type MigrationPaths } from "./migrations";
 import { resolveDatabaseTarget, type DatabaseProvider, type DatabaseTarget, type TargetOptions } from "./database-target";
 import { timedAdapterFactory, type StatementObserver } from "./timed-adapter";
+import { openPostgresSql, openSqliteSql, SerialLock, type Sql } from "./sql";
 
 export type { PrismaClient } from "./generated/client";
 export { MigrationError } from "./migrations";
@@ -39,6 +40,8 @@ export interface DatabaseOptions extends MigrationPaths, TargetOptions {
 
 export interface Database {
   readonly prisma: PrismaClient;
+  /** The lab's own prepared statements on the same database (sql.ts): the cell-run hot path. */
+  readonly sql: Sql;
   readonly provider: DatabaseProvider;
   /** The SQLite file; for PostgreSQL, the URL without its password (for logs). */
   readonly file: string;
@@ -50,11 +53,19 @@ export interface Database {
 
 /** Which provider each open client talks to: Better Auth's adapter must be told (lab-auth.ts). */
 const providers = new WeakMap<PrismaClient, DatabaseProvider>();
+/** The prepared-statement connection opened beside each client: repositories take the client and find it here. */
+const sqlConnections = new WeakMap<PrismaClient, Sql>();
 
 export function databaseProviderOf(prisma: PrismaClient): DatabaseProvider {
   const provider = providers.get(prisma);
   if (!provider) throw new Error("this PrismaClient was not opened by openDatabase(): its provider is unknown");
   return provider;
+}
+
+export function sqlOf(prisma: PrismaClient): Sql {
+  const sql = sqlConnections.get(prisma);
+  if (!sql) throw new Error("this PrismaClient was not opened by openDatabase(): it has no SQL connection beside it");
+  return sql;
 }
 
 /**
@@ -68,16 +79,18 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   const upToDate = target.provider === "sqlite" ? await prepareSqliteFile(target.file, options) : false;
   const appliedMigrations = options.alreadyMigrated || upToDate ? [] : await applyMigrations(target, options);
   if (appliedMigrations.length > 0) options.onMigrated?.(appliedMigrations);
-  const prisma = target.provider === "sqlite" ? openSqliteClient(target.file, options.onStatement) : openPostgresClient(target.pool, options.onStatement);
+  const { prisma, sql, close } = target.provider === "sqlite" ? openSqlite(target.file, options.onStatement) : openPostgres(target.pool, options.onStatement);
   await prisma.$connect();
   providers.set(prisma, target.provider);
+  sqlConnections.set(prisma, sql);
   return {
     prisma,
+    sql,
     provider: target.provider,
     file: target.description,
     target,
     appliedMigrations,
-    close: () => prisma.$disconnect(),
+    close,
   };
 }
 
@@ -99,9 +112,26 @@ async function prepareSqliteFile(file: string, paths: MigrationPaths): Promise<b
   return upToDate;
 }
 
-function openSqliteClient(file: string, onStatement?: StatementObserver): PrismaClient {
+interface Opened {
+  prisma: PrismaClient;
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+/** Prisma's connection and the lab's own, taking turns through one lock (sql.ts). */
+function openSqlite(file: string, onStatement?: StatementObserver): Opened {
+  const lock = new SerialLock();
   const driver = new PrismaBetterSqlite3({ url: file, timeout: BUSY_TIMEOUT_MS });
-  return new PrismaClient({ adapter: withConnectionPragmas(onStatement ? timedAdapterFactory(driver, "sqlite", onStatement) : driver) });
+  const prisma = new PrismaClient({ adapter: withConnectionPragmas(onStatement ? timedAdapterFactory(driver, "sqlite", onStatement) : driver, lock) });
+  const sql = openSqliteSql(file, lock, BUSY_TIMEOUT_MS, onStatement);
+  return {
+    prisma,
+    sql,
+    close: async () => {
+      await prisma.$disconnect();
+      await sql.close();
+    },
+  };
 }
 
 /**
@@ -110,10 +140,20 @@ function openSqliteClient(file: string, onStatement?: StatementObserver): Prisma
  * so its API is the SQLite client's: the repositories are typed against one
  * and take either. The cast is where that is asserted, not proven — the
  * persistence suite runs every repository on both databases for that.
+ * One pool serves Prisma and the lab's own statements.
  */
-function openPostgresClient(pool: PoolConfig, onStatement?: StatementObserver): PrismaClient {
+function openPostgres(config: PoolConfig, onStatement?: StatementObserver): Opened {
+  const pool = new pg.Pool(config);
   const driver = new PrismaPg(pool);
-  return new PostgresPrismaClient({ adapter: onStatement ? timedAdapterFactory(driver, "postgresql", onStatement) : driver }) as unknown as PrismaClient;
+  const prisma = new PostgresPrismaClient({ adapter: onStatement ? timedAdapterFactory(driver, "postgresql", onStatement) : driver }) as unknown as PrismaClient;
+  return {
+    prisma,
+    sql: openPostgresSql(pool, onStatement),
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
 }
 
 /** Whether every migration in the directory is recorded as finished in the file (nothing for the schema engine to do). */
@@ -133,14 +173,14 @@ async function migrationsRecorded(raw: BetterSqlite3.Database, paths: MigrationP
  * `synchronous = NORMAL`, durable across application crashes in WAL mode —
  * and is serialised (see serialised()).
  */
-function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
+function withConnectionPragmas(factory: SqlDriverAdapterFactory, lock: SerialLock): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async (): Promise<SqlDriverAdapter> => {
       const adapter = await factory.connect();
       await adapter.executeScript("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");
-      return serialised(adapter);
+      return serialised(adapter, lock);
     },
   };
 }
@@ -152,25 +192,12 @@ function withConnectionPragmas(factory: SqlDriverAdapterFactory): SqlDriverAdapt
  * interactive transaction is open runs inside it — it reads uncommitted rows
  * and its writes vanish if that transaction rolls back. Here every statement
  * outside a transaction waits until no transaction is open, and a
- * transaction holds the connection from BEGIN to COMMIT/ROLLBACK.
+ * transaction holds the connection from BEGIN to COMMIT/ROLLBACK. The lock
+ * is shared with the lab's own connection to the file (sql.ts).
  */
-function serialised(adapter: SqlDriverAdapter): SqlDriverAdapter {
-  let tail: Promise<void> = Promise.resolve();
-  const acquire = (): Promise<() => void> => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const ready = tail.then(() => release);
-    tail = tail.then(() => released);
-    return ready;
-  };
-  const exclusive = async <T>(body: () => Promise<T>): Promise<T> => {
-    const release = await acquire();
-    try {
-      return await body();
-    } finally {
-      release();
-    }
-  };
+function serialised(adapter: SqlDriverAdapter, lock: SerialLock): SqlDriverAdapter {
+  const acquire = () => lock.acquire();
+  const exclusive = <T>(body: () => Promise<T>): Promise<T> => lock.run(body);
   return {
     provider: adapter.provider,
     adapterName: adapter.adapterName,

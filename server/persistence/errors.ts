@@ -65,7 +65,8 @@ function field(value: unknown, key: string): unknown {
  */
 export function isDatabaseUnreachable(error: unknown): boolean {
   const code = field(error, "code");
-  if (typeof code === "string" && (UNREACHABLE_PRISMA_CODES.has(code) || /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code))) return true;
+  // node-postgres's own errors carry the SQLSTATE as their code (the lab's prepared statements, sql.ts, use its pool directly).
+  if (typeof code === "string" && (UNREACHABLE_PRISMA_CODES.has(code) || /^E(CONNREFUSED|CONNRESET|PIPE)$/.test(code) || UNREACHABLE_SQLSTATE.test(code))) return true;
   const cause = field(field(field(error, "meta"), "driverAdapterError"), "cause");
   for (const key of ["originalCode", "code"]) {
     const sqlState = field(cause, key);

@@ -4,7 +4,7 @@ export { AlreadyExistsError, InvalidDataError, isDatabaseUnreachable, isPersiste
 export { MetricRepository, type SeriesFilter, type SeriesInfo } from "./metric-repository";
 export { MigrationError } from "./migrations";
 export { NotebookRepository, toNotebookDocument, type CreateNotebookInput, type ListOptions, type VersionResult } from "./notebook-repository";
-export { foldOutputs, RunRepository, SERVER_RESTARTED, type FinishExecutionInput, type ReplayScope, type StartRunInput } from "./run-repository";
+export { foldOutputs, newRunId, RunRepository, SERVER_RESTARTED, type FinishExecutionInput, type ReplayScope, type StartRunInput } from "./run-repository";
 export { MAX_PREDICTION_TEXT, PredictionAlreadyCommittedError, PredictionRepository, type PredictionInput } from "./prediction-repository";
 export { LOCAL_USER, UserRepository, type UserSummary } from "./user-repository";
 export type * from "./types";

@@ -8,16 +8,16 @@
  * (seriesId, seq, step, value) per value, inserted with multi-row INSERTs.
  */
 import { Prisma, type PrismaClient } from "./generated/client";
+import { sqlOf } from "./database";
 import { InvalidDataError, NotFoundError } from "./errors";
-import { claimSeqs } from "./run-repository";
+import { claimSeqs, integer, textOrNull, type MetricAppender } from "./run-writes";
+import { rowChunks, valuesList, type Sql, type SqlQueries } from "./sql";
 import { MAX_ID_CHARS, MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../core/limits";
 import type { MetricSeriesData as ChartSeries } from "../core/protocol/metrics-model";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
-type Tx = Prisma.TransactionClient;
-
-/** Points per INSERT statement (4 parameters each; SQLite allows 32,766, PostgreSQL 65,535). */
-const POINTS_PER_STATEMENT = 2_000;
+/** Points per INSERT statement at most (4 parameters each; SQLite allows 32,766, PostgreSQL 65,535). */
+const POINTS_PER_STATEMENT = 1_024;
 const DEFAULT_SINCE_LIMIT = 100_000;
 const CACHED_RUNS = 64;
 
@@ -34,11 +34,14 @@ export interface SeriesFilter {
   rank?: number;
 }
 
-export class MetricRepository {
+export class MetricRepository implements MetricAppender {
   /** runId → (series key → series id), filled after commits only. */
   private readonly seriesIds = new Map<string, Map<string, number>>();
+  private readonly sql: Sql;
 
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly prisma: PrismaClient) {
+    this.sql = sqlOf(prisma);
+  }
 
   /**
    * Appends metric messages (in order) to a run. Non-finite values are stored
@@ -48,7 +51,12 @@ export class MetricRepository {
     if (messages.length === 0) return null;
     messages.forEach(checkMessage);
     const created = new Map<string, number>();
-    const result = await this.prisma.$transaction((tx) => this.appendIn(tx, runId, messages, created), { timeout: 60_000 });
+    const result = await this.sql.transaction(async (tx) => {
+      const [run] = await tx.all(`SELECT "notebookId" FROM "KernelRun" WHERE "id" = ?`, [runId]);
+      const notebookId = run ? textOrNull(run, "notebookId") : null;
+      if (notebookId === null) throw new NotFoundError("run", runId);
+      return this.appendIn(tx, runId, notebookId, messages, created);
+    });
     this.remember(runId, created);
     return result;
   }
@@ -58,25 +66,24 @@ export class MetricRepository {
    * outputs, metrics and how far it has read together). Call `remember` with
    * `created` once the transaction has committed.
    */
-  async appendIn(tx: Tx, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<{ firstSeq: number; lastSeq: number } | null> {
+  async appendIn(tx: SqlQueries, runId: string, notebookId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<{ firstSeq: number; lastSeq: number } | null> {
     messages.forEach(checkMessage);
     if (messages.length === 0) return null;
-    const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { notebookId: true } });
-    if (!run) throw new NotFoundError("run", runId);
     const ids = await this.resolveSeries(tx, runId, messages, created);
-    const lastSeq = await claimSeqs(tx, run.notebookId, messages.length);
+    const lastSeq = await claimSeqs(tx, notebookId, messages.length);
     const firstSeq = lastSeq - messages.length + 1;
-    const rows: Prisma.Sql[] = [];
+    const rows: Array<[number, number, number, number | null]> = [];
     messages.forEach((message, index) => {
       const tag = message.tag ?? "";
       const executionId = message.executionId ?? "";
       for (const [name, value] of Object.entries(message.values)) {
-        const seriesId = ids.get(seriesKey(executionId, tag, name, message.rank))!;
-        rows.push(Prisma.sql`(${seriesId}, ${firstSeq + index}, ${message.step}, ${finiteOrNull(value)})`);
+        rows.push([ids.get(seriesKey(executionId, tag, name, message.rank))!, firstSeq + index, message.step, finiteOrNull(value)]);
       }
     });
-    for (let i = 0; i < rows.length; i += POINTS_PER_STATEMENT) {
-      await tx.$executeRaw`INSERT INTO "MetricPoint" ("seriesId", "seq", "step", "value") VALUES ${Prisma.join(rows.slice(i, i + POINTS_PER_STATEMENT))}`;
+    let at = 0;
+    for (const size of rowChunks(rows.length, POINTS_PER_STATEMENT)) {
+      await tx.run(`INSERT INTO "MetricPoint" ("seriesId", "seq", "step", "value") VALUES ${valuesList(size, 4)}`, rows.slice(at, at + size).flat());
+      at += size;
     }
     return { firstSeq, lastSeq };
   }
@@ -190,7 +197,7 @@ export class MetricRepository {
   }
 
   /** Series ids for every (tag, name, rank) in `messages`, creating the missing ones. */
-  private async resolveSeries(tx: Tx, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<Map<string, number>> {
+  private async resolveSeries(tx: SqlQueries, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<Map<string, number>> {
     const known = new Map(this.cacheFor(runId, false));
     const wanted = new Map<string, { executionId: string; tag: string; name: string; rank: number }>();
     for (const message of messages) {
@@ -203,18 +210,25 @@ export class MetricRepository {
     }
     if (wanted.size === 0) return known;
     const load = async () => {
-      for (const row of await tx.metricSeries.findMany({ where: { runId }, select: { id: true, executionId: true, tag: true, name: true, rank: true } })) {
-        const key = seriesKey(row.executionId, row.tag, row.name, row.rank);
+      for (const row of await tx.all(`SELECT "id", "executionId", "tag", "name", "rank" FROM "MetricSeries" WHERE "runId" = ?`, [runId])) {
+        const key = seriesKey(textOrNull(row, "executionId") ?? "", textOrNull(row, "tag") ?? "", textOrNull(row, "name") ?? "", integer(row, "rank"));
         if (!known.has(key)) {
-          known.set(key, row.id);
-          created.set(key, row.id);
+          const id = integer(row, "id");
+          known.set(key, id);
+          created.set(key, id);
         }
         wanted.delete(key);
       }
     };
     await load();
     if (wanted.size > 0) {
-      await tx.metricSeries.createMany({ data: [...wanted.values()].map((series) => ({ runId, ...series })) });
+      const series = [...wanted.values()];
+      let at = 0;
+      for (const size of rowChunks(series.length, 256)) {
+        const params = series.slice(at, at + size).flatMap((each) => [runId, each.executionId, each.tag, each.name, each.rank]);
+        await tx.run(`INSERT INTO "MetricSeries" ("runId", "executionId", "tag", "name", "rank") VALUES ${valuesList(size, 5)}`, params);
+        at += size;
+      }
       await load();
     }
     return known;

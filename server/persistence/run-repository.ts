@@ -9,11 +9,15 @@
  * and on server start, interruptRunningRuns() closes what the last process left open,
  * ending each cut-off execution at the last thing the lab heard from it.
  */
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
-import { InvalidDataError, NotFoundError } from "./errors";
+import { sqlOf } from "./database";
+import { InvalidDataError, isDatabaseUnreachable, NotFoundError } from "./errors";
+import { applyRunWrites, finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
+import type { Sql, SqlRow } from "./sql";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
 import { cellOutputSchema } from "../core/protocol/notebook-schemas";
 import {
@@ -23,9 +27,9 @@ import {
   type EndedRunStatus,
   type ExecutionStatus,
   type ExecutionSummary,
+  type JsonValue,
   type LastRunStatus,
   type LiveTail,
-  type MetricInput,
   type RunSummary,
   type SequencedOutput,
 } from "./types";
@@ -34,7 +38,6 @@ type Tx = Prisma.TransactionClient;
 
 export const SERVER_RESTARTED = "server restarted";
 const DEFAULT_REPLAY_LIMIT = 10_000;
-const CHUNK = 200;
 
 const runSelect = {
   id: true,
@@ -69,7 +72,7 @@ export interface StartRunInput {
   host: string;
   deviceMode: string;
   /** A kernel a host agent owns: which host, its id there, and what it said of itself (KernelInfo). */
-  agent?: { hostId: string; agentKernelId: string; kernelInfo: Prisma.InputJsonValue } | null;
+  agent?: { hostId: string; agentKernelId: string; kernelInfo: JsonValue } | null;
 }
 
 /** A run whose kernel a host agent may still be running: a restarted server takes it over. */
@@ -85,20 +88,6 @@ export interface DetachedRun {
   running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
   /** Executions queued behind it, in order, with the code each was asked to run: the next server runs them. */
   queued: Array<{ id: string; cellId: string; source: string }>;
-}
-
-/** Appends metric points inside a transaction (MetricRepository does; named here so neither repository imports the other's class). */
-export interface MetricAppender {
-  appendIn(tx: Prisma.TransactionClient, runId: string, points: readonly MetricInput[], created: Map<string, number>): Promise<unknown>;
-  remember(runId: string, created: Map<string, number>): void;
-}
-
-/** What a kernel's output produced since the last write, stored in one transaction with how far it was read. */
-export interface KernelProgress {
-  executions: Array<{ id: string; progress: ExecutionProgress }>;
-  metrics: { repository: MetricAppender; points: readonly MetricInput[] } | null;
-  /** The kernel output sequence number everything above derives from (0: not numbered). */
-  agentSeq: number;
 }
 
 export type FinishedExecutionStatus = LastRunStatus;
@@ -125,25 +114,55 @@ export interface ExecutionProgress {
 }
 
 export class RunRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly sql: Sql;
+
+  constructor(private readonly prisma: PrismaClient) {
+    this.sql = sqlOf(prisma);
+  }
 
   async start(input: StartRunInput): Promise<RunSummary> {
-    return this.prisma.$transaction(async (tx) => {
-      if (!(await tx.notebook.findUnique({ where: { id: input.notebookId }, select: { id: true } }))) throw new NotFoundError("notebook", input.notebookId);
-      if (input.userId && !(await tx.user.findUnique({ where: { id: input.userId }, select: { id: true } }))) throw new NotFoundError("user", input.userId);
-      const row = await tx.kernelRun.create({
-        data: {
-          notebookId: input.notebookId,
-          userId: input.userId ?? null,
-          host: input.host,
-          deviceMode: input.deviceMode,
-          status: "running",
-          ...(input.agent ? { hostId: input.agent.hostId, agentKernelId: input.agent.agentKernelId, kernelInfo: input.agent.kernelInfo } : {}),
-        },
-        select: runSelect,
-      });
-      return toRun(row);
+    const runId = newRunId();
+    const at = new Date();
+    await this.sql.transaction(async (tx) => {
+      if ((await tx.all(`SELECT 1 FROM "Notebook" WHERE "id" = ?`, [input.notebookId])).length === 0) throw new NotFoundError("notebook", input.notebookId);
+      if (input.userId && (await tx.all(`SELECT 1 FROM "User" WHERE "id" = ?`, [input.userId])).length === 0) throw new NotFoundError("user", input.userId);
+      await insertRun(tx, { runId, notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, agent: input.agent ?? null, at });
     });
+    return { id: runId, notebookId: input.notebookId, userId: input.userId ?? null, host: input.host, deviceMode: input.deviceMode, status: "running", exitReason: null, startedAt: at, endedAt: null };
+  }
+
+  /**
+   * The runtime's group commit: everything its kernel's output produced
+   * since the last commit (runs and executions started, outputs, metrics,
+   * executions finished, the read position), in one transaction. These come
+   * from the server itself (ids it made, outputs its recorder kept), so they
+   * are not checked again here. Should the transaction fail, each write is
+   * tried on its own, so one bad write does not take the others with it;
+   * the error names those that failed.
+   */
+  async write(writes: readonly RunWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    try {
+      const committed = await this.sql.transaction((tx) => applyRunWrites(tx, writes));
+      committed();
+      return;
+    } catch (error) {
+      // Unreachable: nothing of it was stored, and the caller's queue tries the whole transaction again
+      // (notebook-persistence.ts); applying the writes one by one now could store part of it twice.
+      if (writes.length === 1 || isDatabaseUnreachable(error)) throw error;
+    }
+    const failed: string[] = [];
+    for (const write of writes) {
+      try {
+        const committed = await this.sql.transaction((tx) => applyRunWrites(tx, [write]));
+        committed();
+      } catch (error) {
+        // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
+        if (isDatabaseUnreachable(error)) failed.push(`${write.kind}: the database went away`);
+        else failed.push(`${write.kind}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    if (failed.length > 0) throw new Error(`${failed.length} of ${writes.length} writes failed: ${failed.join("; ")}`);
   }
 
   async get(runId: string): Promise<RunSummary> {
@@ -233,27 +252,6 @@ export class RunRepository {
   }
 
   /**
-   * A kernel's outputs, metrics and read position, in one transaction: after
-   * a crash the stored position never runs ahead of, or behind, what is
-   * stored, so a takeover neither loses nor doubles a line.
-   */
-  async recordKernelProgress(runId: string, progress: KernelProgress): Promise<void> {
-    for (const { id, progress: each } of progress.executions) checkProgress(id, each);
-    const created = new Map<string, number>();
-    await this.prisma.$transaction(
-      async (tx) => {
-        for (const { id, progress: each } of progress.executions) await recordProgressIn(tx, id, each);
-        if (progress.metrics && progress.metrics.points.length > 0) await progress.metrics.repository.appendIn(tx, runId, progress.metrics.points, created);
-        if (progress.agentSeq > 0) {
-          await tx.kernelRun.updateMany({ where: { id: runId, agentSeq: { lt: progress.agentSeq } }, data: { agentSeq: progress.agentSeq } });
-        }
-      },
-      { timeout: 60_000 },
-    );
-    progress.metrics?.repository.remember(runId, created);
-  }
-
-  /**
    * Queues cells to run in this order; returns the execution ids. An `id`
    * chosen by the caller (the runtime names an execution before it is saved,
    * so live metric points can carry it) is kept.
@@ -266,64 +264,47 @@ export class RunRepository {
       checkCellId(cell.cellId);
       checkSource(cell.source, `cell ${cell.cellId}`);
     }
-    return this.prisma.$transaction(async (tx) => {
-      const run = await tx.kernelRun.findUnique({ where: { id: runId }, select: { status: true } });
+    return this.sql.transaction(async (tx) => {
+      const [run] = await tx.all(`SELECT "status" FROM "KernelRun" WHERE "id" = ?`, [runId]);
       if (!run) throw new NotFoundError("run", runId);
-      if (run.status !== "running") throw new InvalidDataError(`run ${runId} has ended (${run.status})`);
+      if (run.status !== "running") throw new InvalidDataError(`run ${runId} has ended (${String(run.status)})`);
       const ids: string[] = [];
-      const queuedAt = new Date();
+      const at = new Date();
       for (const cell of cells) {
-        const row = await tx.cellExecution.create({
-          data: {
-            id: cell.id,
-            runId,
-            cellId: cell.cellId,
-            source: cell.source,
-            status: "queued",
-            queuedAt,
-            templateId: cell.template?.id ?? null,
-            parameters: cell.template ? cell.template.parameters : Prisma.DbNull,
-          },
-          select: { id: true },
-        });
-        ids.push(row.id);
+        const executionId = cell.id ?? newRunId();
+        await insertExecution(tx, { executionId, runId, cellId: cell.cellId, source: cell.source, template: cell.template ?? null, at, status: "queued", startedAt: null });
+        ids.push(executionId);
       }
       return ids;
     });
   }
 
   async startExecution(executionId: string, state: { executionCount?: number | null } = {}): Promise<void> {
-    const { count } = await this.prisma.cellExecution.updateMany({
-      where: { id: executionId, status: "queued" },
-      data: { status: "running", startedAt: new Date(), executionCount: state.executionCount },
+    await this.sql.transaction(async (tx) => {
+      const [execution] = await tx.all(`SELECT e."status", e."cellId", r."notebookId" FROM "CellExecution" e JOIN "KernelRun" r ON r."id" = e."runId" WHERE e."id" = ?`, [executionId]);
+      if (!execution) throw new NotFoundError("execution", executionId);
+      if (execution.status !== "queued") throw new InvalidDataError(`execution ${executionId} is ${String(execution.status)}, not queued`);
+      const at = tx.time(new Date());
+      if (state.executionCount !== undefined) await tx.run(`UPDATE "CellExecution" SET "status" = 'running', "startedAt" = ?, "executionCount" = ? WHERE "id" = ?`, [at, state.executionCount, executionId]);
+      else await tx.run(`UPDATE "CellExecution" SET "status" = 'running', "startedAt" = ? WHERE "id" = ?`, [at, executionId]);
+      await pointCellAt(tx, text(execution, "notebookId"), text(execution, "cellId"), executionId);
     });
-    if (count === 0) return this.requireExecution(executionId);
-    // The cell points at its running execution, so a viewer who reloads mid-run finds its metrics.
-    const execution = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { cellId: true, run: { select: { notebookId: true } } } });
-    if (execution) await this.prisma.cell.updateMany({ where: { notebookId: execution.run.notebookId, id: execution.cellId }, data: { lastExecutionId: executionId } });
   }
 
   async finishExecution(executionId: string, input: FinishExecutionInput): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
-      const execution = await tx.cellExecution.findUnique({
-        where: { id: executionId },
-        select: { cellId: true, queuedAt: true, startedAt: true, executionCount: true, run: { select: { notebookId: true } } },
-      });
-      if (!execution) throw new NotFoundError("execution", executionId);
-      const endedAt = new Date();
-      const durationMs = input.durationMs ?? endedAt.getTime() - (execution.startedAt ?? execution.queuedAt).getTime();
-      const executionCount = input.executionCount !== undefined ? input.executionCount : execution.executionCount;
-      await tx.cellExecution.update({
-        where: { id: executionId },
-        data: { status: input.status, endedAt, durationMs, executionCount },
-        select: { id: true },
-      });
-      if (input.outputs) {
-        await tx.cell.updateMany({
-          where: { notebookId: execution.run.notebookId, id: execution.cellId },
-          data: { outputs: outputsJson(input.outputs), executionCount, lastRun: lastRunJson({ status: input.status, durationMs }), lastExecutionId: executionId },
-        });
-      }
+    const execution = await this.prisma.cellExecution.findUnique({
+      where: { id: executionId },
+      select: { cellId: true, queuedAt: true, startedAt: true, executionCount: true, run: { select: { notebookId: true } } },
+    });
+    if (!execution) throw new NotFoundError("execution", executionId);
+    const at = new Date();
+    const durationMs = input.durationMs ?? at.getTime() - (execution.startedAt ?? execution.queuedAt).getTime();
+    const executionCount = input.executionCount !== undefined ? input.executionCount : execution.executionCount;
+    const end = { notebookId: execution.run.notebookId, executionId, cellId: execution.cellId, status: input.status, durationMs, executionCount, at };
+    const outputs = input.outputs;
+    await this.sql.transaction(async (tx) => {
+      if ((await finishExecutionRow(tx, end)) === 0) throw new NotFoundError("execution", executionId);
+      if (outputs) await setCellResult(tx, { ...end, outputs });
     });
   }
 
@@ -351,7 +332,14 @@ export class RunRepository {
    */
   async recordProgress(executionId: string, progress: ExecutionProgress): Promise<SequencedOutput[]> {
     checkProgress(executionId, progress);
-    return this.prisma.$transaction((tx) => recordProgressIn(tx, executionId, progress));
+    return this.sql.transaction(async (tx) => {
+      const [execution] = await tx.all(`SELECT e."runId", e."cellId", r."notebookId" FROM "CellExecution" e JOIN "KernelRun" r ON r."id" = e."runId" WHERE e."id" = ?`, [executionId]);
+      if (!execution) throw new NotFoundError("execution", executionId);
+      const where = { notebookId: text(execution, "notebookId"), runId: text(execution, "runId"), executionId, cellId: text(execution, "cellId") };
+      const records = progress.outputs.length > 0 ? await insertOutputs(tx, where, progress.outputs) : [];
+      await setExecutionProgress(tx, executionId, progress);
+      return records;
+    });
   }
 
   /** Records the devices the variant `tag` of an execution ran on (one plan per tag; a later one replaces it). */
@@ -384,12 +372,17 @@ export class RunRepository {
     if (!row) throw new NotFoundError("notebook", notebookId);
     return row.lastSeq;
   }
+}
 
-  private async requireExecution(executionId: string): Promise<void> {
-    const row = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { status: true } });
-    if (!row) throw new NotFoundError("execution", executionId);
-    throw new InvalidDataError(`execution ${executionId} is ${row.status}, not queued`);
-  }
+/** A new run's or execution's id (the lab names them before they are stored). */
+export function newRunId(): string {
+  return randomUUID().replace(/-/g, "");
+}
+
+function text(row: SqlRow, column: string): string {
+  const value = textOrNull(row, column);
+  if (value === null) throw new InvalidDataError(`column ${column} is empty`);
+  return value;
 }
 
 /** Merges adjacent stream records of the same stream, as a viewer shows them. */
@@ -404,27 +397,6 @@ export function foldOutputs(outputs: readonly CellOutput[]): CellOutput[] {
     }
   }
   return folded;
-}
-
-async function insertOutputs(tx: Tx, notebookId: string, runId: string, executionId: string, cellId: string, outputs: CellOutput[]): Promise<SequencedOutput[]> {
-  const first = (await claimSeqs(tx, notebookId, outputs.length)) - outputs.length + 1;
-  const records = outputs.map((output, index) => ({ seq: first + index, runId, executionId, cellId, output }));
-  // Multi-row INSERT (createMany costs ~0.3 ms a row here); payload bound as its JSON text, as SQLite stores Json
-  // and as PostgreSQL takes it into a jsonb column (an untyped parameter gets the column's type: see insertCells).
-  const createdAt = new Date();
-  for (let i = 0; i < records.length; i += CHUNK) {
-    const rows = records
-      .slice(i, i + CHUNK)
-      .map((record) => Prisma.sql`(${notebookId}, ${record.seq}, ${runId}, ${executionId}, ${cellId}, ${record.output.kind}, ${JSON.stringify(record.output)}, ${createdAt})`);
-    await tx.$executeRaw`INSERT INTO "CellOutput" ("notebookId", "seq", "runId", "executionId", "cellId", "kind", "payload", "createdAt") VALUES ${Prisma.join(rows)}`;
-  }
-  return records;
-}
-
-/** Takes `count` numbers from the notebook's sequence; returns the last one. */
-export async function claimSeqs(tx: Tx, notebookId: string, count: number): Promise<number> {
-  const row = await tx.notebook.update({ where: { id: notebookId }, data: { lastSeq: { increment: count } }, select: { lastSeq: true } });
-  return row.lastSeq;
 }
 
 const RUNNING_EXECUTION_END: Record<EndedRunStatus, FinishedExecutionStatus> = {
@@ -443,26 +415,6 @@ function checkProgress(executionId: string, progress: ExecutionProgress): void {
     if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
   }
   if (progress.liveTail && !liveTailSchema.safeParse(progress.liveTail).success) throw new InvalidDataError(`the live tail of execution ${executionId} is malformed`);
-}
-
-async function recordProgressIn(tx: Tx, executionId: string, progress: ExecutionProgress): Promise<SequencedOutput[]> {
-  const execution = await tx.cellExecution.findUnique({
-    where: { id: executionId },
-    select: { runId: true, cellId: true, run: { select: { notebookId: true } } },
-  });
-  if (!execution) throw new NotFoundError("execution", executionId);
-  const records = progress.outputs.length > 0 ? await insertOutputs(tx, execution.run.notebookId, execution.runId, executionId, execution.cellId, progress.outputs) : [];
-  if (progress.liveTail !== undefined || progress.heardAt !== undefined) {
-    await tx.cellExecution.update({
-      where: { id: executionId },
-      data: {
-        ...(progress.heardAt !== undefined ? { lastHeardAt: progress.heardAt } : {}),
-        ...(progress.liveTail !== undefined ? { liveTail: progress.liveTail ?? Prisma.DbNull } : {}),
-      },
-      select: { id: true },
-    });
-  }
-  return records;
 }
 
 async function endRun(

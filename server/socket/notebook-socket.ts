@@ -98,7 +98,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
     if (!failure.expected) log.error({ err: error }, `${what} failed`);
     return failure;
   };
-  const sessions = attachSocketSessions(io, services.access, services.prisma);
+  const sessions = attachSocketSessions(io, services.access, services.prisma, services.drivers.several);
   watchViewers(io, services.drivers);
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
@@ -239,7 +239,8 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       return { ok: true, user: await access.accounts.create(parseNewAccount(command)) };
     case "set-user-role": {
       const user = await access.accounts.setRole(command.userId, command.role);
-      // Open tabs keep working under the new role: every event re-reads it.
+      // Open tabs keep working, under the new role from their next event.
+      access.notices.roleChanged(command.userId, command.role);
       return { ok: true, user };
     }
     case "remove-user":

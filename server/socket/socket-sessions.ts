@@ -1,8 +1,14 @@
 /**
  * Sessions on the socket: a connection opens only with a valid session
- * cookie (checked at the handshake, the same cookie the pages use), every
- * event re-reads that session from the database, and a session that ends
- * (sign-out, removal, expiry) ends its connections at once, each told why.
+ * cookie (checked at the handshake, the same cookie the pages use), and
+ * keeps the actor it resolved in memory: every event is authorised against
+ * it without a database read. It stays true by push, not by polling: a
+ * session that ends (sign-out, removal, a new password) ends its
+ * connections at once, each told why; a role an admin changes is set on
+ * the user's connections before the admin's command is answered (and on
+ * other lab servers' connections through the socket adapter); at its expiry
+ * the session is read again (a page load may have renewed it) and the
+ * connection ends if it is over.
  *
  * Rooms per user and per session make "end these connections" one call
  * that also reaches sockets on other servers once an adapter joins them.
@@ -10,6 +16,7 @@
 import type { Server, Socket } from "socket.io";
 import { actorOf, recheckActor, type Actor, type LabAccess } from "../auth";
 import type { SessionTarget } from "../auth/session-notices";
+import { isRole, type AccountRole } from "../auth/roles";
 import type { SessionEndReason } from "../core/protocol/accounts-model";
 import type { ClientToServerEvents, ServerToClientEvents } from "../core/protocol/socket-api";
 import { CommandError } from "../errors";
@@ -22,12 +29,16 @@ export const UNAUTHORIZED_HANDSHAKE = "unauthorized: sign in to use this lab";
 /** setTimeout's ceiling; a later expiry is checked again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** The inter-server event that carries a role change to the other lab servers' connections. */
+const ROLE_CHANGED = "lab:role-changed";
+
 export interface SocketSessions {
-  /** The connection's actor as the database has it now; ends the connection and throws "unauthorized" when the session is gone. */
+  /** The connection's actor as it is now; ends the connection and throws "unauthorized" when the session is over. */
   current(socket: LabSocket): Promise<Actor>;
 }
 
-export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToClientEvents>, access: LabAccess, prisma: PrismaClient): SocketSessions {
+/** `clustered`: other lab servers share this lab (their connections hear of role changes through the adapter). */
+export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToClientEvents>, access: LabAccess, prisma: PrismaClient, clustered = false): SocketSessions {
   io.use((socket, next) => {
     actorOf(access.auth, socket.request.headers).then(
       (actor) => {
@@ -41,9 +52,18 @@ export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToCl
   });
   io.on("connection", (socket: LabSocket) => watchExpiry(socket, prisma));
   access.notices.onEnded((target, reason) => endSockets(io, target, reason));
+  access.notices.onRoleChanged((userId, role) => {
+    setRole(io, userId, role);
+    if (clustered) io.serverSideEmit(ROLE_CHANGED, userId, role);
+  });
+  io.on(ROLE_CHANGED, (userId: unknown, role: unknown) => {
+    if (typeof userId === "string" && isRole(role) && role !== "participant") setRole(io, userId, role);
+  });
   return {
     async current(socket) {
       const known = socket.data.actor as Actor | undefined;
+      // Kept true by the notices above; only a session past its known end is read again.
+      if (known && known.expiresAt.getTime() > Date.now()) return known;
       const actor = known ? await recheckActor(prisma, known) : "revoked";
       if (typeof actor === "string") {
         endSocket(socket, actor);
@@ -78,6 +98,16 @@ function endSockets(io: Server<ClientToServerEvents, ServerToClientEvents>, targ
   const room = "userId" in target ? userRoom(target.userId) : sessionRoom(target.sessionId);
   io.to(room).emit("session:ended", reason);
   io.in(room).disconnectSockets(true);
+}
+
+/** The user's connections on this server act under `role` from their next event. */
+function setRole(io: Server<ClientToServerEvents, ServerToClientEvents>, userId: string, role: AccountRole): void {
+  const sockets = io.of("/").sockets;
+  for (const socketId of io.of("/").adapter.rooms.get(userRoom(userId)) ?? []) {
+    const socket = sockets.get(socketId);
+    const actor = socket?.data.actor as Actor | undefined;
+    if (socket && actor) socket.data.actor = { ...actor, role };
+  }
 }
 
 function endSocket(socket: LabSocket, reason: SessionEndReason): void {

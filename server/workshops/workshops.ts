@@ -16,6 +16,7 @@ import type { ParameterValue } from "../core/protocol/notebook-model";
 import { WORKSHOP_PACES, type ParticipantKernelState, type ParticipantWorkshopView, type WorkshopConsoleView, type WorkshopPace, type WorkshopSettings } from "../core/protocol/workshop-model";
 import { hiddenCells } from "../core/notebook/workshop-steps";
 import type { PrismaClient } from "../persistence";
+import { workshopPaceOf } from "../persistence/access-facts";
 import { DrivenElsewhere } from "../cluster/driver-leases";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
@@ -249,8 +250,8 @@ export class Workshops {
    * led by its facilitator; the refusal says so.
    */
   async checkRevealed(notebookId: string, cells: Parameters<typeof hiddenCells>[0], cellIds: readonly string[]): Promise<void> {
-    const notebook = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { workshop: { select: { pace: true, revealedSteps: true } } } });
-    const workshop = notebook?.workshop;
+    // One prepared statement: this runs on every execute of every participant.
+    const workshop = await workshopPaceOf(this.prisma, notebookId);
     if (!workshop || workshop.pace !== "led") return;
     const hidden = hiddenCells(cells, workshop.revealedSteps);
     if (cellIds.some((id) => hidden.has(id))) throw new CommandError("forbidden", "your facilitator has not revealed this step yet");

@@ -15,6 +15,7 @@
  *
  *   npm run bench:charts [-- --runs 3 --markdown path/to/BENCHMARKS.md --no-build]
  *   npm run bench:charts -- --typing-only   (typing runs only; prints JSON, writes nothing)
+ *   npm run bench:charts -- --smoke         (one run of each part, downsampled only; writes nothing)
  *
  * Builds the web app first when it is stale (scripts/lib.sh ensure_next_build).
  */
@@ -173,7 +174,9 @@ function writeSection(file: string, section: string): void {
 }
 
 async function main(): Promise<void> {
-  const runs = Number(option("runs", "3"));
+  // The test suite starts every benchmark this way (tests/integration/benchmarks.test.ts): each part runs once.
+  const smoke = process.argv.includes("--smoke");
+  const runs = smoke ? 1 : Number(option("runs", "3"));
   const target = path.resolve(option("markdown", path.join(ROOT, "BENCHMARKS.md")));
   if (!process.argv.includes("--no-build")) execFileSync("bash", ["-c", "source scripts/lib.sh && ensure_next_build"], { cwd: ROOT, stdio: "inherit" });
   const server = await LabServer.start();
@@ -182,10 +185,8 @@ async function main(): Promise<void> {
   const summary: Summary = { firstRender: {}, live: {}, typing: null };
   const typingOnly = process.argv.includes("--typing-only");
   try {
-    for (const [budget, count] of typingOnly ? [] : ([
-      [downsampled, runs],
-      ["all", 1],
-    ] as const)) {
+    const budgets: ReadonlyArray<readonly [string, number]> = typingOnly ? [] : smoke ? [[downsampled, 1]] : [[downsampled, runs], ["all", 1]];
+    for (const [budget, count] of budgets) {
       const results: Array<Extract<ScenarioResult, { scenario: "first-render" }>> = [];
       for (let i = 0; i < count; i++) {
         const r = await runScenario(browser, server.url, "first-render", budget);
@@ -199,7 +200,7 @@ async function main(): Promise<void> {
         ok: results.every((r) => r.ok),
       };
     }
-    for (const budget of typingOnly ? [] : [downsampled, "all"]) {
+    for (const budget of typingOnly ? [] : smoke ? [downsampled] : [downsampled, "all"]) {
       const r = await runScenario(browser, server.url, "live", budget);
       console.error(`live, ${budget}: ${JSON.stringify(r)}`);
       if (r.scenario === "live") summary.live[budget] = r;
@@ -214,7 +215,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
   console.log(JSON.stringify({ machine: `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`, ...summary }, null, 2));
-  if (typingOnly) return;
+  if (typingOnly || smoke) return;
   writeSection(target, markdown(summary, downsampled, "all"));
   console.error(`wrote the "Charts in the browser" section of ${target}`);
 }

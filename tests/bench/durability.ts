@@ -19,6 +19,7 @@ import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
 import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
+import { batchedBroadcast } from "../../server/socket/notebook-events";
 import { connectClient, type TestClient } from "../helpers/socket-harness";
 import { signInLocalAdmin } from "../helpers/lab-session";
 
@@ -50,7 +51,7 @@ async function setUp(durableBroadcast: boolean): Promise<Setup> {
     dataDir,
     host: () => localHost(),
     durableBroadcast,
-    broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+    broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
   });
   attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { LabServer } from "../helpers/lab-server";
+import { labFetch } from "../helpers/lab-session";
 import { connectClient } from "../helpers/socket-harness";
 import { NOTEBOOK_IMPORT_PATH } from "../../server/core/protocol/socket-api";
 
@@ -50,7 +51,8 @@ function bigNotebook(mb: number, seed: number): string {
 
 async function importOnce(url: string, body: string): Promise<{ id: string; notes: string[]; ms: number }> {
   const started = performance.now();
-  const response = await fetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body, headers: { "Content-Type": "application/x-ipynb+json" } });
+  // As the local admin (the session LabServer signed in with): imports need a signed-in member since accounts.
+  const response = await labFetch(`${url}${NOTEBOOK_IMPORT_PATH}`, { method: "POST", body, headers: { "Content-Type": "application/x-ipynb+json", Origin: url } });
   const reply = (await response.json()) as { id?: string; notes?: string[]; error?: string };
   if (response.status !== 201 || !reply.id) throw new Error(`import failed: ${response.status} ${reply.error ?? ""}`);
   return { id: reply.id, notes: reply.notes ?? [], ms: performance.now() - started };

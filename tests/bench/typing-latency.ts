@@ -57,6 +57,19 @@ export const TYPED_TEXT = [
   "print(label, mean, total, spread)",
 ].join("\n");
 
+/**
+ * Waits until `expression` is true in the page, asking it every 50 ms. Not
+ * page.waitForFunction: it compiles a string with `new Function` in the
+ * page, which the lab's production CSP (no 'unsafe-eval') refuses.
+ */
+async function untilInPage(page: Page, expression: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting in the page for ${expression.slice(0, 120)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const PROBE_SCRIPT = String.raw`
 (() => {
   const NAMES = new Set(["keydown", "keypress", "input", "keyup"]);
@@ -278,14 +291,14 @@ export async function typingRun(browser: Browser, url: string, streaming: boolea
     if (streaming) {
       await editors.first().click();
       await page.keyboard.press("Control+Enter");
-      const started = page.waitForFunction(
+      const started = untilInPage(
+        page,
         `(() => {
           const cell = document.querySelector('[data-testid="cell"]');
           const chart = cell && cell.querySelector('[data-testid="chart-loss"]');
           return cell.getAttribute("data-run-state") === "running" && chart !== null && Number(chart.getAttribute("data-points")) >= ${WARM_POINTS};
         })()`,
-        undefined,
-        { timeout: 120_000 },
+        120_000,
       );
       await started.catch(async (err: unknown) => {
         const output = await page.getByTestId("cell").first().textContent();
@@ -310,7 +323,7 @@ export async function typingRun(browser: Browser, url: string, streaming: boolea
     const pointsAtEnd = streaming ? await lossPoints(page) : 0;
     const runningAtEnd = (await page.getByTestId("cell").first().getAttribute("data-run-state")) === "running";
     // The last keys' frames and Event Timing entries arrive after their paint.
-    await page.waitForFunction("window.__typingProbe.keys.every((k) => k.frameAt !== null)", undefined, { timeout: 30_000 });
+    await untilInPage(page, "window.__typingProbe.keys.every((k) => k.frameAt !== null)", 30_000);
     await page.evaluate("new Promise((resolve) => setTimeout(resolve, 250))");
     const raw = (await page.evaluate("window.__typingProbe.stop()")) as RawProbe;
     await hooks.afterTyping?.(page, raw);

@@ -251,15 +251,17 @@ class Participant {
     readonly userId: string,
     readonly joinedMs: number,
   ) {
-    client.socket.on("notebook:event", (_notebookId, event) => {
-      if (UPDATE_EVENTS.has(event.type) && "cellId" in event) {
-        const list = this.updates.get(event.cellId) ?? [];
-        list.push(performance.now());
-        this.updates.set(event.cellId, list);
+    client.socket.on("notebook:events", (_notebookId, _firstSeq, events) => {
+      for (const event of events) {
+        if (UPDATE_EVENTS.has(event.type) && "cellId" in event) {
+          const list = this.updates.get(event.cellId) ?? [];
+          list.push(performance.now());
+          this.updates.set(event.cellId, list);
+        }
+        if (event.type !== "cell-finished") continue;
+        this.finished.set(event.cellId, [...(this.finished.get(event.cellId) ?? []), { status: event.status, at: performance.now() }]);
+        for (const wake of this.waiters.splice(0)) wake();
       }
-      if (event.type !== "cell-finished") return;
-      this.finished.set(event.cellId, [...(this.finished.get(event.cellId) ?? []), { status: event.status, at: performance.now() }]);
-      for (const wake of this.waiters.splice(0)) wake();
     });
     client.socket.on("workshop:participant", () => {
       this.participantPushes += 1;

@@ -25,10 +25,11 @@ export class LabServer {
   /**
    * `env.MGPULAB_DATA_DIR` reopens a database; without it each server gets a fresh temp one (never ./data).
    * `signIn`: open the printed token URL as the local admin and remember the session for this lab's clients.
+   * `nodeArgs`: more options for node itself (a benchmark's `--cpu-prof`).
    */
-  static async start(env: Record<string, string> = {}, limitMs = 60_000, { signIn = true } = {}): Promise<LabServer> {
+  static async start(env: Record<string, string> = {}, limitMs = 60_000, { signIn = true, nodeArgs = [] }: { signIn?: boolean; nodeArgs?: string[] } = {}): Promise<LabServer> {
     const dataDir = env.MGPULAB_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), "mgpulab-server-"));
-    const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts"], {
+    const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "server/main.ts"], {
       cwd: ROOT,
       // Kernels outlive a stopped server for the agent's lease: short in tests, so a stopped test server leaves nothing running for long.
       env: {

@@ -22,6 +22,7 @@ import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToC
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { labNames, type LabNames } from "../../server/http/request-guard";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
+import { batchedBroadcast } from "../../server/socket/notebook-events";
 
 export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -63,7 +64,7 @@ export class SocketHarness {
       ...(options.hosts ? { hosts: options.hosts } : { host: () => localHost() }),
       hangAfterMs: options.hangAfterMs,
       kernelLimits: options.kernelLimits,
-      broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+      broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
       auth: { origins: () => [...names.origins], ...options.auth },
     });
     const log = createLogger("silent");
@@ -127,13 +128,15 @@ export class TestClient {
   private readonly waiters: Array<{ test: (event: NotebookEvent) => boolean; wake: (event: NotebookEvent) => void }> = [];
 
   constructor(readonly socket: ClientSocket) {
-    socket.on("notebook:event", (_notebookId, event, seq) => {
-      this.events.push(event);
-      this.seqs.push(seq);
-      for (const waiter of this.waiters.splice(0)) {
-        if (waiter.test(event)) waiter.wake(event);
-        else this.waiters.push(waiter);
-      }
+    socket.on("notebook:events", (_notebookId, firstSeq, events) => {
+      events.forEach((event, index) => {
+        this.events.push(event);
+        this.seqs.push(firstSeq + index);
+        for (const waiter of this.waiters.splice(0)) {
+          if (waiter.test(event)) waiter.wake(event);
+          else this.waiters.push(waiter);
+        }
+      });
     });
   }
 

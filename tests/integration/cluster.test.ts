@@ -3,6 +3,7 @@
  * PostgreSQL, meeting in a real Redis, behind a real nginx, all on loopback
  * and all started here from Debian's packages.
  * - A client of server B runs a cell on the kernel server A drives.
+ * - A notebook's events go through Redis only to servers with a viewer of it.
  * - Redis restarts while a cell streams to a viewer of the other server:
  *   the viewer catches up, every line once and in order.
  * - Server A is SIGKILLed while a cell streams: B takes the kernel over
@@ -20,6 +21,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { io as connect } from "socket.io-client";
+import { createClient } from "redis";
 import { NotebookController } from "../../components/model/notebook-controller";
 import { openDatabase } from "../../server/persistence";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
@@ -177,6 +179,39 @@ describe("several lab servers behind a load balancer", () => {
     assert.equal(kernel.pid, Number(pid));
     assert.equal(kernel.viewers, 2, "A's viewer and B's");
     assert.ok(!b.logs.some((line) => line.includes("takes over")), "nothing was taken over");
+  });
+
+  it("a notebook's events go through Redis only to the servers that have a viewer of it", LIMIT, async () => {
+    const { client: onA, notebookId, cellId } = await notebookDrivenByA("only where viewed");
+    const redisClient = createClient({ url: redis.url });
+    await redisClient.connect();
+    // Gone before the next test restarts Redis: a QUIT sent later, to a client reconnecting to a new Redis, never answered and held the suite open.
+    cleanup.push(() => redisClient.isOpen && redisClient.destroy());
+    // Sharded pub/sub: a room's events are published on its own channel, and Redis delivers them to that channel's subscribers alone.
+    const subscribers = async (): Promise<number> => {
+      const channels = await redisClient.sendCommand(["PUBSUB", "SHARDCHANNELS", `*#notebook:${notebookId}#`]);
+      assert.ok(Array.isArray(channels) && channels.length <= 1, `one channel per room: ${JSON.stringify(channels)}`);
+      if (channels.length === 0) return 0;
+      const counts = await redisClient.sendCommand(["PUBSUB", "SHARDNUMSUB", String(channels[0])]);
+      assert.ok(Array.isArray(counts));
+      return Number(counts[1]);
+    };
+    await until("A subscribed to the room of its viewer", async () => (await subscribers()) === 1);
+    const ran = await onA.run(notebookId, { [cellId]: "print('seen on A only')" });
+    assert.ok(ran.ok, JSON.stringify(ran));
+    await onA.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    assert.equal(await subscribers(), 1, "B, with no viewer of the notebook, is not sent its events");
+
+    const onB = await connectClient(b.url, cookie);
+    const opened = await onB.send({ op: "open", notebookId });
+    assert.ok(opened.ok, JSON.stringify(opened));
+    await until("B subscribed once its viewer opened the notebook", async () => (await subscribers()) === 2);
+    const again = await onA.run(notebookId, { [cellId]: "print('seen on both')" });
+    assert.ok(again.ok, JSON.stringify(again));
+    await onB.waitFor((event) => event.type === "cell-stream" && event.cellId === cellId && event.text.includes("seen on both"));
+    onB.close();
+    await until("B unsubscribed once its last viewer left", async () => (await subscribers()) === 1);
+    redisClient.destroy();
   });
 
   it("Redis restarts while a cell streams to a viewer on the other server: the viewer catches up with every line once, in order", LIMIT, async () => {

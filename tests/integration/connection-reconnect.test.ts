@@ -24,6 +24,7 @@ import { createLogger } from "../../server/logger";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
+import { batchedBroadcast } from "../../server/socket/notebook-events";
 import { LOCAL_USER } from "../../server/persistence";
 import { sessionCookie, signInLocalAdmin } from "../helpers/lab-session";
 
@@ -50,7 +51,7 @@ class EdgeServer {
     const lab = await openLab({
       dataDir,
       host: () => localHost(),
-      broadcast: (notebookId, event, seq) => io.to(roomOf(notebookId)).emit("notebook:event", notebookId, event, seq),
+      broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
     });
     const lost: LostAnswers = { next: null };
     io.on("connection", (socket) => {

@@ -112,6 +112,27 @@ describe("sessions", () => {
     admin.close();
   });
 
+  it("a role an admin changes counts on the user's open tabs from their next event, both ways", LIMIT, async () => {
+    const user = await harness.lab.access.accounts.create({ name: "Gus", email: "gus@example.com", password: PASSWORD, role: "member" });
+    const tab = await harness.client(await signIn(harness.url, user.email, PASSWORD));
+    const admin = await harness.client();
+    const refused = await tab.sendLab({ op: "list-users" });
+    assert.equal(refused.ok ? "ok" : refused.code, "forbidden");
+    const promoted = await admin.sendLab({ op: "set-user-role", userId: user.id, role: "admin" });
+    assert.ok(promoted.ok, promoted.ok ? "" : promoted.error);
+    const listed = await tab.sendLab({ op: "list-users" });
+    assert.ok(listed.ok, listed.ok ? "" : listed.error);
+    const me = await tab.sendLab({ op: "whoami" });
+    assert.equal(me.ok ? me.me?.role : me.error, "admin");
+    // Taking a role away is what must not lag: the tab is refused on the very next event.
+    const demoted = await admin.sendLab({ op: "set-user-role", userId: user.id, role: "member" });
+    assert.ok(demoted.ok, demoted.ok ? "" : demoted.error);
+    const again = await tab.sendLab({ op: "list-users" });
+    assert.equal(again.ok ? "ok" : again.code, "forbidden");
+    tab.close();
+    admin.close();
+  });
+
   it("a forged or tampered cookie is refused: 401 over HTTP, no socket", LIMIT, async () => {
     const forged = [`mgpulab.session_token=${"a".repeat(32)}.${"b".repeat(43)}`, harness.cookie.slice(0, -3) + "xyz", "mgpulab.session_token=", "mgpulab.session_token=%ZZ"];
     for (const cookie of forged) {

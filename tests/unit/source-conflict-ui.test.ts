@@ -87,7 +87,7 @@ class ProtocolServer {
   private broadcast(id: string, event: NotebookEvent): void {
     const seq = (this.seqs.get(id) ?? 0) + 1;
     this.seqs.set(id, seq);
-    this.io.to(id).emit("notebook:event", id, event, seq);
+    this.io.to(id).emit("notebook:events", id, seq, [event]);
   }
 }
 

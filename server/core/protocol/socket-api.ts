@@ -341,8 +341,12 @@ export type NotebookEvent =
 export interface ServerToClientEvents {
   /** This connection's session ended (signed out, expired, user removed): the server disconnects right after. */
   "session:ended": (reason: SessionEndReason) => void;
-  /** `seq` increases by one per event of that notebook; a gap means resync with `open` + `resume`. */
-  "notebook:event": (notebookId: string, event: NotebookEvent, seq: number) => void;
+  /**
+   * Events of one notebook, in order: `events[i]` has number `firstSeq + i`.
+   * Numbers increase by one per event of that notebook; a gap means resync
+   * with `open` + `resume`. One batch per commit (server/socket/notebook-events.ts).
+   */
+  "notebook:events": (notebookId: string, firstSeq: number, events: NotebookEvent[]) => void;
   /**
    * Events of this notebook (null: of any) may not have reached this
    * connection: another lab server took the notebook over (a new journal),
