@@ -230,15 +230,16 @@ async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: Notebo
     if (!agent) reason = `host "${run.hostId}" is no longer configured`;
     else {
       try {
-        await agent.connect();
-        // The agent is asked for the kernel when it is taken over (HostAgent.attachKernel), not the link's hello:
-        // the hello lists only the kernels of the link's opening, and the server that stopped may have started
-        // this one since.
-        if (await hub.resume({ ...run, info: kernelInfoOf(run.kernelInfo) })) {
+        // Asked, not read from the link's hello (which lists only the kernels of the link's opening: the server
+        // that stopped may have started this one since); asked before the notebook is opened, so a run ended
+        // here is stored before the notebook is loaded, and its viewers see that ending.
+        if (!(await agent.hasKernel(run.agentKernelId))) {
+          reason = `the kernel ended while no lab server was connected (host ${run.hostId}'s agent no longer has it: its lease expired or the host restarted)`;
+        } else if (await hub.resume({ ...run, info: kernelInfoOf(run.kernelInfo) })) {
           resumed += 1;
           log?.("info", `took over the kernel of notebook ${run.notebookId} on host ${run.hostId} from output ${run.agentSeq} in ${Math.round(performance.now() - began)} ms`);
         } else {
-          reason = `the kernel ended while no lab server was connected (host ${run.hostId}'s agent no longer has it: its lease expired or the host restarted)`;
+          reason = "the kernel ended while the lab server restarted";
         }
       } catch (error) {
         reason = `host ${run.hostId} was unreachable when the lab server restarted: ${error instanceof Error ? error.message : String(error)}`;

@@ -735,6 +735,10 @@ class Agent:
                 if asked is not None:  # its state first, then what it buffered after afterSeq
                     self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=asked))
                 self._resume(link, kernel, request["afterSeq"])
+        elif request["type"] == "describe_kernel":
+            kernel = self._kernel(link, request["kernel"], request["requestId"])
+            if kernel is not None:
+                self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=request["requestId"]))
         elif request["type"] == "ack":
             kernel = self._kernel(link, request["kernel"])
             if kernel is not None:

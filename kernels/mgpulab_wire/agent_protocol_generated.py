@@ -25,7 +25,7 @@ MAX_AGENT_FRAME_CHARS: Final = 50331648
 
 
 AGENT_MESSAGE_TYPES: Final = ("agent_hello", "kernel_state", "kernel_frame", "kernel_console", "kernel_bad_frame", "kernel_exit", "kernel_gap", "interrupt_result", "health", "request_failed", "configured", "agent_log")
-AGENT_REQUEST_TYPES: Final = ("start_kernel", "kernel_input", "resume", "ack", "interrupt", "dump_stacks", "stop_kernel", "forget", "health", "configure", "agent_shutdown")
+AGENT_REQUEST_TYPES: Final = ("start_kernel", "kernel_input", "resume", "describe_kernel", "ack", "interrupt", "dump_stacks", "stop_kernel", "forget", "health", "configure", "agent_shutdown")
 
 
 _REQUIRED_0: Final[Tuple[str, ...]] = ("index", "uuid", "name", "memoryTotalMiB")
@@ -82,12 +82,13 @@ _PATTERN_50: Final[Pattern[str]] = re.compile("^[A-Za-z_][A-Za-z0-9_]{0,127}\\Z"
 _REQUIRED_51: Final[Tuple[str, ...]] = ("type", "kernel", "line")
 _PATTERN_52: Final[Pattern[str]] = re.compile("^[A-Za-z0-9+/=]*\\Z")
 _REQUIRED_53: Final[Tuple[str, ...]] = ("type", "kernel", "afterSeq")
-_REQUIRED_54: Final[Tuple[str, ...]] = ("type", "kernel", "seq")
-_REQUIRED_55: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "graceMs")
-_REQUIRED_56: Final[Tuple[str, ...]] = ("type", "kernel")
-_REQUIRED_57: Final[Tuple[str, ...]] = ("type", "requestId")
-_REQUIRED_58: Final[Tuple[str, ...]] = ("type", "requestId", "settings")
-_REQUIRED_59: Final[Tuple[str, ...]] = ("type",)
+_REQUIRED_54: Final[Tuple[str, ...]] = ("type", "requestId", "kernel")
+_REQUIRED_55: Final[Tuple[str, ...]] = ("type", "kernel", "seq")
+_REQUIRED_56: Final[Tuple[str, ...]] = ("type", "requestId", "kernel", "graceMs")
+_REQUIRED_57: Final[Tuple[str, ...]] = ("type", "kernel")
+_REQUIRED_58: Final[Tuple[str, ...]] = ("type", "requestId")
+_REQUIRED_59: Final[Tuple[str, ...]] = ("type", "requestId", "settings")
+_REQUIRED_60: Final[Tuple[str, ...]] = ("type",)
 
 
 AgentKernelState = Literal["queued", "running", "exited"]
@@ -305,6 +306,12 @@ class ResumeRequest(TypedDict):
     requestId: NotRequired[str]
 
 
+class DescribeKernelRequest(TypedDict):
+    type: Literal["describe_kernel"]
+    requestId: str
+    kernel: str
+
+
 class AckRequest(TypedDict):
     type: Literal["ack"]
     kernel: str
@@ -351,7 +358,7 @@ class AgentShutdownRequest(TypedDict):
 
 
 AgentMessage = Union[AgentHelloMessage, KernelStateMessage, KernelFrameMessage, KernelConsoleMessage, KernelBadFrameMessage, KernelExitMessage, KernelGapMessage, InterruptResultMessage, HealthMessage, RequestFailedMessage, ConfiguredMessage, AgentLogMessage]
-AgentRequest = Union[StartKernelRequest, KernelInputRequest, ResumeRequest, AckRequest, InterruptRequest, DumpStacksRequest, StopKernelRequest, ForgetRequest, HealthRequest, ConfigureRequest, AgentShutdownRequest]
+AgentRequest = Union[StartKernelRequest, KernelInputRequest, ResumeRequest, DescribeKernelRequest, AckRequest, InterruptRequest, DumpStacksRequest, StopKernelRequest, ForgetRequest, HealthRequest, ConfigureRequest, AgentShutdownRequest]
 
 
 def _check_host_gpu(value: object, where: str) -> HostGpu:
@@ -674,8 +681,18 @@ def _check_resume_request(value: object, where: str) -> ResumeRequest:
     return checked
 
 
-def _check_ack_request(value: object, where: str) -> AckRequest:
+def _check_describe_kernel_request(value: object, where: str) -> DescribeKernelRequest:
     fields = check_fields(value, where, _REQUIRED_54, None)
+    checked: DescribeKernelRequest = {
+        "type": "describe_kernel",
+        "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
+        "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
+    }
+    return checked
+
+
+def _check_ack_request(value: object, where: str) -> AckRequest:
+    fields = check_fields(value, where, _REQUIRED_55, None)
     checked: AckRequest = {
         "type": "ack",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -685,7 +702,7 @@ def _check_ack_request(value: object, where: str) -> AckRequest:
 
 
 def _check_interrupt_request(value: object, where: str) -> InterruptRequest:
-    fields = check_fields(value, where, _REQUIRED_55, None)
+    fields = check_fields(value, where, _REQUIRED_56, None)
     checked: InterruptRequest = {
         "type": "interrupt",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -696,7 +713,7 @@ def _check_interrupt_request(value: object, where: str) -> InterruptRequest:
 
 
 def _check_dump_stacks_request(value: object, where: str) -> DumpStacksRequest:
-    fields = check_fields(value, where, _REQUIRED_56, None)
+    fields = check_fields(value, where, _REQUIRED_57, None)
     checked: DumpStacksRequest = {
         "type": "dump_stacks",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -705,7 +722,7 @@ def _check_dump_stacks_request(value: object, where: str) -> DumpStacksRequest:
 
 
 def _check_stop_kernel_request(value: object, where: str) -> StopKernelRequest:
-    fields = check_fields(value, where, _REQUIRED_55, None)
+    fields = check_fields(value, where, _REQUIRED_56, None)
     checked: StopKernelRequest = {
         "type": "stop_kernel",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -716,7 +733,7 @@ def _check_stop_kernel_request(value: object, where: str) -> StopKernelRequest:
 
 
 def _check_forget_request(value: object, where: str) -> ForgetRequest:
-    fields = check_fields(value, where, _REQUIRED_56, None)
+    fields = check_fields(value, where, _REQUIRED_57, None)
     checked: ForgetRequest = {
         "type": "forget",
         "kernel": check_str(fields["kernel"], where + ".kernel", pattern=AGENT_KERNEL_ID_PATTERN),
@@ -725,7 +742,7 @@ def _check_forget_request(value: object, where: str) -> ForgetRequest:
 
 
 def _check_health_request(value: object, where: str) -> HealthRequest:
-    fields = check_fields(value, where, _REQUIRED_57, None)
+    fields = check_fields(value, where, _REQUIRED_58, None)
     checked: HealthRequest = {
         "type": "health",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -734,7 +751,7 @@ def _check_health_request(value: object, where: str) -> HealthRequest:
 
 
 def _check_configure_request(value: object, where: str) -> ConfigureRequest:
-    fields = check_fields(value, where, _REQUIRED_58, None)
+    fields = check_fields(value, where, _REQUIRED_59, None)
     checked: ConfigureRequest = {
         "type": "configure",
         "requestId": check_str(fields["requestId"], where + ".requestId", min_length=1, max_length=64),
@@ -744,7 +761,7 @@ def _check_configure_request(value: object, where: str) -> ConfigureRequest:
 
 
 def _check_agent_shutdown_request(value: object, where: str) -> AgentShutdownRequest:
-    check_fields(value, where, _REQUIRED_59, None)
+    check_fields(value, where, _REQUIRED_60, None)
     checked: AgentShutdownRequest = {
         "type": "agent_shutdown",
     }
@@ -966,6 +983,8 @@ def read_agent_request(value: object) -> AgentRequest:
         return _check_kernel_input_request(value, "kernel_input request")
     if kind == "resume":
         return _check_resume_request(value, "resume request")
+    if kind == "describe_kernel":
+        return _check_describe_kernel_request(value, "describe_kernel request")
     if kind == "ack":
         return _check_ack_request(value, "ack request")
     if kind == "interrupt":

@@ -78,6 +78,12 @@ def test_a_resume_that_asks_is_answered_even_for_a_kernel_started_after_the_link
     _start(starter)
     starter.of_type("kernel_state", requestId="start-k1")
     _run_cell(starter, "k1", "c1", "print('before the takeover')")
+    taker.send({"type": "describe_kernel", "requestId": "describe-k1", "kernel": "k1"})
+    described = taker.of_type("kernel_state", requestId="describe-k1")
+    assert described["kernel"]["kernel"] == "k1" and described["kernel"]["state"] == "running"
+    taker.send({"type": "describe_kernel", "requestId": "describe-k9", "kernel": "k9"})
+    assert "no kernel k9" in taker.of_type("request_failed", requestId="describe-k9")["message"]
+    _run_cell(starter, "k1", "c2", "print('still streamed to its starter')")  # describing takes no stream away
     taker.send({"type": "resume", "requestId": "resume-k1", "kernel": "k1", "afterSeq": 0})
     state = taker.of_type("kernel_state", requestId="resume-k1")
     assert state["kernel"]["kernel"] == "k1" and state["kernel"]["state"] == "running"

@@ -219,6 +219,13 @@ export class HostAgent {
     }
   }
 
+  /** Whether the agent has this kernel now (a link's hello lists only those of its opening); its stream is left as it is. */
+  async hasKernel(kernelId: string): Promise<boolean> {
+    await this.connect();
+    const answer = await this.request({ type: "describe_kernel", requestId: randomUUID(), kernel: kernelId });
+    return answer.type === "kernel_state";
+  }
+
   /** The lab has stored this kernel's output up to `seq`: the agent may drop it. */
   ack(kernelId: string, seq: number): void {
     if (seq > 0) this.send({ type: "ack", kernel: kernelId, seq });

@@ -251,6 +251,11 @@ export const agentRequestSchema = z.discriminatedUnion("type", [
    * lists only the kernels of its opening, and another lab server may have started one since.
    */
   z.object({ type: z.literal("resume"), kernel: kernelId, afterSeq: seq, requestId: requestId.optional() }),
+  /**
+   * The kernel's state now, answered with kernel_state (or request_failed when the agent has no such kernel); its
+   * stream stays where it goes. A lab server that takes a notebook over asks before it opens the notebook.
+   */
+  z.object({ type: z.literal("describe_kernel"), requestId, kernel: kernelId }),
   /** The lab has stored everything up to `seq`: the agent may drop it. */
   z.object({ type: z.literal("ack"), kernel: kernelId, seq }),
   /** SIGINT; if the cell is still running after graceMs: stack dump (SIGQUIT), SIGTERM to the group, SIGKILL. */
