@@ -10,6 +10,7 @@
  * kernel's read position) goes to the database as one transaction of
  * prepared statements (RunRepository.write), not a transaction each.
  */
+import { randomUUID } from "node:crypto";
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
@@ -329,7 +330,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     if (this.writes.length === 0) return;
     const writes = this.writes;
     this.writes = [];
-    this.queue.fire("outputs and runs", () => this.repos.runs.write(writes));
+    const commit = { notebookId: this.notebookId, commitId: randomUUID() };
+    this.queue.fire("outputs and runs", (attempt) => this.repos.runs.write(writes, { ...commit, retried: attempt > 0 }));
   }
 
   kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void {

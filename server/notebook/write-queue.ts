@@ -7,9 +7,10 @@
  * restart, a failover) is tried again, with growing pauses, until it goes
  * through or `retry.limitMs` has passed: the writes behind it wait, in
  * order, so an outage of seconds delays what viewers see (durable before
- * visible) instead of losing what they saw. A write that failed that way
- * never reached the database (its transaction was rolled back), so trying
- * it again stores it once.
+ * visible) instead of losing what they saw. A write is told which attempt
+ * it is: a connection that drops during a COMMIT leaves it unknown whether
+ * the transaction went through, so a write that is not idempotent checks
+ * on a later attempt whether its first one was stored (RunRepository.write).
  */
 export interface WriteRetry {
   /** The failures worth waiting out (the database unreachable), not the write's own errors. */
@@ -32,7 +33,7 @@ export class WriteQueue {
   ) {}
 
   /** Runs `write` after every write queued before it; resolves or rejects with it. */
-  run<T>(what: string, write: () => Promise<T>): Promise<T> {
+  run<T>(what: string, write: (attempt: number) => Promise<T>): Promise<T> {
     const result = this.tail.then(() => this.attempt(what, write));
     this.tail = result.then(
       () => undefined,
@@ -42,7 +43,7 @@ export class WriteQueue {
   }
 
   /** Queues a write nobody waits for; its failure is only reported. */
-  fire(what: string, write: () => Promise<unknown>): void {
+  fire(what: string, write: (attempt: number) => Promise<unknown>): void {
     this.run(what, write).catch(() => undefined);
   }
 
@@ -51,13 +52,13 @@ export class WriteQueue {
     return this.tail;
   }
 
-  private async attempt<T>(what: string, write: () => Promise<T>): Promise<T> {
+  private async attempt<T>(what: string, write: (attempt: number) => Promise<T>): Promise<T> {
     const retry = this.retry;
-    if (retry === null) return write();
+    if (retry === null) return write(0);
     const deadline = Date.now() + retry.limitMs;
     for (let pause = FIRST_PAUSE_MS, tries = 0; ; pause = Math.min(pause * 2, LONGEST_PAUSE_MS), tries += 1) {
       try {
-        return await write();
+        return await write(tries);
       } catch (error) {
         if (!retry.when(error) || Date.now() + pause > deadline) throw error;
         if (tries === 0) retry.onRetry?.(error, what);

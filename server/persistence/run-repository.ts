@@ -17,7 +17,7 @@ import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows"
 import { sqlOf } from "./database";
 import { InvalidDataError, isDatabaseUnreachable, NotFoundError } from "./errors";
 import { applyRunWrites, finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
-import type { Sql, SqlRow } from "./sql";
+import type { Sql, SqlQueries, SqlRow } from "./sql";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
 import { cellOutputSchema } from "../core/protocol/notebook-schemas";
 import {
@@ -113,11 +113,26 @@ export interface ExecutionProgress {
   heardAt?: Date;
 }
 
+/** A group commit's identity (RunRepository.write): which notebook, its id, and whether an attempt came before. */
+export interface GroupCommit {
+  notebookId: string;
+  commitId: string;
+  retried: boolean;
+}
+
+async function markCommit(tx: SqlQueries, notebookId: string, commitId: string): Promise<void> {
+  await tx.run(`UPDATE "Notebook" SET "lastCommitId" = ? WHERE "id" = ?`, [commitId, notebookId]);
+}
+
 export class RunRepository {
   private readonly sql: Sql;
 
-  constructor(private readonly prisma: PrismaClient) {
-    this.sql = sqlOf(prisma);
+  /** `sql`: the statements' connection (by default Prisma's own; a test may put a failing network between). */
+  constructor(
+    private readonly prisma: PrismaClient,
+    sql?: Sql,
+  ) {
+    this.sql = sql ?? sqlOf(prisma);
   }
 
   async start(input: StartRunInput): Promise<RunSummary> {
@@ -139,24 +154,49 @@ export class RunRepository {
    * are not checked again here. Should the transaction fail, each write is
    * tried on its own, so one bad write does not take the others with it;
    * the error names those that failed.
+   *
+   * With `commit`, the transaction also stores its id as the notebook's last
+   * commit (each write on its own stores `id/index`), so an attempt after
+   * the connection dropped during a COMMIT (`retried`) first reads whether
+   * that COMMIT went through and stores only what it did not: a line is
+   * never stored twice.
    */
-  async write(writes: readonly RunWrite[]): Promise<void> {
+  async write(writes: readonly RunWrite[], commit?: GroupCommit): Promise<void> {
     if (writes.length === 0) return;
-    try {
-      const committed = await this.sql.transaction((tx) => applyRunWrites(tx, writes));
-      committed();
-      return;
-    } catch (error) {
-      // Unreachable: nothing of it was stored, and the caller's queue tries the whole transaction again
-      // (notebook-persistence.ts); applying the writes one by one now could store part of it twice.
-      if (writes.length === 1 || isDatabaseUnreachable(error)) throw error;
+    let from = 0;
+    if (commit?.retried) {
+      const rows = await this.sql.all(`SELECT "lastCommitId" FROM "Notebook" WHERE "id" = ?`, [commit.notebookId]);
+      const stored = rows[0]?.lastCommitId;
+      if (stored === commit.commitId) return;
+      if (typeof stored === "string" && stored.startsWith(`${commit.commitId}/`)) from = Number(stored.slice(commit.commitId.length + 1)) + 1;
+    }
+    if (from === 0) {
+      try {
+        const committed = await this.sql.transaction(async (tx) => {
+          const done = await applyRunWrites(tx, writes);
+          if (commit) await markCommit(tx, commit.notebookId, commit.commitId);
+          return done;
+        });
+        committed();
+        return;
+      } catch (error) {
+        // Unreachable: the caller's queue tries it again (notebook-persistence.ts), and the check above tells.
+        if (writes.length === 1 || isDatabaseUnreachable(error)) throw error;
+      }
     }
     const failed: string[] = [];
-    for (const write of writes) {
+    for (const [index, write] of writes.entries()) {
+      if (index < from) continue;
       try {
-        const committed = await this.sql.transaction((tx) => applyRunWrites(tx, [write]));
+        const committed = await this.sql.transaction(async (tx) => {
+          const done = await applyRunWrites(tx, [write]);
+          if (commit) await markCommit(tx, commit.notebookId, `${commit.commitId}/${index}`);
+          return done;
+        });
         committed();
       } catch (error) {
+        // With a commit id, the writes stored so far are marked: the next attempt goes on after them.
+        if (commit && isDatabaseUnreachable(error)) throw error;
         // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
         if (isDatabaseUnreachable(error)) failed.push(`${write.kind}: the database went away`);
         else failed.push(`${write.kind}: ${error instanceof Error ? error.message : String(error)}`);

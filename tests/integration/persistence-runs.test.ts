@@ -3,7 +3,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError } from "../../server/persistence/errors";
-import { foldOutputs, SERVER_RESTARTED } from "../../server/persistence/run-repository";
+import { sqlOf } from "../../server/persistence/database";
+import { foldOutputs, RunRepository, SERVER_RESTARTED } from "../../server/persistence/run-repository";
+import type { Sql } from "../../server/persistence/sql";
+import { WriteQueue } from "../../server/notebook/write-queue";
+import { isDatabaseUnreachable } from "../../server/persistence/errors";
 import type { SequencedOutput } from "../../server/persistence/types";
 import { forEachDatabase, type TestDatabase } from "./persistence-harness";
 
@@ -116,6 +120,52 @@ forEachDatabase((kind) => {
       assert.equal(cells[1]!.executionCount, 2);
       assert.equal(cells[1]!.lastRun?.status, "interrupted");
       assert.deepEqual(await t.runs.interruptRunningRuns(), [], "nothing left running");
+    });
+
+    it("a group commit whose COMMIT went through but whose answer was lost is stored once when the queue tries it again", async () => {
+      // The fault as a PostgreSQL restart makes it: the transaction commits, then the connection drops
+      // before its answer arrives, so the lab cannot tell; the write queue tries the commit again.
+      const real = sqlOf(t.db.prisma);
+      let loseAnswers = 0;
+      const lossy: Sql = {
+        provider: real.provider,
+        time: (date) => real.time(date),
+        all: (sql, params) => real.all(sql, params),
+        run: (sql, params) => real.run(sql, params),
+        close: () => real.close(),
+        transaction: async (body) => {
+          const result = await real.transaction(body);
+          if (loseAnswers > 0) {
+            loseAnswers -= 1;
+            throw new Error("Connection terminated unexpectedly");
+          }
+          return result;
+        },
+      };
+      const runs = new RunRepository(t.db.prisma, lossy);
+      const queue = new WriteQueue(() => undefined, { when: isDatabaseUnreachable, limitMs: 30_000 });
+      const { notebook, run } = await notebookWithRun(["a"]);
+      const [execution] = await t.runs.queueExecutions(run.id, [{ cellId: "a", source: "print('x')" }]);
+      await t.runs.startExecution(execution!, { executionCount: 1 });
+      const progress = (text: string) => ({ kind: "execution-progress" as const, notebookId: notebook.id, runId: run.id, executionId: execution!, cellId: "a", outputs: [out(text)] });
+
+      // A whole group commit, then (a bad write in the batch) one write at a time with the second one's answer lost.
+      loseAnswers = 1;
+      await queue.run("outputs", (attempt) => runs.write([progress("line 0\n"), progress("line 1\n")], { notebookId: notebook.id, commitId: "c-1", retried: attempt > 0 }));
+      const missing = { kind: "execution-progress" as const, notebookId: notebook.id, runId: run.id, executionId: "no-such-execution", cellId: "a", outputs: [out("lost\n")] };
+      let commits = 0;
+      const countingLossy: Sql = { ...lossy, transaction: async (body) => {
+        commits += 1;
+        const result = await real.transaction(body);
+        if (commits === 3) throw new Error("Connection terminated unexpectedly"); // batch, write 0, write 1 (answer lost)
+        return result;
+      } };
+      const stepwise = new RunRepository(t.db.prisma, countingLossy);
+      await queue.run("outputs", (attempt) => stepwise.write([progress("line 2\n"), progress("line 3\n"), missing, progress("line 4\n")], { notebookId: notebook.id, commitId: "c-2", retried: attempt > 0 })).catch((error: unknown) => {
+        assert.match(String(error), /1 of 4 writes failed: execution-progress/, "only the bad write fails");
+      });
+      const stored = (await t.runs.executionOutputs(execution!)).map((output) => (output.kind === "stream" ? output.text : "")).join("");
+      assert.equal(stored, "line 0\nline 1\nline 2\nline 3\nline 4\n", "every line once, in order");
     });
 
     it("refuses invalid outputs and unknown ids without writing", async () => {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Notebook" ADD COLUMN "lastCommitId" TEXT;
