@@ -11,6 +11,8 @@ import type { SourceConflict } from "./core/protocol/socket-api";
 import { isDatabaseUnreachable, isPersistenceError, type PersistenceErrorCode } from "./persistence/errors";
 
 /** What a user is told while the database restarts or fails over (the driver's own text names internals). */
+/** What a command is told when it reached this server after it closed its database (it is stopping). */
+export const SERVER_STOPPING = "this lab server is stopping: nothing was changed; try again in a moment";
 export const DATABASE_UNREACHABLE = "the lab's database cannot be reached right now (it may be restarting): try again in a moment";
 
 /** A refusal the server reports as it is, with what kind of failure it is. */
@@ -60,6 +62,8 @@ export function toClientError(error: unknown): ClientError {
     return { code: PERSISTENCE_CODES[error.code], error: error.message, ...path, expected: true };
   }
   if (isDatabaseUnreachable(error)) return { code: "unavailable", error: DATABASE_UNREACHABLE, expected: false };
+  // node-postgres's words for a pool this server closed: a command that came in while it stopped.
+  if (error instanceof Error && /Cannot use a pool after calling end on the pool/.test(error.message)) return { code: "unavailable", error: SERVER_STOPPING, expected: true };
   return { code: "internal", error: error instanceof Error ? error.message : String(error), expected: false };
 }
 

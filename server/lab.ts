@@ -187,6 +187,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     close: async ({ keepKernels = false } = {}) => {
       culler.stop();
       await labWorkshops.close();
+      hub.stopOpening();
       if (keepKernels) {
         await hub.detachAll();
         await hosts?.detachAll();

@@ -9,7 +9,8 @@ import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { KernelHosts } from "./kernel-hosts";
 import type { NotebookPersistence } from "./notebook-persistence";
 import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";
-import { NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
+import { CommandError } from "../errors";
+import { LEAVING, NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";
 
 /** Where notebooks come from and where their changes go. */
 export interface NotebookCatalog {
@@ -53,6 +54,8 @@ export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "output
 export class NotebookHub {
   private readonly runtimes = new Map<string, Promise<NotebookRuntime>>();
   readonly kernels: KernelRegistry;
+  /** Set once the server stops (stopOpening). */
+  private closing = false;
 
   constructor(private readonly options: NotebookHubOptions) {
     this.kernels = new KernelRegistry(options.kernelLimits ?? DEFAULT_KERNEL_LIMITS);
@@ -80,6 +83,8 @@ export class NotebookHub {
 
   /** The runtime of a notebook, loading it on first open; concurrent opens share one load. */
   open(notebookId: string): Promise<NotebookRuntime> {
+    // A server that is stopping opens nothing again (what it opened now would never be stored).
+    if (this.closing) return Promise.reject(new CommandError("unavailable", LEAVING));
     let runtime = this.runtimes.get(notebookId);
     if (!runtime) {
       runtime = this.load(notebookId);
@@ -124,6 +129,11 @@ export class NotebookHub {
   }
 
   /** The lab server stops: kernels that live with a host agent are left running (the next server takes them over); the others are stopped. */
+  /** The server is stopping: no notebook is opened again, whatever asks (its writes would come after the last flush). */
+  stopOpening(): void {
+    this.closing = true;
+  }
+
   async detachAll(): Promise<void> {
     const runtimes = await Promise.all([...this.runtimes.values()].map((runtime) => runtime.catch(() => undefined)));
     await Promise.all(runtimes.map((runtime) => (runtime?.kernelOutlivesServer ? runtime.detach() : runtime?.dispose())));

@@ -68,6 +68,9 @@ export interface NotebookRuntimeOptions {
   claimKernel?: () => () => void;
 }
 
+/** What a command is told while this server lets its notebooks go (a stop, or another server taking over). */
+export const LEAVING = "this lab server is letting the notebook go (it is stopping): nothing was changed; try again in a moment";
+
 export class NotebookRuntime {
   readonly kernel: KernelSession;
   private readonly recorders = new Map<string, OutputRecorder>();
@@ -79,6 +82,8 @@ export class NotebookRuntime {
   private liveRecord: ExecutionRecord | null = null;
   /** Set while the lab server stops: how the kernel run and its running cell are stored. */
   private stopping: { reason: string } | null = null;
+  /** Set when the runtime is disposed or detached: commands are refused from then on. */
+  private leaving = false;
   /**
    * The execution the kernel runs now, or ran last: metrics are attributed to
    * it, and its cell's live metrics build up here (viewers get them coalesced).
@@ -261,6 +266,9 @@ export class NotebookRuntime {
   }
 
   async handle(command: Exclude<NotebookCommand, { op: "open" | "presence" | "complete" | "inspect" }>, by: string): Promise<void> {
+    // Once this server lets the notebook go, nothing more is taken: a change accepted now could be answered
+    // and never stored (its writes would come after the last flush).
+    if (this.leaving) throw new CommandError("unavailable", LEAVING);
     // Checked and held from before anything changes until the kernel counts as live itself, so concurrent starts cannot pass the cap.
     const starts = (command.op === "execute" || command.op === "restart") && startsKernel(command.op, this.kernel.status.state);
     const release = starts ? this.options.claimKernel?.() : undefined;
@@ -387,6 +395,7 @@ export class NotebookRuntime {
    * everything up to the cell's end, after it is stored.
    */
   async dispose(reason = "lab server stopped"): Promise<void> {
+    this.leaving = true;
     this.stopping = { reason };
     await this.kernel.shutdown(reason, { runningStatus: "interrupted" });
     this.coalescer.flush();
@@ -402,6 +411,7 @@ export class NotebookRuntime {
    * server takes the kernel over (resume) from the stored read position.
    */
   async detach(): Promise<void> {
+    this.leaving = true;
     this.coalescer.flush();
     await this.gate.durable();
     this.coalescer.dispose();

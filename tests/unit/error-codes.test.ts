@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ERROR_CODES, type ErrorCode } from "../../server/core/errors";
-import { CommandError, DATABASE_UNREACHABLE, httpStatus, SourceConflictError, toClientError } from "../../server/errors";
+import { CommandError, DATABASE_UNREACHABLE, httpStatus, SERVER_STOPPING, SourceConflictError, toClientError } from "../../server/errors";
 import { IpynbError } from "../../server/ipynb/ipynb-error";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "../../server/persistence/errors";
 import { PredictionAlreadyCommittedError } from "../../server/persistence/prediction-repository";
@@ -47,6 +47,7 @@ describe("toClientError", () => {
       assert.equal(failure.error, DATABASE_UNREACHABLE);
     }
     assert.equal(toClientError(Object.assign(new Error("Unique constraint failed"), { code: "P2002" })).code, "internal", "the statement's own failure is not a database away");
+    assert.deepEqual(toClientError(new Error("Cannot use a pool after calling end on the pool")), { code: "unavailable", error: SERVER_STOPPING, expected: true }, "a command that came in while the server stopped");
   });
 
   it("keeps what a conflict needs and where in a file a problem is", () => {
