@@ -71,7 +71,8 @@ function runBenchmark(benchmark: Benchmark): Promise<{ code: number | null; outp
   });
 }
 
-describe("every benchmark runs (smoke sizes)", () => {
+// Two at a time: each is its own processes on free ports and temp dirs, and the suite's time matters (issue 31).
+describe("every benchmark runs (smoke sizes)", { concurrency: 2 }, () => {
   after(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
   it("every file of tests/bench is a benchmark started here or a part of one", () => {
