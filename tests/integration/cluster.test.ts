@@ -140,6 +140,20 @@ describe("several lab servers behind a load balancer", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** B runs a cell of a notebook it drives, so its own link to the host agent is open before A starts a kernel. */
+  async function openBsOwnAgentLink(): Promise<void> {
+    const ownB = await connectClient(b.url, cookie);
+    cleanup.push(() => ownB.close());
+    const created = await ownB.sendLab({ op: "create-notebook", title: "b's own" });
+    assert.ok(created.ok && created.notebook);
+    const opened = await ownB.send({ op: "open", notebookId: created.notebook.id });
+    assert.ok(opened.ok && opened.notebook);
+    const cellId = opened.notebook.cells[0]!.id;
+    assert.ok((await ownB.run(created.notebook.id, { [cellId]: "print('b runs')" })).ok);
+    await ownB.waitFor((event) => event.type === "cell-finished" && event.cellId === cellId);
+    assert.equal(await driverOf(databaseUrl, created.notebook.id), serverIdOf(b), "B drives its own notebook");
+  }
+
   async function notebookDrivenByA(title: string): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
     const client = await connectClient(a.url, cookie);
     cleanup.push(() => client.close());
@@ -233,16 +247,7 @@ describe("several lab servers behind a load balancer", () => {
   it("server A is SIGKILLed while a cell streams: B takes the kernel over after A's lease, and every line arrives once, in order", LIMIT, async () => {
     // B's own link to the host agent opens first (a notebook B drives runs a cell), so the kernel A starts next
     // is not in that link's hello: B must ask the agent for it when it takes over.
-    const ownB = await connectClient(b.url, cookie);
-    cleanup.push(() => ownB.close());
-    const createdOnB = await ownB.sendLab({ op: "create-notebook", title: "b's own" });
-    assert.ok(createdOnB.ok && createdOnB.notebook);
-    const openedOnB = await ownB.send({ op: "open", notebookId: createdOnB.notebook.id });
-    assert.ok(openedOnB.ok && openedOnB.notebook);
-    const bCell = openedOnB.notebook.cells[0]!.id;
-    assert.ok((await ownB.run(createdOnB.notebook.id, { [bCell]: "print('b runs')" })).ok);
-    await ownB.waitFor((event) => event.type === "cell-finished" && event.cellId === bCell);
-    assert.equal(await driverOf(databaseUrl, createdOnB.notebook.id), serverIdOf(b), "B drives its own notebook");
+    await openBsOwnAgentLink();
 
     const { client: onA, notebookId, cellId } = await notebookDrivenByA("kill a");
     const onB = pageOn(b.url, notebookId, cookie);
@@ -282,15 +287,7 @@ describe("several lab servers behind a load balancer", () => {
     // A fresh server A (an earlier test may have killed the first one).
     await a.stop("SIGTERM");
     a = await LabServer.start(env);
-    const ownB = await connectClient(b.url, cookie);
-    cleanup.push(() => ownB.close());
-    const createdOnB = await ownB.sendLab({ op: "create-notebook", title: "b's link" });
-    assert.ok(createdOnB.ok && createdOnB.notebook);
-    const openedOnB = await ownB.send({ op: "open", notebookId: createdOnB.notebook.id });
-    assert.ok(openedOnB.ok && openedOnB.notebook);
-    const bCell = openedOnB.notebook.cells[0]!.id;
-    assert.ok((await ownB.run(createdOnB.notebook.id, { [bCell]: "print('b runs')" })).ok);
-    await ownB.waitFor((event) => event.type === "cell-finished" && event.cellId === bCell);
+    await openBsOwnAgentLink();
     const { client: onA, notebookId, cellId } = await notebookDrivenByA("kill a, a cell queued");
     const second = `queued-${cellId}`;
     assert.deepEqual(await onA.send({ op: "insert-cell", notebookId, index: 1, cell: { id: second, kind: "code", source: "" } }), { ok: true });
