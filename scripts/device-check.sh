@@ -5,12 +5,14 @@
 #      and at the same time the whole scenario catalog, one headless process per scenario;
 #   2. then, alone on the machine, the StepTimer overhead benchmark (tests/bench/timing_overhead.py --cuda);
 #   3. one summary with every figure (scripts/device_summary.py), also in $OUT/summary.txt.
-# Every part is bounded (PYTEST_SECONDS, CATALOG_SECONDS, BENCH_SECONDS); files go to $OUT or a temporary folder.
+# Every part is bounded (PYTEST_SECONDS, CATALOG_SECONDS, BENCH_SECONDS). Files are written to a temporary folder;
+# where $OUT is set (the device tool brings back at most 8 files from it) they are packed into $OUT/device-check.tgz
+# beside $OUT/summary.txt.
 # Exit status: 0 when the suite passed, every scenario ran with no experiment failed, and the benchmark ran.
 #   bash scripts/device-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-$(mktemp -d)}
+out=$(mktemp -d)
 export PYTHONDONTWRITEBYTECODE=1
 cores=$(nproc)
 { nvidia-smi -L; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; } > "$out/gpus.txt" 2>&1
@@ -31,3 +33,11 @@ start=$(date +%s)
 timeout "${BENCH_SECONDS:-150}" python3 tests/bench/timing_overhead.py --cuda "${BENCH_STEPS:-100}" "${BENCH_ROUNDS:-5}" > "$out/bench.txt" 2>&1
 echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/bench.rc"
 python3 scripts/device_summary.py "$out" | tee "$out/summary.txt"
+status=${PIPESTATUS[0]}
+if [ -n "${OUT:-}" ]; then
+  cp "$out/summary.txt" "$OUT/summary.txt"
+  tar czf "$OUT/device-check.tgz" -C "$out" .
+else
+  echo "files: $out"
+fi
+exit "$status"
