@@ -5,6 +5,8 @@
 #      and at the same time the whole scenario catalog, one headless process per scenario;
 #   2. then, alone on the machine, the StepTimer overhead benchmark (tests/bench/timing_overhead.py --cuda);
 #   3. one summary with every figure (scripts/device_summary.py), also in $OUT/summary.txt.
+# pytest is stopped with SIGINT at its limit, so it still prints its failures and durations, and a test
+# running over 150 s prints every thread's stack (faulthandler_timeout).
 # Every part is bounded (PYTEST_SECONDS, CATALOG_SECONDS, BENCH_SECONDS). Files are written to a temporary folder;
 # where $OUT is set (the device tool brings back at most 8 files from it) they are packed into $OUT/device-check.tgz
 # beside $OUT/summary.txt.
@@ -24,13 +26,13 @@ workers=$(( cores > 8 ? cores - 4 : (cores > 2 ? cores - 1 : 1) ))
 if python3 -c 'import xdist' 2>/dev/null && [ "$workers" -gt 1 ]; then parallel=(-n "$workers"); else parallel=(); fi
 echo "pytest workers: ${parallel[*]:-serial}" >> "$out/env.txt"
 start=$(date +%s)
-(cd kernels && timeout "${PYTEST_SECONDS:-360}" python3 -m pytest -q -rs -p no:cacheprovider --durations=15 "${parallel[@]}" tests > "$out/pytest.txt" 2>&1; echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/pytest.rc") &
+(cd kernels && timeout -s INT -k 20 "${PYTEST_SECONDS:-360}" python3 -m pytest -q -rfEs --tb=short -p no:cacheprovider --durations=15 -o faulthandler_timeout=150 "${parallel[@]}" tests > "$out/pytest.txt" 2>&1; echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/pytest.rc") &
 for id in dp-basics dp-not-starting params-not-updated incomplete-results-gil hangs; do
   (cd kernels && timeout "${CATALOG_SECONDS:-300}" python3 -m mgpulab_scenarios.cli "$id" --json > "$out/catalog-$id.json" 2> "$out/catalog-$id.err"; echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/catalog-$id.rc") &
 done
 wait
 start=$(date +%s)
-timeout "${BENCH_SECONDS:-150}" python3 tests/bench/timing_overhead.py --cuda "${BENCH_STEPS:-100}" "${BENCH_ROUNDS:-5}" > "$out/bench.txt" 2>&1
+timeout "${BENCH_SECONDS:-150}" python3 tests/bench/timing_overhead.py --cuda "${BENCH_STEPS:-200}" "${BENCH_ROUNDS:-9}" > "$out/bench.txt" 2>&1
 echo "rc=$? seconds=$(( $(date +%s) - start ))" > "$out/bench.rc"
 python3 scripts/device_summary.py "$out" | tee "$out/summary.txt"
 status=${PIPESTATUS[0]}

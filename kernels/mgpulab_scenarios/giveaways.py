@@ -128,6 +128,9 @@ def sentences(text: str) -> List[str]:
 _TEMPLATE_ID = re.compile(r"[rbfu]*(['\"])[a-z0-9-]+/[a-z0-9-]+\1")  # "hangs/slow-link": an id, not words
 
 
+_FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", None)  # PEP 701 (3.12) splits f-strings into tokens
+
+
 def code_text(source: str) -> str:
     """The comments and string literals of a code cell (what it says in words; names are code)."""
     out: List[str] = []
@@ -137,6 +140,8 @@ def code_text(source: str) -> str:
                 out.append(token.string.lstrip("#").strip())
             elif token.type == tokenize.STRING and not _TEMPLATE_ID.fullmatch(token.string):
                 out.append(re.sub(r"\{[^}]*\}", " ", token.string))
+            elif token.type == _FSTRING_MIDDLE:  # Python 3.12+: an f-string's words come as their own tokens
+                out.append(token.string)
     except (tokenize.TokenError, IndentationError):
         return source
     return "\n".join(out)

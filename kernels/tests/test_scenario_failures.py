@@ -21,11 +21,16 @@ from mgpulab_scenarios.report import VERDICTS_MIME
 KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Every rank process dies at start with SIGKILL, as the kernel's OOM killer would kill it: a fault from
-# outside the lab, on every launch. (A spawned rank runs multiprocessing's spawn_main; a torchrun rank, the keeper.)
+# outside the lab, on every launch, whichever launcher `auto` picks on this host. A spawned rank is a new
+# interpreter (multiprocessing's spawn_main); a torchrun rank is forked by its keeper (mgpulab._rank_keeper),
+# which must live to report how the rank ended, so there the rank is killed as it leaves the fork.
 KILL_RANKS = '''
 import os, signal, sys
-if any("spawn_main" in a or "mgpulab._rank_keeper" in a for a in getattr(sys, "orig_argv", [])):
+argv = getattr(sys, "orig_argv", [])
+if any("spawn_main" in a for a in argv):
     os.kill(os.getpid(), signal.SIGKILL)
+elif any("mgpulab._rank_keeper" in a for a in argv):
+    os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGKILL))
 '''
 
 

@@ -47,7 +47,8 @@ def check_matches_full_batch(results, steps, lr, seed, batch, dim):
 
 def test_two_ranks_train_like_one_full_batch_and_report_state(capsys):
     args = dict(steps=4, lr=0.1, seed=3, batch=8, dim=3)
-    result = lab.launch(fns.two_rank_checks, 2, kwargs=args, **LIMITS)
+    # CPU ranks on any host (a GPU host's `auto` would put both on its GPU: test_cuda.py covers that)
+    result = lab.launch(fns.two_rank_checks, 2, kwargs=args, placement="cpu", **LIMITS)
     assert result.ok, result.summary
     assert result.launcher in ("torchrun", "torch.multiprocessing.spawn") and result.launcher_note
     assert result.device_mode["label"].startswith("2× cpu, DDP over gloo")
