@@ -34,6 +34,7 @@ from mgpulab_wire.protocol_generated import MetricMessage
 Convert = Callable[[str, Any], Optional[float]]
 
 _flushers: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_holding: set = set()  # flushers holding frames not yet sent: kept alive until they have sent them
 _lock = threading.Lock()
 _atexit_registered = False
 
@@ -120,7 +121,9 @@ class Capture:
 
     __slots__ = ("values", "_device", "_events", "_convert")
 
-    def __init__(self, values: Mapping[str, Any], convert: Convert) -> None:
+    def __init__(self, values: Mapping[str, Any], convert: Convert, stream: Any = None) -> None:
+        """``stream``: the stream the values were computed on, when the caller already has it (a step
+        timer looks its stream up once a step); else each value's device's current stream."""
         self.values: Dict[str, Optional[float]] = {}
         self._device: List[Tuple[str, Any]] = []
         self._events: List[Any] = []
@@ -144,7 +147,8 @@ class Capture:
             for device in streams:
                 with _pool_lock:
                     event = _events.take()
-                event.record(torch.cuda.current_stream(device))
+                mine = stream is not None and stream.device == device
+                event.record(stream if mine else torch.cuda.current_stream(device))
                 self._events.append(event)
 
     @property
@@ -229,6 +233,20 @@ def register(flusher: Any) -> None:
         if not _atexit_registered:
             atexit.register(flush_all, True)  # a plain script's last frames
             _atexit_registered = True
+
+
+def hold(flusher: Any) -> None:
+    """``flusher`` holds frames not sent yet: keep it alive (a timer dropped without ``close()``
+    still sends its last steps at :func:`flush_all`). Implies :func:`register`."""
+    register(flusher)
+    with _lock:
+        _holding.add(flusher)
+
+
+def release(flusher: Any) -> None:
+    """``flusher`` has sent everything it held."""
+    with _lock:
+        _holding.discard(flusher)
 
 
 def flush_all(wait: bool = True) -> None:

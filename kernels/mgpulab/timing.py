@@ -19,8 +19,14 @@ its events have completed, usually a step later; :meth:`StepTimer.close` waits
 for the rest). Nothing in a step synchronises the device: ``loss=`` and other
 tensor values are copied to pinned host memory without a sync and read when
 the step's frame goes out (:mod:`mgpulab._deferred`); events come from a pool
-instead of being created each step. ``data`` is always host time (waiting for
-the loader).
+instead of being created each step, and the stream is looked up once a step.
+``data`` is always host time (waiting for the loader).
+
+Sending: step frames go out in batches, at most ``SEND_INTERVAL_S`` apart (one
+write for the batch), so a fast loop pays for building and writing frames in
+one go rather than at the end of every step; a step slower than that goes out
+as it ends. What is left goes out at :meth:`StepTimer.close`, at the end of
+the cell or rank, or at exit, also for a timer dropped without ``close()``.
 
 Communication (DDP): a comm hook wraps the default allreduce and times each
 bucket from launch to completion of its future (CPU/gloo: ``perf_counter`` in
@@ -75,6 +81,8 @@ from . import _deferred, _env, _run_tag, devices, heartbeat, metrics
 MIB = float(1 << 20)
 PHASES = ("data", "forward", "backward", "comm", "optimizer")
 MEMORY_INTERVAL_S = 0.1
+SEND_INTERVAL_S = 0.05  # step frames go out in batches at most this far apart (see StepTimer.step)
+SEND_BACKLOG = 256  # or once this many steps wait
 Memory = List[Tuple[Optional[float], Optional[float]]]
 
 
@@ -84,7 +92,7 @@ class _Pending:
     __slots__ = ("step", "host", "events", "build", "capture", "memory", "pooled")
 
     def __init__(self, step: int, host: Dict[str, float], events: List[Tuple[str, Any, Any]],
-                 build: Callable[["_Pending"], List[wire.MetricMessage]], capture: Optional[_deferred.Capture],
+                 build: Callable[["_Pending", bool], List[wire.MetricMessage]], capture: Optional[_deferred.Capture],
                  memory: Optional[Memory], pooled: int) -> None:
         self.step, self.host, self.events, self.build = step, host, events, build
         self.capture, self.memory, self.pooled = capture, memory, pooled
@@ -95,10 +103,12 @@ class _Pending:
             return False
         return all(end.query() for _, _, end in reversed(self.events))
 
-    def times(self) -> Dict[str, float]:
+    def times(self, waited: bool) -> Dict[str, float]:
+        """Host and device phase times; ``waited``: ready() said every event is done (no sync needed)."""
         times = dict(self.host)
         for name, start, end in self.events:
-            end.synchronize()  # returns at once when ready() said so
+            if not waited:
+                end.synchronize()
             times[name] = times.get(name, 0.0) + start.elapsed_time(end)
         return times
 
@@ -118,7 +128,7 @@ class _Phase:
             timer._step_start = now
         if timer.cuda and self.name != "data":
             self.start_event = timer._pool.take()
-            self.start_event.record(torch.cuda.current_stream(timer.device))
+            self.start_event.record(timer._step_stream())
         else:
             self.start_event = None
 
@@ -126,7 +136,7 @@ class _Phase:
         timer = self.timer
         if self.start_event is not None:
             end = timer._pool.take()
-            end.record(torch.cuda.current_stream(timer.device))
+            end.record(timer._step_stream())
             with timer._lock:
                 timer._events.append((self.name, self.start_event, end))
                 timer._pooled += 2
@@ -161,7 +171,9 @@ class StepTimer:
         self._pooled = 0  # how many of _events' events came from the pool (the rest are DataParallel's)
         self._pool = _deferred.EventPool(timing=True)
         self._step_start: Optional[float] = None
+        self._stream: Any = None  # the device's current stream, looked up once per step (see _step_stream)
         self._pending: Deque[_Pending] = deque()
+        self._sent_at = float("-inf")  # when step() last sent what was ready
         self._memory_at: Optional[float] = None  # when CUDA memory was last sampled
         self._last_step: Optional[int] = None
         self._last_memory_sent = True
@@ -189,6 +201,15 @@ class StepTimer:
         metrics.publish_plan(planned, run_id=self.run_id)
 
     # -- phases ---------------------------------------------------------------------------
+
+    def _step_stream(self) -> Any:
+        """The stream this step's phase events go on: the device's current stream when the step's first
+        phase began. Looked up once a step, not at every event: on a launch-bound loop each lookup is
+        host time the next kernel launch waits for. A loop that switches streams inside a step is timed
+        on the stream its step began on."""
+        if self._stream is None:
+            self._stream = torch.cuda.current_stream(self.device)
+        return self._stream
 
     def phase(self, name: str) -> _Phase:
         """Time a block as ``name`` (data, forward, backward, comm, optimizer, or your own)."""
@@ -273,7 +294,8 @@ class StepTimer:
             extra["loss"] = loss
         capture = None
         if _deferred.has_cuda_tensor(extra):
-            capture = _deferred.Capture(extra, metrics.to_metric_value)  # copied now, read when ready
+            capture = _deferred.Capture(extra, metrics.to_metric_value,  # copied now, read when ready
+                                        self._step_stream() if self.cuda else None)
             extra = capture.values
         else:
             extra = {k: metrics.to_metric_value(k, v) for k, v in extra.items()}
@@ -285,7 +307,15 @@ class StepTimer:
         self._pending.append(_Pending(step, host, events, self._builder(step, samples, extra, phases),
                                       capture, memory, pooled))
         self._last_step, self._last_memory_sent = step, memory is not None
-        self._resolve(block=False)
+        self._stream = None
+        if len(self._pending) == 1:
+            _deferred.hold(self)  # sent at the cell's (or rank's) end even if the timer is dropped unclosed
+        # Frames go out in batches: building and writing 50 frames in one go costs the training loop less
+        # host time than one at the end of every step (on a launch-bound GPU loop that time is the step's).
+        # A step slower than the interval is sent as it ends (CUDA: once its events are done, a step later).
+        if now - self._sent_at >= SEND_INTERVAL_S or len(self._pending) >= SEND_BACKLOG:
+            self._sent_at = now
+            self._resolve(block=False)
         heartbeat.beat(step, frame=False)
 
     def close(self) -> None:
@@ -310,6 +340,7 @@ class StepTimer:
                 if pending.capture is not None:
                     pending.capture.drop()
             self._pending.clear()
+            _deferred.release(self)
 
     def __enter__(self) -> "StepTimer":
         return self
@@ -318,20 +349,29 @@ class StepTimer:
         self.close()
 
     def _resolve(self, block: bool) -> None:
-        while self._pending and (block or self._pending[0].ready()):
+        out: List[wire.MetricMessage] = []
+        while self._pending:
+            waited = self._pending[0].ready()
+            if not (waited or block):
+                break
             pending = self._pending.popleft()
-            for message in pending.build(pending):
-                self.records.append(message)
-                if self.emit:
-                    frames.emit(message)
+            out.extend(pending.build(pending, waited))
             if pending.pooled:  # phase and comm events come first; DataParallel's own follow
                 self._pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
                 pending.pooled = 0
+        self.records.extend(out)
+        if self.emit and out:
+            frames.emit_many(out)
+        if not self._pending:
+            _deferred.release(self)
 
     def _builder(self, step: int, samples: Optional[int], extra: Dict[str, Optional[float]],
-                 phases: Any) -> Callable[[_Pending], List[wire.MetricMessage]]:
-        def build(pending: _Pending) -> List[wire.MetricMessage]:
-            times = pending.times()
+                 phases: Any) -> Callable[[_Pending, bool], List[wire.MetricMessage]]:
+        # the step's tag, also when its frame is built after the loop set a new one
+        run_id = self.run_id if self.run_id is not None else _run_tag.current_run_id()
+
+        def build(pending: _Pending, waited: bool) -> List[wire.MetricMessage]:
+            times = pending.times(waited)
             if pending.capture is not None:
                 extra.update(pending.capture.resolve())
             memory = pending.memory
@@ -347,7 +387,7 @@ class StepTimer:
                 if memory is not None:
                     main["memory_mib"], main["memory_peak_mib"] = memory[0]
                 main.update(extra)
-                return [self._message(step, self.rank, main)]
+                return [self._message(step, self.rank, main, run_id)]
             main.update(scatter_ms=phases.scatter_ms, replicate_ms=phases.replicate_ms,
                         gather_ms=phases.gather_ms)
             main.update(extra)
@@ -366,12 +406,12 @@ class StepTimer:
                 values["samples"] = phases.samples[i]
                 if memory is not None:
                     values["memory_mib"], values["memory_peak_mib"] = memory[i] if i < len(memory) else (None, None)
-                out.append(self._message(step, device, values))
+                out.append(self._message(step, device, values, run_id))
             return out
         return build
 
-    def _message(self, step: int, rank: int, values: Dict[str, Any]) -> wire.MetricMessage:
-        return metrics.metric_message(step, values, rank=rank, run_id=self.run_id)
+    def _message(self, step: int, rank: int, values: Dict[str, Any], run_id: Optional[str]) -> wire.MetricMessage:
+        return metrics.metric_message(step, values, rank=rank, run_id=run_id)
 
     def _emit_memory(self, step: int, memory: Memory) -> None:
         """The closing memory sample of a step whose frame already went out without one."""
@@ -379,7 +419,8 @@ class StepTimer:
         ranks = phases.devices if phases is not None else [self.rank]
         for i, rank in enumerate(ranks):
             if i < len(memory) and memory[i][0] is not None:
-                message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]})
+                message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]},
+                                        self.run_id)
                 self.records.append(message)
                 if self.emit:
                     frames.emit(message)
