@@ -92,6 +92,28 @@ def test_step_timer_on_one_device(sent):
     assert timer.mean("forward_ms") is not None
 
 
+def test_step_frames_go_out_in_batches_each_with_its_step_s_tag_and_none_is_lost_unclosed(sent):
+    """A fast loop's frames go out together (one write, not one per step); the first step's at once, so a
+    chart starts; a tag changed mid-run tags only later steps; a timer dropped without close() still sends
+    what it held when the cell (here: flush_deferred, as the kernel calls it) ends."""
+    import gc
+    from mgpulab import timing
+    timer = lab.StepTimer(rank=0, run_id="before")
+    timer.step(0, samples=1)
+    assert [m["step"] for m in sent] == [0], "the first step goes out as it ends"
+    for step in range(1, 6):  # far faster than the send interval
+        if step == 3:
+            timer.run_id = "after"
+        timer.step(step, samples=1)
+    assert len(sent) < 6, "steps closer together than SEND_INTERVAL_S wait for the next batch"
+    assert timing.SEND_INTERVAL_S <= 0.1  # a chart is never more than a tenth of a second behind a fast loop
+    del timer
+    gc.collect()
+    metrics.flush_deferred()
+    assert [m["step"] for m in sent] == [0, 1, 2, 3, 4, 5]
+    assert [m.get("runId") for m in sent] == ["before"] * 3 + ["after"] * 3
+
+
 def test_step_timer_with_data_parallel_emits_one_frame_per_device(sent):
     torch.manual_seed(0)
     model = lab.DataParallel(nn.Linear(4, 2), device_ids=[0, 1, 2], placement="cpu")
