@@ -108,7 +108,9 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const interrupted = options.cluster ? [] : await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
   const kernelHosts = hosts ?? (options.host ? singleHost(options.host()) : null);
   if (!kernelHosts) throw new Error("openLab needs hosts or a host");
-  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost);
+  // With several servers, this one's id: it names its driver leases, and its kernels' writes are fenced by them.
+  const serverId = options.cluster ? (options.cluster.serverId ?? randomUUID().replace(/-/g, "").slice(0, 16)) : null;
+  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost, serverId);
   const scenarios = new ScenarioCatalog();
   // Made once the hub exists; notebook events reach the workshops' live views after their writes commit.
   let workshops: Workshops | null = null;
@@ -141,8 +143,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const local = new LocalDriver(hub, () => labWorkshops, options.log);
   let drivers: NotebookDrivers = new LocalDrivers(local);
   let resumed = 0;
-  if (options.cluster) {
-    const serverId = options.cluster.serverId ?? randomUUID().replace(/-/g, "").slice(0, 16);
+  if (options.cluster && serverId) {
     const link = await ServerLink.open({ redisUrl: options.cluster.redisUrl, labId, serverId, log: options.log });
     cluster = new LabCluster({
       hub,

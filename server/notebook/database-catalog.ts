@@ -9,11 +9,15 @@ import { freshCopyTitle } from "./scenario-copies";
 export class DatabaseCatalog implements NotebookCatalog {
   readonly repos: Repositories;
 
-  /** `defaultHost`: the host a notebook's kernels start on when its spec names none. */
+  /**
+   * `defaultHost`: the host a notebook's kernels start on when its spec names none. `driverId`: with several
+   * lab servers, this server's id (its kernels' writes are stored only while it drives their notebook).
+   */
   constructor(
     prisma: PrismaClient,
     private readonly report: (message: string) => void,
     private readonly defaultHost = "local",
+    private readonly driverId: string | null = null,
   ) {
     this.repos = {
       notebooks: new NotebookRepository(prisma),
@@ -27,7 +31,7 @@ export class DatabaseCatalog implements NotebookCatalog {
   async load(notebookId: string) {
     const stored = await this.repos.notebooks.load(notebookId, { includeDeleted: true });
     const predictions = await this.repos.predictions.list(notebookId, stored.ownerId);
-    const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, stored.ownerId, this.report);
+    const persistence = new DatabaseNotebookPersistence(notebookId, stored.version, this.repos, stored.ownerId, this.report, this.driverId);
     return { doc: toNotebookDocument(stored, predictions, this.defaultHost), persistence };
   }
 

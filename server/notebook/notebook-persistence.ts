@@ -16,7 +16,7 @@ import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
 import type { LiveTail, MetricInput } from "../persistence/types";
 import { newRunId, type MetricRepository, type NotebookRepository, type PredictionRepository, type RunRepository } from "../persistence";
-import { isDatabaseUnreachable } from "../persistence/errors";
+import { isDatabaseUnreachable, NotDrivingError } from "../persistence/errors";
 import type { RunWrite } from "../persistence/run-writes";
 import { WriteQueue } from "./write-queue";
 
@@ -123,6 +123,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private readonly storedQueued = new Set<string>();
   /** Executions queued before the kernel had a run: stored behind the first one that starts it. */
   private unstoredQueued: QueuedExecution[] = [];
+  /** Set once a group commit was refused because another server drives the notebook now (see commit()). */
+  private notDriving: NotDrivingError | null = null;
 
   constructor(
     private readonly notebookId: string,
@@ -130,6 +132,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     private readonly repos: Repositories,
     private readonly userId: string,
     report: (message: string) => void,
+    /** With several lab servers: this server's id, so a commit made after another took the notebook over is refused. */
+    private readonly driverId: string | null = null,
   ) {
     this.version = version;
     this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`), {
@@ -330,8 +334,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     if (this.writes.length === 0) return;
     const writes = this.writes;
     this.writes = [];
-    const commit = { notebookId: this.notebookId, commitId: randomUUID() };
-    this.queue.fire("outputs and runs", (attempt) => this.repos.runs.write(writes, { ...commit, retried: attempt > 0 }));
+    const commit = { notebookId: this.notebookId, commitId: randomUUID(), ...(this.driverId ? { driver: this.driverId } : {}) };
+    this.queue
+      .run("outputs and runs", (attempt) => this.repos.runs.write(writes, { ...commit, retried: attempt > 0 }))
+      .catch((error: unknown) => {
+        if (error instanceof NotDrivingError) this.notDriving ??= error;
+      });
   }
 
   kernelEnded(status: "finished" | "interrupted" | "died", reason: string | null): void {
@@ -352,6 +360,9 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     if (this.writes.length === 1 && only?.kind === "read-position") this.later();
     else this.flushWrites();
     await this.queue.drain();
+    // Not stored because another server drives the notebook now: the caller must not tell the host agent
+    // that this output is stored (the new driver replays it from the position stored before it took over).
+    if (this.notDriving) throw this.notDriving;
   }
 
   async flush(): Promise<void> {

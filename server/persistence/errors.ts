@@ -37,6 +37,21 @@ export class InvalidDataError extends PersistenceError {
   readonly code = "invalid";
 }
 
+/**
+ * A group commit refused because another lab server drives the notebook now (it took the lease over):
+ * what this server saw of the kernel's output is the new driver's to store, from the read position
+ * stored before it took over, so storing it here too would store it twice.
+ */
+export class NotDrivingError extends Error {
+  override readonly name: string = "NotDrivingError";
+  constructor(
+    readonly notebookId: string,
+    readonly driver: string,
+  ) {
+    super(`lab server ${driver} drives notebook ${notebookId} now: this server's writes for it are refused`);
+  }
+}
+
 export function isPersistenceError(error: unknown): error is PersistenceError {
   return error instanceof PersistenceError;
 }

@@ -1,6 +1,6 @@
 /** The persistence API: open the database, then build repositories on its client. */
 export { checkDrift, closeDatabase, databaseProviderOf, getDatabase, openDatabase, resolveDatabaseFile, type Database, type DatabaseOptions, type DatabaseProvider, type PrismaClient } from "./database";
-export { AlreadyExistsError, InvalidDataError, isDatabaseUnreachable, isPersistenceError, NotFoundError, PersistenceError, VersionConflictError, type PersistenceErrorCode } from "./errors";
+export { AlreadyExistsError, InvalidDataError, isDatabaseUnreachable, isPersistenceError, NotDrivingError, NotFoundError, PersistenceError, VersionConflictError, type PersistenceErrorCode } from "./errors";
 export { MetricRepository, type SeriesFilter, type SeriesInfo } from "./metric-repository";
 export { MigrationError } from "./migrations";
 export { NotebookRepository, toNotebookDocument, type CreateNotebookInput, type ListOptions, type VersionResult } from "./notebook-repository";

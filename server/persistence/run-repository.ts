@@ -15,7 +15,7 @@ import type { CellOutput } from "../core/protocol/notebook-model";
 import { Prisma, type PrismaClient } from "./generated/client";
 import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
 import { sqlOf } from "./database";
-import { InvalidDataError, isDatabaseUnreachable, NotFoundError } from "./errors";
+import { InvalidDataError, isDatabaseUnreachable, NotDrivingError, NotFoundError } from "./errors";
 import { applyRunWrites, finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
 import type { Sql, SqlQueries, SqlRow } from "./sql";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
@@ -118,10 +118,30 @@ export interface GroupCommit {
   notebookId: string;
   commitId: string;
   retried: boolean;
+  /**
+   * With several lab servers on one database: this server's id. The commit is stored only while no
+   * other server holds the notebook's driver lease (NotDrivingError otherwise; see checkDriver).
+   */
+  driver?: string;
 }
 
 async function markCommit(tx: SqlQueries, notebookId: string, commitId: string): Promise<void> {
   await tx.run(`UPDATE "Notebook" SET "lastCommitId" = ? WHERE "id" = ?`, [commitId, notebookId]);
+}
+
+/**
+ * The fence between two servers of one notebook: inside the commit's transaction, the notebook's driver
+ * row is read and (PostgreSQL) locked. A server that takes the lease over updates that row, so it either
+ * waits for this commit and then reads a read position that includes it, or has already taken it and
+ * this commit is refused: what it would store, the new driver replays from the kernel's output once.
+ * No row (released at a clean stop, or never clustered) is no other driver. SQLite has one writer at a
+ * time, so its read needs no lock.
+ */
+async function checkDriver(tx: SqlQueries, provider: Sql["provider"], notebookId: string, serverId: string): Promise<void> {
+  const lock = provider === "postgresql" ? " FOR UPDATE" : "";
+  const rows = await tx.all(`SELECT "serverId" FROM "NotebookDriver" WHERE "notebookId" = ?${lock}`, [notebookId]);
+  const holder = rows[0]?.serverId;
+  if (typeof holder === "string" && holder !== serverId) throw new NotDrivingError(notebookId, holder);
 }
 
 export class RunRepository {
@@ -173,6 +193,7 @@ export class RunRepository {
     if (from === 0) {
       try {
         const committed = await this.sql.transaction(async (tx) => {
+          if (commit?.driver) await checkDriver(tx, this.sql.provider, commit.notebookId, commit.driver);
           const done = await applyRunWrites(tx, writes);
           if (commit) await markCommit(tx, commit.notebookId, commit.commitId);
           return done;
@@ -181,7 +202,7 @@ export class RunRepository {
         return;
       } catch (error) {
         // Unreachable: the caller's queue tries it again (notebook-persistence.ts), and the check above tells.
-        if (writes.length === 1 || isDatabaseUnreachable(error)) throw error;
+        if (writes.length === 1 || isDatabaseUnreachable(error) || error instanceof NotDrivingError) throw error;
       }
     }
     const failed: string[] = [];
@@ -189,12 +210,14 @@ export class RunRepository {
       if (index < from) continue;
       try {
         const committed = await this.sql.transaction(async (tx) => {
+          if (commit?.driver) await checkDriver(tx, this.sql.provider, commit.notebookId, commit.driver);
           const done = await applyRunWrites(tx, [write]);
           if (commit) await markCommit(tx, commit.notebookId, `${commit.commitId}/${index}`);
           return done;
         });
         committed();
       } catch (error) {
+        if (error instanceof NotDrivingError) throw error;
         // With a commit id, the writes stored so far are marked: the next attempt goes on after them.
         if (commit && isDatabaseUnreachable(error)) throw error;
         // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
