@@ -1,8 +1,4 @@
 /**
- * Not in `npm test` yet (run it: `node --import tsx --test tests/chaos/short-form.test.ts`): one
- * fault it finds is still open (RELIABILITY.md, "Open"), a line stored twice when two servers race
- * for a notebook's driver lease, which made this test fail in 1 of 6 runs.
- *
  * The chaos run in its short form: `npm run chaos` for two
  * minutes with a fixed seed (one fault of each kind on the several-servers
  * lab, 20 participants), which must find no violation; with the checker's
@@ -16,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { FAULT_KINDS } from "./schedule";
+import { FAULT_KINDS } from "../chaos/schedule";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const SEED = 20261127;
