@@ -54,6 +54,8 @@ const HELPERS: Record<string, string> = {
   "cpu-profile.ts": "cell-cpu.ts's profile summary",
   "jupyter_server_cells.py": "cell-cpu.ts's Jupyter server driver",
   "jupyter_bench.py": "run.ts's Jupyter side",
+  // GPU-only (CUDA events and pinned copies): without CUDA it says so and exits 2, so nothing here runs it
+  "step_timer_probe.py": "timing_overhead.py --cuda's breakdown of a step's host calls, run by hand on a GPU host",
   "kernel-traffic.ts": "run.ts's and hosts.ts's traffic measure",
   "typing-latency.ts": "charts.ts's typing runs",
 };
