@@ -24,6 +24,7 @@ import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-a
 import { RedisUnreachable } from "./cluster/redis-connect";
 import { LabMetrics } from "./metrics/lab-metrics";
 import { workshopCounts } from "./metrics/workshop-counts";
+import { errorDetail, errorMessage } from "./core/errors";
 
 /** A start the operator must fix first: said in one line, no stack trace. */
 class StartRefused extends Error {}
@@ -154,7 +155,7 @@ async function reloadHosts(lab: Lab, file: string | null, dataDir: string, hostS
     for (const problem of report.problems) log.warn({ host: problem.id, problems: problem.errors }, `hosts file reloaded: host ${problem.id}'s entry fails its check`);
     log.info({ hostsFile: reloaded.file, added: report.added, removed: report.removed, keptForKernels: report.keptForKernels, reconfigured: report.reconfigured }, "hosts file reloaded");
   } catch (error) {
-    const said = error instanceof HostsConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    const said = error instanceof HostsConfigError ? error.message : errorDetail(error);
     log.error({ error: said }, "hosts file not reloaded: the hosts stay as they were");
   }
 }
@@ -168,7 +169,7 @@ async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, lo
   const accounts = lab.access.accounts;
   if (config.firstAdmin && !(await accounts.hasAdminWithPassword())) {
     const admin = await accounts.create({ ...config.firstAdmin, role: "admin" }).catch((error: unknown) => {
-      throw new StartRefused(`MGPULAB_ADMIN_EMAIL/MGPULAB_ADMIN_PASSWORD: ${error instanceof Error ? error.message : String(error)}`);
+      throw new StartRefused(`MGPULAB_ADMIN_EMAIL/MGPULAB_ADMIN_PASSWORD: ${errorMessage(error)}`);
     });
     log.info({ email: admin.email }, "first admin created");
   }
@@ -183,7 +184,7 @@ async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, lo
 
 main().catch((error: unknown) => {
   // A bad hosts file or a refused start is the operator's to fix: its words, not a stack trace.
-  const said = error instanceof HostsConfigError || error instanceof StartRefused || error instanceof RedisUnreachable ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const said = error instanceof HostsConfigError || error instanceof StartRefused || error instanceof RedisUnreachable ? error.message : errorDetail(error);
   process.stderr.write(`multi-gpu-lab failed to start: ${said}\n`);
   process.exit(1);
 });

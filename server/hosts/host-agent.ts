@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import type { AgentKernel, AgentMessage, AgentMessageOf, AgentRequest, AgentSettings, GpuWait, SettingsNote } from "../core/protocol/agent-messages";
 import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 import { plainLine } from "./terminal-text";
+import { errorMessage } from "../core/errors";
 
 /** What the owner of one kernel on the host hears. */
 export interface AgentKernelHandlers {
@@ -380,7 +381,7 @@ export class HostAgent {
       );
     } catch (error) {
       const output = error instanceof AgentLinkError ? error.output : "";
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.setState({ state: "unreachable", error: message, output: output.slice(-4000), at: Date.now() });
       this.scheduleReconnect();
       throw new HostAgentError(message);
@@ -453,7 +454,7 @@ export class HostAgent {
       this.failing = `the link to the host agent stopped answering (nothing for ${Math.round(silentMs / 1000)} s)`;
       this.options.log("warning", `host ${this.hostId}: ${this.failing}; closing it to connect again`);
       // Its end (closed) reconnects; a failure to end it is said, never left unhandled.
-      link.close().catch((error: unknown) => this.options.log("error", `host ${this.hostId}: could not close the silent link: ${error instanceof Error ? error.message : String(error)}`));
+      link.close().catch((error: unknown) => this.options.log("error", `host ${this.hostId}: could not close the silent link: ${errorMessage(error)}`));
       return;
     }
     if (silentMs >= STALL_AFTER_MS && state.state === "connected") {

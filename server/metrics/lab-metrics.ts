@@ -29,6 +29,7 @@ import type { DatabaseStatement } from "../persistence/timed-adapter";
 import { gpuCounts, gpuQueues, kernelCounts, type KernelFact } from "./lab-gauges";
 import { SinceMap } from "./since-map";
 import type { WorkshopCounts } from "./workshop-counts";
+import { errorMessage } from "../core/errors";
 
 /** What a scrape reads. Each is optional: a lab without hosts (tests) has no host gauges. */
 export interface MetricSources {
@@ -203,7 +204,7 @@ export class LabMetrics {
       return await body();
     } catch (error) {
       this.sourceErrors.inc({ source });
-      this.options.log?.("warning", `metrics: reading ${source} failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log?.("warning", `metrics: reading ${source} failed: ${errorMessage(error)}`);
       return undefined;
     }
   }
