@@ -16,6 +16,7 @@ import { KernelRefusedError, type KernelExit, type KernelLauncher, type KernelPl
 import { GpuRefusedError, type AgentKernelHandlers, type HostAgent, type HostLinkState } from "./host-agent";
 import { plainText } from "./terminal-text";
 import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** Names agent kernels as the owner of `notebookId` may see them (holder-names.ts); null: nobody asks for a notebook. */
 export type NameKernels = (agentKernelIds: readonly string[], notebookId: string | null) => Promise<Map<string, HolderName>>;
@@ -51,7 +52,7 @@ export class AgentKernelProcess implements KernelProcess {
     private readonly agent: HostAgent,
     readonly kernelId: string,
     private state: AgentKernel,
-    private readonly log: (level: "info" | "warning" | "error", message: string) => void,
+    private readonly log: Log,
     onThisMachine: boolean,
     private readonly hostLabel: string = agent.hostId,
   ) {
@@ -235,7 +236,7 @@ export async function nameWait(wait: GpuWait, host: string, name: NameKernels | 
 export function agentLauncher(
   agent: HostAgent,
   label: string,
-  log: (level: "info" | "warning" | "error", message: string) => void,
+  log: Log,
   onThisMachine: boolean,
   name: NameKernels | null = null,
 ): KernelLauncher {

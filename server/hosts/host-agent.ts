@@ -17,6 +17,7 @@ import type { AgentKernel, AgentMessage, AgentMessageOf, AgentRequest, AgentSett
 import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 import { plainLine } from "./terminal-text";
 import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** What the owner of one kernel on the host hears. */
 export interface AgentKernelHandlers {
@@ -50,7 +51,7 @@ export interface HostAgentOptions {
   hostId: string;
   transport: LinkTransport;
   settings: AgentBootSettings;
-  log: (level: "info" | "warning" | "error", message: string) => void;
+  log: Log;
   /** How long to wait for the agent's hello on a new link. */
   connectTimeoutMs?: number;
   /** The code a new agent starts with (the lab's own; a test may play an older lab). */

@@ -23,6 +23,7 @@ import { agentCode, type AgentBootSettings, type LinkTransport } from "./agent-l
 import { HostAgent, isLinked } from "./host-agent";
 import { buildHostView } from "./host-view";
 import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** One host as the lab runs it: how to reach it and what its agent is told. */
 export interface LabHostSpec {
@@ -37,8 +38,6 @@ export interface LabHostSpec {
   interruptGraceMs: number;
   runtimeDir: string | null;
 }
-
-export type Log = (level: "info" | "warning" | "error", message: string) => void;
 
 interface HostEntry {
   spec: LabHostSpec;

@@ -30,6 +30,7 @@ import { gpuCounts, gpuQueues, kernelCounts, type KernelFact } from "./lab-gauge
 import { SinceMap } from "./since-map";
 import type { WorkshopCounts } from "./workshop-counts";
 import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** What a scrape reads. Each is optional: a lab without hosts (tests) has no host gauges. */
 export interface MetricSources {
@@ -43,8 +44,6 @@ export interface MetricSources {
   workshops?: () => Promise<WorkshopCounts>;
   sockets?: () => number;
 }
-
-type Log = (level: "info" | "warning" | "error", message: string) => void;
 
 const FINISHED_STATUSES = ["ok", "error", "interrupted", "aborted", "kernel-died"] as const satisfies ReadonlyArray<Extract<NotebookEvent, { type: "cell-finished" }>["status"]>;
 

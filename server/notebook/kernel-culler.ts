@@ -7,9 +7,10 @@
 import { cullDecision, idleShutdownReason, kernelUse } from "./kernel-policy";
 import type { KernelRegistry } from "./kernel-registry";
 import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 export interface KernelCullerOptions {
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
   clock?: () => number;
 }
 

@@ -46,6 +46,7 @@ import {
   staleExperimentCells,
   type TemplateRenderer,
 } from "./template-cells";
+import type { Log } from "../logger";
 
 export interface NotebookRuntimeOptions {
   /** Where kernels may run: the document's kernel spec picks one at each kernel start. */
@@ -58,7 +59,7 @@ export interface NotebookRuntimeOptions {
   templates?: TemplateRenderer;
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
   hangAfterMs?: number;
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
   /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
   claimKernel?: () => () => void;
 }
