@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useRef, useState } from "react";
 import { importNotesKey } from "./model/lab-client";
 import type { NotebookListController } from "./model/notebook-list";
+import { errorMessage } from "../server/core/errors";
 
 interface Props {
   list: NotebookListController;
@@ -21,7 +22,7 @@ export default function ImportButton({ list }: Props) {
       text = await file.text();
     } catch (err) {
       setBusy(false);
-      list.reportError(`Could not read ${file.name}: ${err instanceof Error ? err.message : String(err)}`);
+      list.reportError(`Could not read ${file.name}: ${errorMessage(err)}`);
       return;
     }
     const imported = await list.importFile(file.name, text);

@@ -23,6 +23,7 @@ import { resolveDatabaseTarget, type DatabaseProvider, type DatabaseTarget } fro
 import { defaultPaths, diffToSchema, LOCKFILE_NAME, POSTGRES_SCHEMA_PATH, SCHEMA_PATH } from "../server/persistence/migrations";
 import { derivePostgresSchema } from "../server/persistence/postgres-schema";
 import { startPostgres } from "../tests/helpers/postgres";
+import { errorMessage } from "../server/core/errors";
 
 function timestamp(date = new Date()): string {
   const pad = (n: number) => String(n).padStart(2, "0");
@@ -111,7 +112,7 @@ async function main(args: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`db-migrate-diff: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`db-migrate-diff: ${errorMessage(error)}\n`);
     process.exit(1);
   },
 );

@@ -6,6 +6,7 @@
  *   npx tsx scripts/db-migrate.ts <file.db>
  */
 import { checkDrift, openDatabase } from "../server/persistence/database";
+import { errorMessage } from "../server/core/errors";
 
 async function main(file: string | undefined): Promise<number> {
   const db = await openDatabase({ file });
@@ -25,7 +26,7 @@ async function main(file: string | undefined): Promise<number> {
 main(process.argv[2]).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`db-migrate: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`db-migrate: ${errorMessage(error)}\n`);
     process.exit(1);
   },
 );

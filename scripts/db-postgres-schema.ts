@@ -9,6 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { POSTGRES_SCHEMA_PATH, SCHEMA_PATH } from "../server/persistence/migrations";
 import { derivePostgresSchema } from "../server/persistence/postgres-schema";
+import { errorMessage } from "../server/core/errors";
 
 async function main(args: string[]): Promise<number> {
   const wanted = derivePostgresSchema(await readFile(SCHEMA_PATH, "utf8"));
@@ -27,7 +28,7 @@ async function main(args: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`db-postgres-schema: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`db-postgres-schema: ${errorMessage(error)}\n`);
     process.exit(1);
   },
 );

@@ -13,6 +13,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { KERNEL_PROTOCOL, PROTOCOL_TARGETS, type ProtocolTarget, REPO_ROOT, renderPythonFromSource } from "./kernel-protocol-source";
+import { errorMessage } from "../server/core/errors";
 
 function firstDifference(expected: string, actual: string): string {
   const want = expected.split("\n");
@@ -72,7 +73,7 @@ async function main(args: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`generate-kernel-protocol: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`generate-kernel-protocol: ${errorMessage(error)}\n`);
     process.exit(2);
   },
 );

@@ -22,6 +22,7 @@ import { Accounts } from "../server/auth/accounts";
 import { localTokenUrl, mintLocalToken } from "../server/auth/local-token";
 import { openDatabase, resolveDatabaseFile, UserRepository } from "../server/persistence";
 import { backupLab, BackupError, restoreLab } from "../server/backup/lab-backup";
+import { errorMessage } from "../server/core/errors";
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -86,7 +87,7 @@ function readLine(prompt: string): Promise<string> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`lab: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`lab: ${errorMessage(error)}\n`);
     process.exit(1);
   },
 );

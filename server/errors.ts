@@ -6,7 +6,7 @@
  * the scenario catalog's callers all go through `toClientError`; the HTTP
  * status follows from the code (`httpStatus`).
  */
-import type { ErrorCode } from "./core/errors";
+import { errorMessage, type ErrorCode } from "./core/errors";
 import type { SourceConflict } from "./core/protocol/socket-api";
 import { isDatabaseUnreachable, isPersistenceError, type PersistenceErrorCode } from "./persistence/errors";
 
@@ -64,7 +64,7 @@ export function toClientError(error: unknown): ClientError {
   if (isDatabaseUnreachable(error)) return { code: "unavailable", error: DATABASE_UNREACHABLE, expected: false };
   // node-postgres's words for a pool this server closed: a command that came in while it stopped.
   if (error instanceof Error && /Cannot use a pool after calling end on the pool/.test(error.message)) return { code: "unavailable", error: SERVER_STOPPING, expected: true };
-  return { code: "internal", error: error instanceof Error ? error.message : String(error), expected: false };
+  return { code: "internal", error: errorMessage(error), expected: false };
 }
 
 /** A part of the lab that is down, and the lab's own failures, are worth a line in the server's log; the user's mistakes are not. */

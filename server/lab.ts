@@ -27,6 +27,7 @@ import { LocalDriver, LocalDrivers, type NotebookDrivers } from "./cluster/noteb
 import { LabCluster } from "./cluster/lab-cluster";
 import { DriverLeases } from "./cluster/driver-leases";
 import { ServerLink } from "./cluster/server-link";
+import { errorMessage } from "./core/errors";
 
 export interface LabOptions extends Omit<NotebookHubOptions, "catalog" | "hosts"> {
   /** Where lab.db lives (default MGPULAB_DATA_DIR or ./data). */
@@ -244,7 +245,7 @@ async function takeOverKernels(runs: RunRepository, hosts: LabHosts, hub: Notebo
           reason = "the kernel ended while the lab server restarted";
         }
       } catch (error) {
-        reason = `host ${run.hostId} was unreachable when the lab server restarted: ${error instanceof Error ? error.message : String(error)}`;
+        reason = `host ${run.hostId} was unreachable when the lab server restarted: ${errorMessage(error)}`;
       }
     }
     if (reason) {

@@ -16,7 +16,7 @@ import { LabHosts, labHostSpecs, type LabHostSpec } from "./hosts/lab-hosts";
 import { HostsConfigError, loadHostsConfig, type HostConfig } from "./hosts/host-config";
 import { localTokenUrl, mintLocalToken } from "./auth/local-token";
 import { openLab, type Lab } from "./lab";
-import { createLogger } from "./logger";
+import { createLogger, logTo, type Log } from "./logger";
 import type { ClientToServerEvents, ServerToClientEvents } from "./core/protocol/socket-api";
 import { attachNotebookSocket, localViewersOf, roomOf, socketServerOptions } from "./socket/notebook-socket";
 import { batchedBroadcast } from "./socket/notebook-events";
@@ -24,27 +24,28 @@ import { openSocketAdapter, type ClusterSocketAdapter } from "./cluster/socket-a
 import { RedisUnreachable } from "./cluster/redis-connect";
 import { LabMetrics } from "./metrics/lab-metrics";
 import { workshopCounts } from "./metrics/workshop-counts";
+import { errorDetail, errorMessage } from "./core/errors";
 
 /** A start the operator must fix first: said in one line, no stack trace. */
 class StartRefused extends Error {}
 
 async function main(): Promise<void> {
-  const log = createLogger();
+  const logger = createLogger();
+  const log = logTo(logger);
   const config = readConfig();
   const python = chooseInterpreter(config.python);
-  log.info({ python: python.executable, why: python.reason }, "local kernel host");
-  const logTo = (level: "info" | "warning" | "error", message: string): void => log[level === "warning" ? "warn" : level](message);
+  log("info", "local kernel host", { python: python.executable, why: python.reason });
   // A hosts file that cannot be read as a whole stops the start with every bad field named (HostsConfigError);
   // a bad host entry is left out, said here and on /hosts, and the rest of the lab serves.
   const dataDir = config.dataDir ?? path.resolve("data");
   const hostsConfig = loadHostsConfig({ dataDir });
-  log.info({ hostsFile: hostsConfig.file, hosts: hostsConfig.hosts.map((host) => `${host.id} (${host.kind})`), defaultHost: hostsConfig.defaultHost }, "kernel hosts");
-  for (const problem of hostsConfig.problems) log.warn({ host: problem.id, problems: problem.errors }, `host ${problem.id} is left out: its entry in the hosts file fails its check`);
+  log("info", "kernel hosts", { hostsFile: hostsConfig.file, hosts: hostsConfig.hosts.map((host) => `${host.id} (${host.kind})`), defaultHost: hostsConfig.defaultHost });
+  for (const problem of hostsConfig.problems) log("warning", `host ${problem.id} is left out: its entry in the hosts file fails its check`, { host: problem.id, problems: problem.errors });
   const hostSpecs = (hosts: typeof hostsConfig.hosts) => labHostSpecs(hosts, { python: python.executable, leaseSeconds: config.kernelLeaseSeconds, runtimeDir: config.agentRuntimeDir });
 
   // The kernel cap: MGPULAB_MAX_KERNELS, or sized from this machine's memory and cores now.
   const kernelLimits = kernelLimitsOf(hostsConfig.file === null ? config : withIdleFromHostsFile(config, hostsConfig.idle));
-  log.info({ maxKernels: kernelLimits.maxKernels, why: kernelLimits.capacity?.why }, "kernel capacity");
+  log("info", "kernel capacity", { maxKernels: kernelLimits.maxKernels, why: kernelLimits.capacity?.why });
 
   const app = next({ dev: config.dev, dir: path.resolve(__dirname, ".."), hostname: config.host, port: config.port });
   let io: Server<ClientToServerEvents, ServerToClientEvents> | null = null;
@@ -52,11 +53,11 @@ async function main(): Promise<void> {
   let names = labNames(config.host, config.port, config.allowedOrigins);
   const loopback = isLoopbackHost(config.host);
   // The operator's Prometheus metrics (/metrics): told of events as they happen, reading the lab's state at each scrape.
-  const metrics = new LabMetrics({ log: logTo });
+  const metrics = new LabMetrics({ log });
   const sendEvents = batchedBroadcast((notebookId, firstSeq, events) => io?.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events));
   const lab = await openLab({
     dataDir: config.dataDir,
-    hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, logTo, hostsConfig.problems),
+    hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, log, hostsConfig.problems),
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
     kernelLimits,
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
       metrics.notebookEvent(notebookId, event);
     },
     onDatabaseStatement: metrics.databaseStatement,
-    log: logTo,
+    log: log,
     // Several lab servers on one database: they meet in Redis (README "Several lab servers").
     cluster: config.redisUrl
       ? {
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
       secureCookies: config.allowedOrigins.some((origin) => origin.startsWith("https:")),
     },
   });
-  log.info({ database: lab.db.file, interruptedRuns: lab.interruptedRuns, resumedRuns: lab.resumedRuns }, "database ready");
+  log("info", "database ready", { database: lab.db.file, interruptedRuns: lab.interruptedRuns, resumedRuns: lab.resumedRuns });
   await ensureAdmin(lab, config, loopback, log);
   await app.prepare();
   const handlePage = app.getRequestHandler();
@@ -96,17 +97,17 @@ async function main(): Promise<void> {
       loopback,
       pages: (req, res) => void handlePage(req, res),
       hostIds: lab.hosts?.ids(),
-      onError: (err, what) => log.error({ err }, `${what} failed`),
-      onRefused: (req, reason) => log.warn({ method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }, "request refused"),
+      onError: (err, what) => log("error", `${what} failed`, { err }),
+      onRefused: (req, reason) => log("warning", "request refused", { method: req.method, url: req.url, host: req.headers.host, origin: req.headers.origin, reason }),
       metrics,
       metricsToken: config.metricsToken ?? null,
     }),
   );
   const socketAdapter: ClusterSocketAdapter | null = config.redisUrl
-    ? await openSocketAdapter(config.redisUrl, lab.labId, () => void io?.local.emit("lab:resync", null), logTo)
+    ? await openSocketAdapter(config.redisUrl, lab.labId, () => void io?.local.emit("lab:resync", null), log)
     : null;
   io = new Server<ClientToServerEvents, ServerToClientEvents>(httpServer, {
-    ...socketServerOptions(() => names, (reason) => log.warn({ reason }, "socket handshake refused")),
+    ...socketServerOptions(() => names, (reason) => log("warning", "socket handshake refused", { reason })),
     ...(socketAdapter ? { adapter: socketAdapter.adapter } : {}),
   });
   metrics.readFrom({
@@ -115,7 +116,8 @@ async function main(): Promise<void> {
     workshops: () => workshopCounts(lab.db.prisma),
     sockets: () => io?.of("/").sockets.size ?? 0,
   });
-  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+  // The socket edge still takes pino whole (server/logger.ts says why); everything else gets the Log.
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: logger });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
@@ -124,14 +126,14 @@ async function main(): Promise<void> {
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   // Jupyter's convention on loopback: a URL with a one-time token signs this browser in as the local admin.
   const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.db.prisma)) : undefined;
-  log.info({ url, signInUrl, serverId: lab.cluster?.serverId }, "listening");
+  log("info", "listening", { url, signInUrl, serverId: lab.cluster?.serverId });
   if (signInUrl) process.stderr.write(`\n  Open the lab (this link signs you in once):\n    ${signInUrl}\n\n`);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, "shutting down: saving; kernels stay with their host agents for their lease");
+    log("info", "shutting down: saving; kernels stay with their host agents for their lease", { signal });
     await lab.close({ keepKernels: true });
     await new Promise<void>((resolve) => {
       void io?.close(() => resolve());
@@ -146,16 +148,16 @@ async function main(): Promise<void> {
 }
 
 /** SIGHUP: the edited hosts file takes effect without a restart; one that cannot be read leaves the hosts as they were. */
-async function reloadHosts(lab: Lab, file: string | null, dataDir: string, hostSpecs: (hosts: HostConfig[]) => LabHostSpec[], log: ReturnType<typeof createLogger>): Promise<void> {
+async function reloadHosts(lab: Lab, file: string | null, dataDir: string, hostSpecs: (hosts: HostConfig[]) => LabHostSpec[], log: Log): Promise<void> {
   if (!lab.hosts) return;
   try {
     const reloaded = loadHostsConfig({ file, dataDir });
     const report = await lab.hosts.reload(hostSpecs(reloaded.hosts), reloaded.defaultHost, reloaded.problems);
-    for (const problem of report.problems) log.warn({ host: problem.id, problems: problem.errors }, `hosts file reloaded: host ${problem.id}'s entry fails its check`);
-    log.info({ hostsFile: reloaded.file, added: report.added, removed: report.removed, keptForKernels: report.keptForKernels, reconfigured: report.reconfigured }, "hosts file reloaded");
+    for (const problem of report.problems) log("warning", `hosts file reloaded: host ${problem.id}'s entry fails its check`, { host: problem.id, problems: problem.errors });
+    log("info", "hosts file reloaded", { hostsFile: reloaded.file, added: report.added, removed: report.removed, keptForKernels: report.keptForKernels, reconfigured: report.reconfigured });
   } catch (error) {
-    const said = error instanceof HostsConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
-    log.error({ error: said }, "hosts file not reloaded: the hosts stay as they were");
+    const said = error instanceof HostsConfigError ? error.message : errorDetail(error);
+    log("error", "hosts file not reloaded: the hosts stay as they were", { error: said });
   }
 }
 
@@ -164,13 +166,13 @@ async function reloadHosts(lab: Lab, file: string | null, dataDir: string, hostS
  * lab others can reach refuses to start without one (there would be no way
  * in but an open door).
  */
-async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, log: ReturnType<typeof createLogger>): Promise<void> {
+async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, log: Log): Promise<void> {
   const accounts = lab.access.accounts;
   if (config.firstAdmin && !(await accounts.hasAdminWithPassword())) {
     const admin = await accounts.create({ ...config.firstAdmin, role: "admin" }).catch((error: unknown) => {
-      throw new StartRefused(`MGPULAB_ADMIN_EMAIL/MGPULAB_ADMIN_PASSWORD: ${error instanceof Error ? error.message : String(error)}`);
+      throw new StartRefused(`MGPULAB_ADMIN_EMAIL/MGPULAB_ADMIN_PASSWORD: ${errorMessage(error)}`);
     });
-    log.info({ email: admin.email }, "first admin created");
+    log("info", "first admin created", { email: admin.email });
   }
   if (!loopback && !(await accounts.hasAdminWithPassword())) {
     throw new StartRefused(
@@ -183,7 +185,7 @@ async function ensureAdmin(lab: Lab, config: ServerConfig, loopback: boolean, lo
 
 main().catch((error: unknown) => {
   // A bad hosts file or a refused start is the operator's to fix: its words, not a stack trace.
-  const said = error instanceof HostsConfigError || error instanceof StartRefused || error instanceof RedisUnreachable ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const said = error instanceof HostsConfigError || error instanceof StartRefused || error instanceof RedisUnreachable ? error.message : errorDetail(error);
   process.stderr.write(`multi-gpu-lab failed to start: ${said}\n`);
   process.exit(1);
 });

@@ -8,6 +8,7 @@ import { useRef, useState, type ReactNode } from "react";
 import ChartLegend, { type LegendEntry } from "./ChartLegend";
 import { downloadText, fileStem } from "./download";
 import { exportChartPng } from "./export-png";
+import { errorMessage } from "../../server/core/errors";
 
 interface Props {
   testId: string;
@@ -40,7 +41,7 @@ export default function ChartCard({ testId, title, points, legend, csv, note, ac
       setExportError(null);
       await exportChartPng(svg, title, legend, `${fileStem(title)}.png`);
     } catch (err) {
-      setExportError(err instanceof Error ? err.message : String(err));
+      setExportError(errorMessage(err));
     }
   };
 

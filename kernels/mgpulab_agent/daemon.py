@@ -265,14 +265,38 @@ class Agent:
             self._identify(link, line)
             return
         try:
-            request = wire.read_agent_request(json.loads(base64.b64decode(line, validate=True)))
-        except wire.ProtocolError as exc:
-            self.send(link, wire.agent_log_message(level="warning", message=f"ignored a request the protocol does not define: {exc}"[:4000]))
+            raw = json.loads(base64.b64decode(line, validate=True))
+        except ValueError as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors too
+            self._refuse(link, None, f"the line is not base64 JSON ({exc})")
             return
-        except ValueError as exc:
-            self.send(link, wire.agent_log_message(level="warning", message=f"ignored a request line that is not base64 JSON: {exc}"[:4000]))
+        try:
+            request = wire.read_agent_request(raw)
+        except wire.ProtocolError as exc:
+            self._refuse(link, raw, f"the protocol does not define it: {exc}")
             return
         self._handle(link, request)
+
+    def _refuse(self, link: Link, request: object, why: str) -> None:
+        """The error reply to a request that was not carried out, naming it; the agent goes on serving.
+
+        ``request_failed`` to its ``requestId`` when it carries one the protocol accepts (the lab's
+        pending call then fails at once instead of timing out), else an ``agent_log`` warning."""
+        fields = request if isinstance(request, dict) else {}
+        kind, asked = fields.get("type"), fields.get("requestId")
+        if request is None:
+            name = "a request line"
+        elif isinstance(kind, str):
+            name = f"a {kind[:100]!r} request"
+        else:
+            name = "a request with no type"
+        message = f"{name} was not carried out: {why}"[:4000]
+        if isinstance(asked, str):
+            try:
+                self.send(link, wire.request_failed_message(request_id=asked, message=message))
+                return
+            except wire.ProtocolError:
+                pass  # an id the protocol refuses (empty, too long) cannot be answered: the warning names the request
+        self.send(link, wire.agent_log_message(level="warning", message=message))
 
     def _identify(self, link: Link, line: bytes) -> None:
         try:
@@ -715,66 +739,85 @@ class Agent:
         return kernel
 
     def _handle(self, link: Link, request: wire.AgentRequest) -> None:
-        # request["type"] == … narrows the TypedDict union for the type checker.
-        if request["type"] == "start_kernel":
-            self._start_kernel(link, request)
-        elif request["type"] == "kernel_input":
-            kernel = self._kernel(link, request["kernel"])
-            if kernel is None:
-                return
-            if kernel.state != "running":
-                self.send(link, wire.agent_log_message(level="warning", message=f"kernel {kernel.kernel_id} is {kernel.state}: its input was dropped"))
-                return
-            kernel.queue_input(request["line"])
+        handler = REQUEST_HANDLERS.get(request["type"])
+        if handler is None:  # a type the protocol defines and this table lacks (test_agent_dispatch.py forbids it)
+            self._refuse(link, request, "this agent has no handler for it")
+            return
+        try:
+            handler(self, link, request)
+        except Exception as exc:  # noqa: BLE001 - its requester is told, the loop goes on with the next request
+            _log(f"error handling a {request['type']} request:\n" + traceback.format_exc())
+            self._refuse(link, request, f"it failed in the agent: {type(exc).__name__}: {exc}")
+
+    # One method per request type, each taking the request type its entry in REQUEST_HANDLERS names.
+
+    def _on_kernel_input(self, link: Link, request: wire.KernelInputRequest) -> None:
+        kernel = self._kernel(link, request["kernel"])
+        if kernel is None:
+            return
+        if kernel.state != "running":
+            self.send(link, wire.agent_log_message(level="warning", message=f"kernel {kernel.kernel_id} is {kernel.state}: its input was dropped"))
+            return
+        kernel.queue_input(request["line"])
+        kernel.flush_input()
+        self._watch(kernel)
+
+    def _on_resume(self, link: Link, request: wire.ResumeRequest) -> None:
+        asked = request.get("requestId")
+        kernel = self._kernel(link, request["kernel"], asked)
+        if kernel is not None:
+            if asked is not None:  # its state first, then what it buffered after afterSeq
+                self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=asked))
+            self._resume(link, kernel, request["afterSeq"])
+
+    def _on_describe_kernel(self, link: Link, request: wire.DescribeKernelRequest) -> None:
+        kernel = self._kernel(link, request["kernel"], request["requestId"])
+        if kernel is not None:
+            self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=request["requestId"]))
+
+    def _on_ack(self, link: Link, request: wire.AckRequest) -> None:
+        kernel = self._kernel(link, request["kernel"])
+        if kernel is not None:
+            kernel.buffer.ack(request["seq"])
+
+    def _on_interrupt(self, link: Link, request: wire.InterruptRequest) -> None:
+        kernel = self._kernel(link, request["kernel"], request["requestId"])
+        if kernel is not None:
+            self._interrupt(link, request["requestId"], kernel, request["graceMs"])
+
+    def _on_dump_stacks(self, link: Link, request: wire.DumpStacksRequest) -> None:
+        kernel = self._kernel(link, request["kernel"])
+        if kernel is not None and kernel.state == "running":
+            kernel.write_pty(b"\x1c")
             kernel.flush_input()
             self._watch(kernel)
-        elif request["type"] == "resume":
-            asked = request.get("requestId")
-            kernel = self._kernel(link, request["kernel"], asked)
-            if kernel is not None:
-                if asked is not None:  # its state first, then what it buffered after afterSeq
-                    self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=asked))
-                self._resume(link, kernel, request["afterSeq"])
-        elif request["type"] == "describe_kernel":
-            kernel = self._kernel(link, request["kernel"], request["requestId"])
-            if kernel is not None:
-                self.send(link, wire.kernel_state_message(kernel=self._describe(kernel), request_id=request["requestId"]))
-        elif request["type"] == "ack":
-            kernel = self._kernel(link, request["kernel"])
-            if kernel is not None:
-                kernel.buffer.ack(request["seq"])
-        elif request["type"] == "interrupt":
-            kernel = self._kernel(link, request["kernel"], request["requestId"])
-            if kernel is not None:
-                self._interrupt(link, request["requestId"], kernel, request["graceMs"])
-        elif request["type"] == "dump_stacks":
-            kernel = self._kernel(link, request["kernel"])
-            if kernel is not None and kernel.state == "running":
-                kernel.write_pty(b"\x1c")
-                kernel.flush_input()
-                self._watch(kernel)
-        elif request["type"] == "stop_kernel":
-            kernel = self._kernel(link, request["kernel"], request["requestId"])
-            if kernel is None:
-                return
-            if kernel.state == "queued":
-                self._leave_queue(kernel, "removed from the GPU queue", link, request["requestId"])
-            elif kernel.state == "running":
-                self._end_tree(kernel, "stopped by the lab", request["graceMs"] / 1000)
-            else:
-                self._announce(kernel, link, request["requestId"])
-        elif request["type"] == "forget":
-            forgotten = self.kernels.get(request["kernel"])
-            if forgotten is not None and forgotten.state == "exited":
-                del self.kernels[forgotten.kernel_id]
-        elif request["type"] == "health":
-            self.send(link, self._health(request["requestId"]))
-        elif request["type"] == "configure":
-            notes = self._adopt(request["settings"])
-            self._advance_queue()
-            self.send(link, wire.configured_message(request_id=request["requestId"], settings=self.settings, notes=notes))
-        elif request["type"] == "agent_shutdown":
-            self.begin_shutdown("the agent was shut down by the lab")
+
+    def _on_stop_kernel(self, link: Link, request: wire.StopKernelRequest) -> None:
+        kernel = self._kernel(link, request["kernel"], request["requestId"])
+        if kernel is None:
+            return
+        if kernel.state == "queued":
+            self._leave_queue(kernel, "removed from the GPU queue", link, request["requestId"])
+        elif kernel.state == "running":
+            self._end_tree(kernel, "stopped by the lab", request["graceMs"] / 1000)
+        else:
+            self._announce(kernel, link, request["requestId"])
+
+    def _on_forget(self, link: Link, request: wire.ForgetRequest) -> None:
+        forgotten = self.kernels.get(request["kernel"])
+        if forgotten is not None and forgotten.state == "exited":
+            del self.kernels[forgotten.kernel_id]
+
+    def _on_health(self, link: Link, request: wire.HealthRequest) -> None:
+        self.send(link, self._health(request["requestId"]))
+
+    def _on_configure(self, link: Link, request: wire.ConfigureRequest) -> None:
+        notes = self._adopt(request["settings"])
+        self._advance_queue()
+        self.send(link, wire.configured_message(request_id=request["requestId"], settings=self.settings, notes=notes))
+
+    def _on_agent_shutdown(self, link: Link, request: wire.AgentShutdownRequest) -> None:
+        self.begin_shutdown("the agent was shut down by the lab")
 
     def _resume(self, link: Link, kernel: KernelProc, after_seq: int) -> None:
         # What is no longer buffered after after_seq is reported by the pump as a kernel_gap first.
@@ -839,6 +882,25 @@ class Agent:
             kernels=sum(1 for k in self.kernels.values() if k.state == "running"), queued=len(self.queue),
             lease_seconds=self.lease_seconds, links=len(self.links), code_hash=self.boot["codeHash"],
             queue=queue[:1024], settings=self.settings, kept=self._kept()[:64])
+
+
+# Every request type of the protocol → its handler, which takes that request's TypedDict (the value is
+# typed loosely so one table holds them all; test_agent_dispatch.py checks that the keys are exactly
+# wire.AGENT_REQUEST_TYPES and that each handler's request annotation is its key's type).
+REQUEST_HANDLERS: Dict[str, Callable[[Agent, Link, Any], None]] = {
+    "start_kernel": Agent._start_kernel,
+    "kernel_input": Agent._on_kernel_input,
+    "resume": Agent._on_resume,
+    "describe_kernel": Agent._on_describe_kernel,
+    "ack": Agent._on_ack,
+    "interrupt": Agent._on_interrupt,
+    "dump_stacks": Agent._on_dump_stacks,
+    "stop_kernel": Agent._on_stop_kernel,
+    "forget": Agent._on_forget,
+    "health": Agent._on_health,
+    "configure": Agent._on_configure,
+    "agent_shutdown": Agent._on_agent_shutdown,
+}
 
 
 def _read_boot(path: str) -> Tuple[Optional[wire.AgentBoot], str]:

@@ -116,6 +116,10 @@ class AgentLink:
     def send(self, request):
         self._write(base64.b64encode(json.dumps(request).encode()) + b"\n")
 
+    def send_line(self, line):
+        """A request line as given (bytes), for lines that are not base64 JSON."""
+        self._write(line + b"\n")
+
     def next(self, predicate=lambda m: True, timeout=20, what="a message"):
         """The first message not yet returned that matches ``predicate`` (earlier non-matching ones stay)."""
         deadline = time.monotonic() + timeout

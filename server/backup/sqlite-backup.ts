@@ -18,6 +18,7 @@ import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { BackupError, sizeText, syncFile, writeNewFile } from "./backup-file";
 import { processesWithOpen } from "./open-files";
+import { errorMessage } from "../core/errors";
 
 /** The copy is made in one step: all of the database's pages (SQLite's maximum per step). */
 const ALL_PAGES = 0x7fffffff;
@@ -80,7 +81,7 @@ function checkLabDatabase(file: string, name: string): string {
   try {
     db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   } catch (error) {
-    throw new BackupError(`${name} cannot be opened as a SQLite database: ${error instanceof Error ? error.message : String(error)}`);
+    throw new BackupError(`${name} cannot be opened as a SQLite database: ${errorMessage(error)}`);
   }
   try {
     const check = db.pragma("quick_check", { simple: true });
@@ -91,7 +92,7 @@ function checkLabDatabase(file: string, name: string): string {
     return `${count("Notebook")} notebooks, ${count("KernelRun")} runs, ${count("Workshop")} workshops`;
   } catch (error) {
     if (error instanceof BackupError) throw error;
-    throw new BackupError(`${name} cannot be read as a lab database: ${error instanceof Error ? error.message : String(error)}`);
+    throw new BackupError(`${name} cannot be read as a lab database: ${errorMessage(error)}`);
   } finally {
     db.close();
   }

@@ -15,6 +15,8 @@ import { encodeKernelInput, KernelStartError } from "../kernel/kernel-channel";
 import { KernelRefusedError, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "../kernel/kernel-process";
 import { GpuRefusedError, type AgentKernelHandlers, type HostAgent, type HostLinkState } from "./host-agent";
 import { plainText } from "./terminal-text";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** Names agent kernels as the owner of `notebookId` may see them (holder-names.ts); null: nobody asks for a notebook. */
 export type NameKernels = (agentKernelIds: readonly string[], notebookId: string | null) => Promise<Map<string, HolderName>>;
@@ -50,7 +52,7 @@ export class AgentKernelProcess implements KernelProcess {
     private readonly agent: HostAgent,
     readonly kernelId: string,
     private state: AgentKernel,
-    private readonly log: (level: "info" | "warning" | "error", message: string) => void,
+    private readonly log: Log,
     onThisMachine: boolean,
     private readonly hostLabel: string = agent.hostId,
   ) {
@@ -133,7 +135,7 @@ export class AgentKernelProcess implements KernelProcess {
           this.log("warning", `kernel ${this.kernelId}: the cell ignored SIGINT; the agent ended the kernel with ${answer.step.toUpperCase()} after ${Math.round(answer.elapsedMs)} ms`);
         }
       })
-      .catch((error: unknown) => this.log("warning", `interrupt of kernel ${this.kernelId}: ${error instanceof Error ? error.message : String(error)}`));
+      .catch((error: unknown) => this.log("warning", `interrupt of kernel ${this.kernelId}: ${errorMessage(error)}`));
   }
 
   requestStacks(): void {
@@ -234,7 +236,7 @@ export async function nameWait(wait: GpuWait, host: string, name: NameKernels | 
 export function agentLauncher(
   agent: HostAgent,
   label: string,
-  log: (level: "info" | "warning" | "error", message: string) => void,
+  log: Log,
   onThisMachine: boolean,
   name: NameKernels | null = null,
 ): KernelLauncher {
@@ -283,7 +285,7 @@ export function agentLauncher(
           .then((wait) => {
             if (mine === told) options.onQueued?.({ position, agentKernelId: kernelId, wait });
           })
-          .catch((error: unknown) => log("warning", `kernel ${kernelId}: its place in the GPU queue was not shown: ${error instanceof Error ? error.message : String(error)}`));
+          .catch((error: unknown) => log("warning", `kernel ${kernelId}: its place in the GPU queue was not shown: ${errorMessage(error)}`));
       };
       await agent
         .startKernel(kernelId, { gpus: options.gpus ?? 0, cwd: options.cwd ?? null, env: {} }, {
@@ -299,7 +301,7 @@ export function agentLauncher(
             const wait = await nameWait(error.wait, label, name, notebookId);
             throw new KernelRefusedError(describeGpuWait(wait), wait);
           }
-          throw new KernelStartError(plainText(error instanceof Error ? error.message : String(error)).trim(), "");
+          throw new KernelStartError(plainText(errorMessage(error)).trim(), "");
         });
       told++;
       const timeoutMs = options.startTimeoutMs ?? 60_000;

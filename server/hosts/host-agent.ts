@@ -16,6 +16,8 @@ import { randomUUID } from "node:crypto";
 import type { AgentKernel, AgentMessage, AgentMessageOf, AgentRequest, AgentSettings, GpuWait, SettingsNote } from "../core/protocol/agent-messages";
 import { AgentLink, AgentLinkError, agentCode, type AgentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 import { plainLine } from "./terminal-text";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** What the owner of one kernel on the host hears. */
 export interface AgentKernelHandlers {
@@ -49,7 +51,7 @@ export interface HostAgentOptions {
   hostId: string;
   transport: LinkTransport;
   settings: AgentBootSettings;
-  log: (level: "info" | "warning" | "error", message: string) => void;
+  log: Log;
   /** How long to wait for the agent's hello on a new link. */
   connectTimeoutMs?: number;
   /** The code a new agent starts with (the lab's own; a test may play an older lab). */
@@ -380,7 +382,7 @@ export class HostAgent {
       );
     } catch (error) {
       const output = error instanceof AgentLinkError ? error.output : "";
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.setState({ state: "unreachable", error: message, output: output.slice(-4000), at: Date.now() });
       this.scheduleReconnect();
       throw new HostAgentError(message);
@@ -453,7 +455,7 @@ export class HostAgent {
       this.failing = `the link to the host agent stopped answering (nothing for ${Math.round(silentMs / 1000)} s)`;
       this.options.log("warning", `host ${this.hostId}: ${this.failing}; closing it to connect again`);
       // Its end (closed) reconnects; a failure to end it is said, never left unhandled.
-      link.close().catch((error: unknown) => this.options.log("error", `host ${this.hostId}: could not close the silent link: ${error instanceof Error ? error.message : String(error)}`));
+      link.close().catch((error: unknown) => this.options.log("error", `host ${this.hostId}: could not close the silent link: ${errorMessage(error)}`));
       return;
     }
     if (silentMs >= STALL_AFTER_MS && state.state === "connected") {

@@ -18,6 +18,7 @@ import path from "node:path";
 import { z } from "zod";
 import { hostGpuSchema, type HostGpu } from "../core/protocol/agent-messages";
 import { findJsonSyntaxError } from "./json-syntax";
+import { errorMessage } from "../core/errors";
 
 export type HostKind = "local" | "ssh" | "slurm";
 
@@ -366,7 +367,7 @@ export function loadHostsConfig(options: { file?: string | null; dataDir: string
   try {
     source = readFileSync(file, "utf8");
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new HostsConfigError(`${file}: cannot read the hosts file${named === env.MGPULAB_HOSTS_FILE && named ? " (MGPULAB_HOSTS_FILE)" : ""}: ${reason}`);
   }
   let json: unknown;
@@ -375,7 +376,7 @@ export function loadHostsConfig(options: { file?: string | null; dataDir: string
   } catch (error) {
     // Line and column, as an editor shows them (JSON.parse names an offset at best).
     const found = findJsonSyntaxError(source);
-    const reason = found ? `line ${found.line}, column ${found.column}: ${found.message}` : error instanceof Error ? error.message : String(error);
+    const reason = found ? `line ${found.line}, column ${found.column}: ${found.message}` : errorMessage(error);
     throw new HostsConfigError(`${file}: not valid JSON: ${reason}`);
   }
   return parseHostsConfig(json, file);

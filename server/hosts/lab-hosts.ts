@@ -22,6 +22,8 @@ import { transportFor } from "./host-transport";
 import { agentCode, type AgentBootSettings, type LinkTransport } from "./agent-link";
 import { HostAgent, isLinked } from "./host-agent";
 import { buildHostView } from "./host-view";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** One host as the lab runs it: how to reach it and what its agent is told. */
 export interface LabHostSpec {
@@ -36,8 +38,6 @@ export interface LabHostSpec {
   interruptGraceMs: number;
   runtimeDir: string | null;
 }
-
-export type Log = (level: "info" | "warning" | "error", message: string) => void;
 
 interface HostEntry {
   spec: LabHostSpec;
@@ -169,7 +169,7 @@ export class LabHosts implements KernelHosts {
       told.push(
         entry.agent.reconfigure(this.bootSettings(spec), spec.transport).then(
           (notes) => void report.reconfigured.push({ id: spec.id, notes }),
-          (error: unknown) => this.log("warning", `host ${spec.id}: its agent was not told the reloaded settings (${error instanceof Error ? error.message : String(error)}); the next link brings them`),
+          (error: unknown) => this.log("warning", `host ${spec.id}: its agent was not told the reloaded settings (${errorMessage(error)}); the next link brings them`),
         ),
       );
     }
@@ -259,7 +259,7 @@ export class LabHosts implements KernelHosts {
         entry.checkError = null;
       },
       (error: unknown) => {
-        entry.checkError = { message: error instanceof Error ? error.message : String(error), at: Date.now() };
+        entry.checkError = { message: errorMessage(error), at: Date.now() };
       },
     );
     if (waitMs === null) return asked;

@@ -5,6 +5,7 @@
 import { IpynbError } from "./ipynb-error";
 import { IPYNB_LIMITS, type IpynbLimits } from "./limits";
 import { firstInvalidUtf8 } from "./unicode";
+import { errorMessage } from "../core/errors";
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
@@ -34,7 +35,7 @@ export function parseNotebookJson(input: string | Uint8Array, limits: IpynbLimit
   try {
     return JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     throw new IpynbError("", `the file is not valid JSON (${detail.slice(0, 200)})`);
   }
 }

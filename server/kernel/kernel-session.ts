@@ -11,6 +11,7 @@ import { isExecutionRef, type KernelMessage, type KernelMessageOf, type KernelRe
 import { KernelStartError } from "./kernel-channel";
 import { describeKernelExit, KernelRefusedError, type KernelExit, type KernelLauncher, type KernelPlacement, type KernelProcess, type KernelProcessEvents } from "./kernel-process";
 import { summarizeProcess, type ProcessStack } from "./stack-summary";
+import type { Log } from "../logger";
 
 export type { ExecutionStatus };
 
@@ -57,7 +58,7 @@ export interface KernelSessionOptions {
   onMetric?: (message: KernelMessageOf<"metric">) => void;
   /** The devices a run (metric tag) ran on, as the toolkit planned them. */
   onDevicePlan?: (message: KernelMessageOf<"device_plan">) => void;
-  onLog?: (level: "info" | "warning" | "error", message: string) => void;
+  onLog?: Log;
   /** Modules the kernel imports in the background once it has started (read at each start; empty: none). */
   preload?: () => readonly string[];
 }

@@ -29,6 +29,8 @@ import type { DatabaseStatement } from "../persistence/timed-adapter";
 import { gpuCounts, gpuQueues, kernelCounts, type KernelFact } from "./lab-gauges";
 import { SinceMap } from "./since-map";
 import type { WorkshopCounts } from "./workshop-counts";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** What a scrape reads. Each is optional: a lab without hosts (tests) has no host gauges. */
 export interface MetricSources {
@@ -42,8 +44,6 @@ export interface MetricSources {
   workshops?: () => Promise<WorkshopCounts>;
   sockets?: () => number;
 }
-
-type Log = (level: "info" | "warning" | "error", message: string) => void;
 
 const FINISHED_STATUSES = ["ok", "error", "interrupted", "aborted", "kernel-died"] as const satisfies ReadonlyArray<Extract<NotebookEvent, { type: "cell-finished" }>["status"]>;
 
@@ -203,7 +203,7 @@ export class LabMetrics {
       return await body();
     } catch (error) {
       this.sourceErrors.inc({ source });
-      this.options.log?.("warning", `metrics: reading ${source} failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log?.("warning", `metrics: reading ${source} failed: ${errorMessage(error)}`);
       return undefined;
     }
   }

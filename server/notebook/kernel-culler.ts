@@ -6,9 +6,11 @@
  */
 import { cullDecision, idleShutdownReason, kernelUse } from "./kernel-policy";
 import type { KernelRegistry } from "./kernel-registry";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 export interface KernelCullerOptions {
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
   clock?: () => number;
 }
 
@@ -51,7 +53,7 @@ export class KernelCuller {
       ended += 1;
       this.options.log?.("info", `kernel of notebook ${notebookId} shut down after ${Math.round(decision.idleMs / 1000)} s unused`);
       this.registry.shutdown(notebookId, idleShutdownReason(idleMs)).catch((error: unknown) => {
-        this.options.log?.("error", `idle shutdown of notebook ${notebookId}'s kernel failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.log?.("error", `idle shutdown of notebook ${notebookId}'s kernel failed: ${errorMessage(error)}`);
       });
     }
     return ended;

@@ -36,7 +36,7 @@ export interface NotebookCatalog {
   freshTitle(ownerId: string, base: string): Promise<string>;
 }
 
-export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates" | "durableBroadcast"> {
+export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates"> {
   catalog: NotebookCatalog;
   /** Where kernels may run; each notebook's kernel spec picks its host. */
   hosts: KernelHosts;
@@ -178,7 +178,6 @@ export class NotebookHub {
       outputBudget: this.options.outputBudget,
       coalescing: this.options.coalescing,
       hangAfterMs: this.options.hangAfterMs,
-      durableBroadcast: this.options.durableBroadcast,
       templates: this.options.templates,
       log: this.options.log,
       broadcast: (event, seq) => this.options.broadcast(notebookId, event, seq),

@@ -19,6 +19,7 @@ import { newRunId, type MetricRepository, type NotebookRepository, type Predicti
 import { isDatabaseUnreachable, NotDrivingError } from "../persistence/errors";
 import type { RunWrite } from "../persistence/run-writes";
 import { WriteQueue } from "./write-queue";
+import { errorMessage } from "../core/errors";
 
 export interface ExecutionRecord {
   /** A new record of the output log (stream text of the head, a rich output, a frozen tail). */
@@ -136,7 +137,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     private readonly driverId: string | null = null,
   ) {
     this.version = version;
-    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${error instanceof Error ? error.message : String(error)}`), {
+    this.queue = new WriteQueue((error, what) => report(`saving ${what} failed: ${errorMessage(error)}`), {
       // A database restart (seconds) delays the writes, in order, instead of losing them; viewers wait with them.
       when: isDatabaseUnreachable,
       limitMs: UNREACHABLE_RETRY_MS,

@@ -46,6 +46,7 @@ import {
   staleExperimentCells,
   type TemplateRenderer,
 } from "./template-cells";
+import type { Log } from "../logger";
 
 export interface NotebookRuntimeOptions {
   /** Where kernels may run: the document's kernel spec picks one at each kernel start. */
@@ -58,12 +59,7 @@ export interface NotebookRuntimeOptions {
   templates?: TemplateRenderer;
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
   hangAfterMs?: number;
-  /**
-   * false: events reach viewers before their writes are committed (the old
-   * behaviour). Only for measuring what durability costs (tests/bench/durability.ts).
-   */
-  durableBroadcast?: boolean;
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
   /** A place under the server's kernel cap before this notebook starts a kernel (throws at the cap); returns its release. */
   claimKernel?: () => () => void;
 }
@@ -106,10 +102,7 @@ export class NotebookRuntime {
   constructor(doc: NotebookDocument, private readonly options: NotebookRuntimeOptions) {
     this.document = doc;
     this.persistence = options.persistence ?? NO_PERSISTENCE;
-    this.gate = new DurabilityGate(
-      options.durableBroadcast === false ? () => Promise.resolve() : () => this.commitAndAcknowledge(),
-      ({ event, seq }) => options.broadcast(event, seq),
-    );
+    this.gate = new DurabilityGate(() => this.commitAndAcknowledge(), ({ event, seq }) => options.broadcast(event, seq));
     this.coalescer = new EventCoalescer((event) => this.publish(event), {
       tailOf: (cellId) => {
         const recorder = this.recorders.get(cellId);

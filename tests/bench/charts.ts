@@ -1,7 +1,7 @@
 /**
  * Browser benchmark of the cell charts: opens /bench/charts (a page that
- * renders synthetic runs with the app's own ChartPanel) in Debian's chromium
- * on the production build, and reads what the page measured with
+ * renders synthetic runs with the app's own ChartPanel, served by this
+ * benchmark beside the lab: charts-page/serve.ts) in Debian's chromium, and reads what the page measured with
  * performance.mark/measure:
  * - first render of a 10^6-point loss series, from data ready to painted;
  * - one live update of a 10^5-point run (100 steps appended), from the
@@ -24,7 +24,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import path from "node:path";
 import type { Browser } from "playwright-core";
-import type { ScenarioResult } from "../../app/bench/charts/bench-scenarios";
+import type { ScenarioResult } from "./charts-page/bench-scenarios";
+import { ChartsPage } from "./charts-page/serve";
 import { DEFAULT_BUDGET } from "../../server/core/charts/chart-loss";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
@@ -74,8 +75,9 @@ function markdown(summary: Summary, downsampled: string, all: string): string {
   return [
     HEADING,
     "",
-    "Debian's chromium (headless, software rendering: --disable-gpu) driven by playwright-core against",
-    "the production build. The page (`app/bench/charts`) renders synthetic runs with the app's own",
+    "Debian's chromium (headless, software rendering: --disable-gpu) driven by playwright-core. The page",
+    "(`tests/bench/charts-page`, served by the benchmark beside the lab, never by the lab itself: a minified",
+    "esbuild bundle of the app's components, React in production mode) renders synthetic runs with the app's own",
     "`ChartPanel` (loss, per-device step time, samples, memory, stragglers) at 1280 px wide and",
     "times with `performance.mark/measure`. First render: a 10^6-point loss series plus 2 ranks × 8",
     "timing metrics × 10,000 steps, from \"data ready\" (loaded into the store) to the first paint",
@@ -180,6 +182,7 @@ async function main(): Promise<void> {
   const target = path.resolve(option("markdown", path.join(ROOT, "BENCHMARKS.md")));
   if (!process.argv.includes("--no-build")) execFileSync("bash", ["-c", "source scripts/lib.sh && ensure_next_build"], { cwd: ROOT, stdio: "inherit" });
   const server = await LabServer.start();
+  const page = await ChartsPage.start(server.url);
   const browser = await launchBrowser();
   const downsampled = String(DEFAULT_BUDGET);
   const summary: Summary = { firstRender: {}, live: {}, typing: null };
@@ -189,7 +192,7 @@ async function main(): Promise<void> {
     for (const [budget, count] of budgets) {
       const results: Array<Extract<ScenarioResult, { scenario: "first-render" }>> = [];
       for (let i = 0; i < count; i++) {
-        const r = await runScenario(browser, server.url, "first-render", budget);
+        const r = await runScenario(browser, page.url, "first-render", budget);
         if (r.scenario === "first-render") results.push(r);
         console.error(`first render, ${budget}: ${JSON.stringify(r)}`);
       }
@@ -201,7 +204,7 @@ async function main(): Promise<void> {
       };
     }
     for (const budget of typingOnly ? [] : smoke ? [downsampled] : [downsampled, "all"]) {
-      const r = await runScenario(browser, server.url, "live", budget);
+      const r = await runScenario(browser, page.url, "live", budget);
       console.error(`live, ${budget}: ${JSON.stringify(r)}`);
       if (r.scenario === "live") summary.live[budget] = r;
     }
@@ -212,6 +215,7 @@ async function main(): Promise<void> {
     summary.typing = { baseline, streaming };
   } finally {
     await browser.close();
+    await page.stop();
     await server.stop();
   }
   console.log(JSON.stringify({ machine: `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}`, ...summary }, null, 2));

@@ -3,7 +3,10 @@
  * client → server → kernel → SQLite → viewer) with viewers told only after
  * each commit, against the same path telling them at once (the old
  * behaviour), in the same run, rounds interleaved. Not a test: nothing here
- * asserts.
+ * asserts. The lab has no switch for the old behaviour: this benchmark
+ * rebuilds it (tellAtOnce) by giving each notebook's runtime a group commit
+ * that starts the writes and resolves at once, so the runtime's own
+ * durability gate lets events out without waiting for SQLite.
  *
  *   npx tsx tests/bench/durability.ts [--rounds 300 --megabytes 20]
  */
@@ -43,16 +46,34 @@ interface Setup {
   dataDir: string;
 }
 
-async function setUp(durableBroadcast: boolean): Promise<Setup> {
+/**
+ * The old behaviour on an unchanged lab: each loaded notebook's `commit()`
+ * starts the same writes and resolves before they are stored, so viewers
+ * are told at once and SQLite catches up behind them.
+ */
+function tellAtOnce(lab: Lab): void {
+  const load = lab.catalog.load.bind(lab.catalog);
+  lab.catalog.load = async (notebookId) => {
+    const loaded = await load(notebookId);
+    const commit = loaded.persistence.commit.bind(loaded.persistence);
+    loaded.persistence.commit = () => {
+      commit().catch((error: unknown) => console.error(`a commit not waited for failed: ${String(error)}`));
+      return Promise.resolve();
+    };
+    return loaded;
+  };
+}
+
+async function setUp(durable: boolean): Promise<Setup> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "mgpulab-bench-durability-"));
   const http = createServer();
   const io = new Server<ClientToServerEvents, ServerToClientEvents>(http, socketServerOptions(() => names, () => undefined));
   const lab = await openLab({
     dataDir,
     host: () => localHost(),
-    durableBroadcast,
     broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
   });
+  if (!durable) tellAtOnce(lab);
   attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const port = (http.address() as AddressInfo).port;

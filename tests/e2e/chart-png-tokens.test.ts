@@ -2,7 +2,7 @@
  * Chart chrome (grid, the ideal speed-up line) is drawn in the page's colour
  * tokens, and the PNG export — an image rendered without the page's CSS —
  * still carries those colours: the real CellCharts on the benchmark page's
- * harness, fed live points (no kernel needed), in Debian's chromium. The
+ * harness (served beside the lab by tests/bench/charts-page/serve.ts), fed live points (no kernel needed), in Debian's chromium. The
  * tokens are set to colours nothing else in a chart uses, so a pixel of them
  * in the PNG can only come from the resolved tokens.
  */
@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
+import { ChartsPage } from "../bench/charts-page/serve";
 
 const LIMIT = { timeout: 120_000 };
 const EXECUTION = "png-tokens";
@@ -58,20 +59,23 @@ async function countColours(page: Page, png: Buffer, colours: ReadonlyArray<read
 
 describe("chart PNG export and the colour tokens", () => {
   let server: LabServer;
+  let chartsPage: ChartsPage;
   let browser: Browser;
   let page: Page;
   before(async () => {
     server = await LabServer.start();
+    chartsPage = await ChartsPage.start(server.url);
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   });
   after(async () => {
     await browser?.close();
+    await chartsPage?.stop();
     await server?.stop();
   });
 
   it("draws the grid and the ideal line in the page's tokens, and the PNG keeps their values", LIMIT, async () => {
-    await page.goto(`${server.url}/bench/charts?scenario=cell&executionId=${EXECUTION}&running=1`);
+    await page.goto(`${chartsPage.url}/bench/charts?scenario=cell&executionId=${EXECUTION}&running=1`);
     await page.addStyleTag({ content: `:root { --chart-grid: rgb(${GRID.join(",")}); --chart-reference: rgb(${REFERENCE.join(",")}); }` });
     await page.waitForFunction(() => "__chartFeed" in window);
     await page.evaluate(

@@ -8,9 +8,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Locator, Page } from "playwright-core";
-import { syntheticExecution } from "../../components/model/chart-synthetic";
+import { syntheticExecution } from "../helpers/chart-synthetic";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
+import { ChartsPage } from "../bench/charts-page/serve";
 
 const LIMIT = { timeout: 180_000 };
 const POINTS = 1_000_000;
@@ -30,20 +31,23 @@ async function numberAttribute(locator: Locator, name: string): Promise<number> 
 
 describe("a million-point loss chart", () => {
   let server: LabServer;
+  let chartsPage: ChartsPage;
   let browser: Browser;
   let page: Page;
   before(async () => {
     server = await LabServer.start();
+    chartsPage = await ChartsPage.start(server.url);
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   });
   after(async () => {
     await browser?.close();
+    await chartsPage?.stop();
     await server?.stop();
   });
 
   it("draws a bounded sample, hovers exact real points, and re-samples a zoomed window", LIMIT, async () => {
-    await page.goto(`${server.url}/bench/charts?scenario=first-render&budget=${BUDGET}`);
+    await page.goto(`${chartsPage.url}/bench/charts?scenario=first-render&budget=${BUDGET}`);
     await page.waitForFunction(() => (window as unknown as { __chartBench?: { done: boolean } }).__chartBench?.done === true, undefined, { timeout: 150_000 });
     const chart = page.getByTestId("chart-loss");
     const plot = chart.locator("[data-drawn-points]");

@@ -16,6 +16,7 @@ import type { MetricPointMessage } from "../../server/core/protocol/metrics-mode
 import { newNotebookFromList } from "../helpers/new-notebook";
 import { launchBrowser, watchCspViolations } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
+import { ChartsPage } from "../bench/charts-page/serve";
 
 const LIMIT = { timeout: 120_000 };
 const RSS = "process RSS per rank";
@@ -76,16 +77,18 @@ function assertDisjoint(list: Box[], what: string): void {
 
 describe("charts that compare like with like", () => {
   let server: LabServer;
+  let chartsPage: ChartsPage;
   let browser: Browser;
   let page: Page;
   let cspViolations: () => Promise<string[]>;
   before(async () => {
     server = await LabServer.start();
+    chartsPage = await ChartsPage.start(server.url);
     browser = await launchBrowser();
     // Narrow, so long labels must wrap or slant.
     page = await browser.newPage({ viewport: { width: 760, height: 1400 } });
     cspViolations = await watchCspViolations(page);
-    await page.goto(`${server.url}/bench/charts?scenario=cell&executionId=like-with-like&running=1&cellName=${encodeURIComponent("Scaling sweep")}`);
+    await page.goto(`${chartsPage.url}/bench/charts?scenario=cell&executionId=like-with-like&running=1&cellName=${encodeURIComponent("Scaling sweep")}`);
     await page.waitForFunction(() => "__chartFeed" in window);
     await page.evaluate(
       ({ points, plans }) => {
@@ -111,6 +114,7 @@ describe("charts that compare like with like", () => {
   });
   after(async () => {
     await browser?.close();
+    await chartsPage?.stop();
     await server?.stop();
   });
 
@@ -224,7 +228,7 @@ describe("charts that compare like with like", () => {
   it("keeps a wide tick label (16,000 samples) clear of the axis title beside it", LIMIT, async () => {
     const wide = await browser.newPage({ viewport: { width: 760, height: 1000 } });
     try {
-      await wide.goto(`${server.url}/bench/charts?scenario=cell&executionId=wide-axis&running=1`);
+      await wide.goto(`${chartsPage.url}/bench/charts?scenario=cell&executionId=wide-axis&running=1`);
       await wide.waitForFunction(() => "__chartFeed" in window);
       await wide.evaluate(() => {
         if (!window.__chartFeed) throw new Error("the chart harness has no feed");

@@ -8,7 +8,7 @@ import { deviceNotice, MEMORY_NOTE_FALLBACK, memoryNote, panelAggregates } from 
 import { RunIndex } from "../../server/core/charts/chart-run-index";
 import { speedupChart } from "../../server/core/charts/chart-speedup";
 import { STRAGGLER_RULE, stragglers } from "../../server/core/charts/chart-stragglers";
-import { syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticSummary } from "../helpers/chart-synthetic";
 import { timingChart } from "../../server/core/charts/chart-timing";
 import { deviceCount, orderVariants, variantFamily } from "../../server/core/charts/chart-variants";
 import { MetricStore } from "../../server/core/charts/metric-store";

@@ -6,7 +6,7 @@ import { samplesChart } from "../../server/core/charts/chart-devices";
 import { lossLines } from "../../server/core/charts/chart-loss";
 import { RunIndex } from "../../server/core/charts/chart-run-index";
 import { speedupChart } from "../../server/core/charts/chart-speedup";
-import { syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticSummary } from "../helpers/chart-synthetic";
 import { timingChart } from "../../server/core/charts/chart-timing";
 import { MetricStore } from "../../server/core/charts/metric-store";
 

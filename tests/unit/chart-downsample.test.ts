@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SeriesBuffer } from "../../server/core/charts/chart-series-buffer";
-import { seeded } from "../../components/model/chart-synthetic";
+import { seeded } from "../helpers/chart-synthetic";
 import { downsampleIndices, nearestPoint, windowRange } from "../../server/core/charts/downsample";
 
 function buffer(steps: number[], values: Array<number | null>): SeriesBuffer {

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticSummary } from "../helpers/chart-synthetic";
 import { categoryTickLayout, labelWidth, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
 import { lineStyle, markerIndices } from "../../server/core/charts/chart-line-style";
 import { lossLayout, lossLines, SCALE_SPLIT } from "../../server/core/charts/chart-loss";

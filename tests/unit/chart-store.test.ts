@@ -1,7 +1,7 @@
 /** The metric store: typed columns, stored + live points counted once, versioned for React. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticSummary } from "../helpers/chart-synthetic";
 import { MetricStore } from "../../server/core/charts/metric-store";
 import type { ExecutionMetrics, MetricPointMessage } from "../../server/core/protocol/metrics-model";
 

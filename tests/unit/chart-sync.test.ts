@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import type { FetchResult } from "../../components/model/chart-fetch";
 import { FrameThrottledVersion, trailingDelay, type FrameScheduler } from "../../components/model/chart-frame";
 import { MetricSync } from "../../components/model/chart-sync";
-import { syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticSummary } from "../helpers/chart-synthetic";
 import { NO_ZOOM, zoomReducer } from "../../components/model/chart-zoom";
 import { MetricStore, type MetricFeed } from "../../server/core/charts/metric-store";
 import type { ExecutionMetrics, MetricPointMessage } from "../../server/core/protocol/metrics-model";

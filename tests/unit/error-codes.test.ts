@@ -4,8 +4,10 @@
  * the socket, the HTTP routes and the catalog's callers all agree on it.
  */
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
-import { ERROR_CODES, type ErrorCode } from "../../server/core/errors";
+import { ERROR_CODES, errorDetail, errorMessage, type ErrorCode } from "../../server/core/errors";
 import { CommandError, DATABASE_UNREACHABLE, httpStatus, SERVER_STOPPING, SourceConflictError, toClientError } from "../../server/errors";
 import { IpynbError } from "../../server/ipynb/ipynb-error";
 import { InvalidDataError, NotFoundError, VersionConflictError } from "../../server/persistence/errors";
@@ -78,5 +80,42 @@ describe("httpStatus", () => {
       internal: 500,
     });
     assert.equal(httpStatus(toClientError(new CommandError("not-found", "no scenario x")).code), 404);
+  });
+});
+
+describe("errorMessage and errorDetail (server/core/errors.ts)", () => {
+  it("say an Error's message (or stack) and anything else thrown as text", () => {
+    const error = new TypeError("cannot read properties of undefined");
+    assert.equal(errorMessage(error), "cannot read properties of undefined");
+    assert.equal(errorMessage("boom"), "boom");
+    assert.equal(errorMessage(42), "42");
+    assert.equal(errorMessage(undefined), "undefined");
+    assert.equal(errorDetail(error), error.stack);
+    assert.equal(errorDetail("boom"), "boom");
+  });
+
+  it("are the only copy: no hand-written `e instanceof Error ? e.message : String(e)` left in the lab's code", () => {
+    // Files other engineers were rewriting when the helper came (issue 28); each drops out of this list as it adopts it.
+    const pending = new Set([
+      "server/auth/accounts.ts",
+      "server/auth/authorize.ts",
+      "server/socket/notebook-socket.ts",
+      "server/http/execution-routes.ts",
+      "components/model/notebook-controller.ts",
+      "components/model/connection.ts",
+    ]);
+    const pendingFolders = ["server/workshops/", "server/cluster/", "server/persistence/", "server/core/protocol/"];
+    const copy = /\b(\w+) instanceof Error \? \1\.message : String\(\1\)/;
+    const root = path.resolve(__dirname, "..", "..");
+    const found: string[] = [];
+    for (const folder of ["server", "components", "app", "scripts"]) {
+      for (const entry of readdirSync(path.join(root, folder), { recursive: true, withFileTypes: true })) {
+        if (!entry.isFile() || !/\.tsx?$/.test(entry.name)) continue;
+        const file = path.relative(root, path.join(entry.parentPath, entry.name));
+        if (file === "server/core/errors.ts" || pending.has(file) || pendingFolders.some((folder) => file.startsWith(folder))) continue;
+        if (copy.test(readFileSync(path.join(root, file), "utf8"))) found.push(file);
+      }
+    }
+    assert.deepEqual(found, [], "use errorMessage (server/core/errors.ts)");
   });
 });

@@ -1,7 +1,7 @@
 /** The .ipynb export's chart: a self-contained SVG of loss and per-device step time, or nothing. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { syntheticExecution, syntheticSummary } from "../../components/model/chart-synthetic";
+import { syntheticExecution, syntheticSummary } from "../helpers/chart-synthetic";
 import { renderExecutionChartsSvg } from "../../server/charts/static-chart";
 
 const metrics = syntheticExecution("e1", [

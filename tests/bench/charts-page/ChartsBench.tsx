@@ -1,11 +1,10 @@
-"use client";
 /**
  * /bench/charts: renders synthetic runs with the app's own ChartPanel and
  * times them. `?scenario=first-render|live&budget=N|all`; results land in
  * `window.__chartBench` and in the page, for tests/bench/charts.ts to read.
  * `?scenario=cell` mounts the real CellCharts instead (see CellChartsHarness).
  */
-import "@/components/browser-setup";
+import "../../../components/browser-setup";
 import { useEffect, useState } from "react";
 import ChartPanel from "../../../components/charts/ChartPanel";
 import { DEFAULT_BUDGET } from "../../../server/core/charts/chart-loss";

@@ -8,7 +8,7 @@
  * Each records performance.mark/measure entries named "charts:…".
  */
 import { FrameThrottledVersion } from "../../../components/model/chart-frame";
-import { syntheticExecution, lossColumns } from "../../../components/model/chart-synthetic";
+import { syntheticExecution, lossColumns } from "../../helpers/chart-synthetic";
 import { MetricStore } from "../../../server/core/charts/metric-store";
 import type { MetricPointMessage } from "../../../server/core/protocol/metrics-model";
 import { afterPaint, lossChartShows, nextFrame, paintedWhen, stats, type Stats } from "./bench-timing";

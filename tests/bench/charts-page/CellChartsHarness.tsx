@@ -1,4 +1,3 @@
-"use client";
 /**
  * `/bench/charts?scenario=cell&executionId=…&running=1&templateId=…`: the
  * real CellCharts against whatever answers the metrics endpoints, with a
