@@ -112,10 +112,10 @@ async function main(): Promise<void> {
   metrics.readFrom({
     kernels: lab.hub.kernels,
     hosts: lab.hosts ?? undefined,
-    workshops: () => workshopCounts(lab.db.prisma),
+    workshops: () => workshopCounts(lab.repositories.workshops),
     sockets: () => io?.of("/").sockets.size ?? 0,
   });
-  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   names = labNames(config.host, port, config.allowedOrigins);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   // Jupyter's convention on loopback: a URL with a one-time token signs this browser in as the local admin.
-  const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.db.prisma)) : undefined;
+  const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.repositories.verifications)) : undefined;
   log.info({ url, signInUrl, serverId: lab.cluster?.serverId }, "listening");
   if (signInUrl) process.stderr.write(`\n  Open the lab (this link signs you in once):\n    ${signInUrl}\n\n`);
 
