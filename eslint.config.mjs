@@ -36,6 +36,20 @@ const LAYER_ZONES = [
   },
 ];
 
+/**
+ * All database access goes through server/persistence's repositories: no
+ * other server module imports the Prisma client (or its generated code, or
+ * an adapter that takes it) or reaches one — a Database's `.prisma`, a
+ * transaction, a raw query. A query a feature needs is a repository method,
+ * named for what it means to its caller. tests/ may use the client.
+ */
+const PERSISTENCE_ONLY = "Database access goes through server/persistence: add a repository method there (named for what it means to its caller) and call that; only server/persistence touches the Prisma client.";
+const PRISMA_OUTSIDE_PERSISTENCE = [
+  { selector: "ImportSpecifier[imported.name='PrismaClient'], ExportSpecifier[local.name='PrismaClient']", message: PERSISTENCE_ONLY },
+  { selector: "MemberExpression[property.name='prisma'], MemberExpression[property.value='prisma'], ObjectPattern > Property[key.name='prisma']", message: PERSISTENCE_ONLY },
+  { selector: "MemberExpression[property.name=/^\\$(transaction|queryRaw|queryRawUnsafe|executeRaw|executeRawUnsafe|runCommandRaw|extends)$/]", message: PERSISTENCE_ONLY },
+];
+
 export default tseslint.config(
   { ignores: ["node_modules/", ".next/", "out/", "data/", "server/persistence/generated/", "**/*.js", "**/*.mjs"] },
   ...tseslint.configs.recommended,
@@ -63,6 +77,14 @@ export default tseslint.config(
     rules: {
       "import-x/no-nodejs-modules": "error",
       "no-restricted-globals": ["error", ...["Buffer", "process", "require", "module", "__dirname", "__filename", "global", "setImmediate"].map((name) => ({ name, message: "server/core runs in the browser too: no Node.js globals." }))],
+    },
+  },
+  {
+    files: ["server/**/*.ts"],
+    ignores: ["server/persistence/**"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["**/persistence/generated*", "**/persistence/generated*/**", "@prisma/*", "better-auth/adapters/prisma"], message: PERSISTENCE_ONLY }] }],
+      "no-restricted-syntax": ["error", ...PRISMA_OUTSIDE_PERSISTENCE],
     },
   },
   {

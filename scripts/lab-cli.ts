@@ -20,7 +20,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { Accounts } from "../server/auth/accounts";
 import { localTokenUrl, mintLocalToken } from "../server/auth/local-token";
-import { openDatabase, resolveDatabaseFile, UserRepository } from "../server/persistence";
+import { openDatabase, repositoriesOf, resolveDatabaseFile } from "../server/persistence";
 import { backupLab, BackupError, restoreLab } from "../server/backup/lab-backup";
 import { errorMessage } from "../server/core/errors";
 
@@ -36,14 +36,14 @@ async function main(argv: string[]): Promise<number> {
     if (command === "create-admin") {
       if (!values.email) return usage("create-admin needs --email");
       const password = process.env.MGPULAB_ADMIN_PASSWORD || (await readLine("password (at least 10 characters): "));
-      const admin = await new Accounts(db.prisma).create({ email: values.email, name: values.name ?? "Admin", password, role: "admin" });
+      const admin = await new Accounts(repositoriesOf(db).accounts).create({ email: values.email, name: values.name ?? "Admin", password, role: "admin" });
       process.stdout.write(`admin ${admin.email} created; sign in at /login\n`);
       return 0;
     }
     if (command === "login-url") {
-      await new UserRepository(db.prisma).ensure();
+      await repositoriesOf(db).users.ensure();
       const base = values.url ?? `http://${process.env.HOST || "127.0.0.1"}:${process.env.PORT || "3000"}`;
-      process.stdout.write(`${localTokenUrl(base.replace(/\/$/, ""), await mintLocalToken(db.prisma))}\n`);
+      process.stdout.write(`${localTokenUrl(base.replace(/\/$/, ""), await mintLocalToken(repositoriesOf(db).verifications))}\n`);
       return 0;
     }
     return usage(`unknown command ${JSON.stringify(command ?? "")}`);

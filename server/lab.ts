@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { LabHosts } from "./hosts/lab-hosts";
 import { HolderNaming } from "./hosts/holder-names";
-import { openDatabase, RunRepository, UserRepository, type Database } from "./persistence";
+import { openDatabase, repositoriesOf, type Database, type LabRepositories, type RunRepository } from "./persistence";
 import type { StatementObserver } from "./persistence/timed-adapter";
 import { resolveDatabaseTarget } from "./persistence/database-target";
 import { holdLabPresence } from "./persistence/lab-presence";
@@ -25,7 +25,6 @@ import { loadAuthSecret } from "./auth/auth-secret";
 import { Workshops } from "./workshops/workshops";
 import { LocalDriver, LocalDrivers, type NotebookDrivers } from "./cluster/notebook-drivers";
 import { LabCluster } from "./cluster/lab-cluster";
-import { DriverLeases } from "./cluster/driver-leases";
 import { ServerLink } from "./cluster/server-link";
 import { errorMessage } from "./core/errors";
 
@@ -75,6 +74,8 @@ export interface Lab {
   /** This installation's id (names its host agents, and its channels on a shared Redis). */
   labId: string;
   db: Database;
+  /** Every database access of the lab's services goes through these. */
+  repositories: LabRepositories;
   catalog: DatabaseCatalog;
   hub: NotebookHub;
   scenarios: ScenarioCatalog;
@@ -101,9 +102,11 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     await presence.release();
     throw error;
   });
-  await new UserRepository(db.prisma).ensure();
-  const runs = new RunRepository(db.prisma);
-  const labId = await labIdOf(db);
+  const repositories = repositoriesOf(db);
+  await repositories.users.ensure();
+  const runs = repositories.runs;
+  // This installation's id, made on first start: it names the lab's host agents.
+  const labId = await repositories.settings.ensure("labId", () => randomUUID().replace(/-/g, ""));
   const hosts = options.hosts ? options.hosts(labId) : null;
   // With several servers, another may be running kernels now: runs are interrupted or taken over per notebook, once its driver's lease lapsed (the sweep).
   const interrupted = options.cluster ? [] : await runs.interruptRunningRuns(undefined, { keepAgentRuns: hosts !== null });
@@ -111,12 +114,12 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   if (!kernelHosts) throw new Error("openLab needs hosts or a host");
   // With several servers, this one's id: it names its driver leases, and its kernels' writes are fenced by them.
   const serverId = options.cluster ? (options.cluster.serverId ?? randomUUID().replace(/-/g, "").slice(0, 16)) : null;
-  const catalog = new DatabaseCatalog(db.prisma, (message) => options.log?.("error", message), kernelHosts.defaultHost, serverId);
+  const catalog = new DatabaseCatalog(repositories, (message) => options.log?.("error", message), kernelHosts.defaultHost, serverId);
   const scenarios = new ScenarioCatalog();
   // Made once the hub exists; notebook events reach the workshops' live views after their writes commit.
   let workshops: Workshops | null = null;
   const dataDir = options.dataDir ?? (process.env.MGPULAB_DATA_DIR || path.resolve("data"));
-  const access = openAccess(db.prisma, {
+  const access = openAccess(repositories, {
     ...DEFAULT_AUTH,
     ...options.auth,
     secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
@@ -134,7 +137,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
       workshops?.live.notebookEvent(notebookId, event);
     },
   });
-  const labWorkshops = new Workshops(db.prisma, hub, scenarios, options.log);
+  const labWorkshops = new Workshops(repositories.workshops, repositories.roster, hub, scenarios, options.log);
   workshops = labWorkshops;
   labWorkshops.startClock();
   if (hosts) {
@@ -149,7 +152,7 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     cluster = new LabCluster({
       hub,
       local,
-      leases: new DriverLeases(db.prisma, { serverId, leaseMs: options.cluster.leaseMs }),
+      leases: repositories.driverLeases({ serverId, leaseMs: options.cluster.leaseMs }),
       link,
       takeOver: async (notebookId) => {
         await runs.interruptRunningRuns(DRIVER_GONE, { keepAgentRuns: hosts !== null, notebookId });
@@ -167,13 +170,14 @@ export async function openLab(options: LabOptions): Promise<Lab> {
     resumed = await takeOverKernels(runs, hosts, hub, options.log);
   }
   // Who holds or waits for a GPU is named for each notebook as its owner may see it (hosts/holder-names.ts).
-  const naming = new HolderNaming({ holders: () => drivers.agentHolders(), prisma: db.prisma, gate: access.gate });
+  const naming = new HolderNaming({ holders: () => drivers.agentHolders(), owners: repositories.access, gate: access.gate });
   hosts?.nameKernelsWith((_ids, notebookId) => naming.forNotebook(notebookId));
   const culler = new KernelCuller(hub.kernels, { log: options.log });
   culler.start();
   return {
     labId,
     db,
+    repositories,
     catalog,
     hub,
     scenarios,
@@ -208,15 +212,6 @@ export async function openLab(options: LabOptions): Promise<Lab> {
 
 /** Why a run on a server's own PTY ended when another server took its notebook over. */
 const DRIVER_GONE = "its lab server stopped";
-
-/** This installation's id, made on first start: it names the lab's host agents. */
-async function labIdOf(db: Database): Promise<string> {
-  const existing = await db.prisma.labSetting.findUnique({ where: { key: "labId" } });
-  if (existing) return existing.value;
-  const labId = randomUUID().replace(/-/g, "");
-  await db.prisma.labSetting.create({ data: { key: "labId", value: labId } });
-  return labId;
-}
 
 /**
  * Runs a previous server left running on a host agent: each notebook is

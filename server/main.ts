@@ -113,11 +113,11 @@ async function main(): Promise<void> {
   metrics.readFrom({
     kernels: lab.hub.kernels,
     hosts: lab.hosts ?? undefined,
-    workshops: () => workshopCounts(lab.db.prisma),
+    workshops: () => workshopCounts(lab.repositories.workshops),
     sockets: () => io?.of("/").sockets.size ?? 0,
   });
   // The socket edge still takes pino whole (server/logger.ts says why); everything else gets the Log.
-  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: logger });
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: logger });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   names = labNames(config.host, port, config.allowedOrigins);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   // Jupyter's convention on loopback: a URL with a one-time token signs this browser in as the local admin.
-  const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.db.prisma)) : undefined;
+  const signInUrl = loopback ? localTokenUrl(url, await mintLocalToken(lab.repositories.verifications)) : undefined;
   log("info", "listening", { url, signInUrl, serverId: lab.cluster?.serverId });
   if (signInUrl) process.stderr.write(`\n  Open the lab (this link signs you in once):\n    ${signInUrl}\n\n`);
 

@@ -5,13 +5,18 @@
  * execution is "not found", word for word the same as a missing one.
  */
 import { CommandError } from "../errors";
-import { NotFoundError, type PrismaClient } from "../persistence";
-import { notebookAccessRow } from "../persistence/access-facts";
+import { NotFoundError } from "../persistence";
+import type { AccessRepository } from "../persistence/access-repository";
+import type { NotebookAccessRow } from "../persistence/access-facts";
+import type { WorkshopRepository } from "../persistence/workshop-repository";
 import { mayDo, mayDoWithNotebook, mayStopKernel, notebookAccess, type LabAction, type NotebookAccess, type NotebookAction, type NotebookFacts } from "./access-policy";
 import type { Actor } from "./roles";
 
 export class AccessGate {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly stored: AccessRepository,
+    private readonly workshops: Pick<WorkshopRepository, "facilitatorOf">,
+  ) {}
 
   /** Throws "forbidden" unless the actor's role allows `action` (no id involved, so nothing to hide). */
   requireLab(actor: Actor, action: LabAction): void {
@@ -41,17 +46,17 @@ export class AccessGate {
    */
   async requireWorkshop(actor: Actor, workshopId: string): Promise<void> {
     this.requireLab(actor, "run-workshops");
-    const found = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { facilitatorId: true } });
-    if (!found || found.facilitatorId !== actor.userId) throw new CommandError("not-found", `workshop ${workshopId} not found`);
+    const facilitatorId = await this.workshops.facilitatorOf(workshopId);
+    if (facilitatorId === null || facilitatorId !== actor.userId) throw new CommandError("not-found", `workshop ${workshopId} not found`);
   }
 
   /** The notebook an execution belongs to, when the actor may read it; else "not-found". */
   async requireExecution(actor: Actor, executionId: string): Promise<string> {
-    const found = await this.prisma.cellExecution.findUnique({ where: { id: executionId }, select: { run: { select: { notebookId: true } } } });
-    if (!found) throw notFound("execution", executionId);
-    const facts = await this.notebookFacts(actor, found.run.notebookId);
+    const notebookId = await this.stored.notebookOfExecution(executionId);
+    if (notebookId === null) throw notFound("execution", executionId);
+    const facts = await this.notebookFacts(actor, notebookId);
     if (!facts || !mayDoWithNotebook(actor, "read", facts)) throw notFound("execution", executionId);
-    return found.run.notebookId;
+    return notebookId;
   }
 
   /** Of these notebooks, the ones the actor may do `action` with (lists: kernels, executions, holders). */
@@ -66,17 +71,8 @@ export class AccessGate {
 
   /** Every notebook the actor may read, with their access (the notebook list). */
   async readableNotebooks(actor: Actor): Promise<Map<string, Exclude<NotebookAccess, "none">>> {
-    const candidates = await this.prisma.notebook.findMany({
-      where: {
-        OR: [
-          { ownerId: actor.userId },
-          ...(actor.role === "participant" ? [] : [{ shares: { some: { userId: actor.userId } } }]),
-          ...(actor.role === "facilitator" ? [{ workshop: { facilitatorId: actor.userId } }] : []),
-        ],
-      },
-      select: { id: true },
-    });
-    const facts = await this.manyFacts(actor, candidates.map((row) => row.id));
+    const candidates = await this.stored.candidateNotebooks(actor.userId, { shared: actor.role !== "participant", facilitated: actor.role === "facilitator" });
+    const facts = await this.manyFacts(actor, candidates);
     const readable = new Map<string, Exclude<NotebookAccess, "none">>();
     for (const [id, fact] of facts) {
       const access = notebookAccess(actor, fact);
@@ -87,36 +83,19 @@ export class AccessGate {
 
   /** One notebook's facts: read on every socket command, so one prepared statement rather than the list query. */
   async notebookFacts(actor: Actor, notebookId: string): Promise<NotebookFacts | null> {
-    const row = await notebookAccessRow(this.prisma, notebookId, actor.userId);
-    if (!row) return null;
-    return { ownerId: row.ownerId, workshopId: row.workshopId, workshopFacilitatorId: row.workshopFacilitatorId, workshopEnded: row.workshopEnded, sharedWithActor: shareAccess(row.share ?? undefined) };
+    const row = await this.stored.notebookFacts(notebookId, actor.userId);
+    return row && factsOf(row);
   }
 
   private async manyFacts(actor: Actor, notebookIds: readonly string[]): Promise<Map<string, NotebookFacts>> {
     if (notebookIds.length === 0) return new Map();
-    const rows = await this.prisma.notebook.findMany({
-      where: { id: { in: [...notebookIds] } },
-      select: {
-        id: true,
-        ownerId: true,
-        workshopId: true,
-        workshop: { select: { facilitatorId: true, endedAt: true } },
-        shares: { where: { userId: actor.userId }, select: { access: true } },
-      },
-    });
-    return new Map(
-      rows.map((row) => [
-        row.id,
-        {
-          ownerId: row.ownerId,
-          workshopId: row.workshopId,
-          workshopFacilitatorId: row.workshop?.facilitatorId ?? null,
-          workshopEnded: (row.workshop?.endedAt ?? null) !== null,
-          sharedWithActor: shareAccess(row.shares[0]?.access),
-        },
-      ]),
-    );
+    const rows = await this.stored.manyFacts(notebookIds, actor.userId);
+    return new Map([...rows].map(([id, row]) => [id, factsOf(row)]));
   }
+}
+
+function factsOf(row: NotebookAccessRow): NotebookFacts {
+  return { ownerId: row.ownerId, workshopId: row.workshopId, workshopFacilitatorId: row.workshopFacilitatorId, workshopEnded: row.workshopEnded, sharedWithActor: shareAccess(row.share ?? undefined) };
 }
 
 function shareAccess(value: string | undefined): "read" | "run" | null {

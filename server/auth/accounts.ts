@@ -7,7 +7,8 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { CommandError, describeFieldRule } from "../errors";
-import { LOCAL_USER, type PrismaClient } from "../persistence";
+import { LOCAL_USER } from "../persistence";
+import type { AccountRepository } from "../persistence/account-repository";
 import { hashPassword } from "./password-hash";
 import type { UserView } from "../core/protocol/accounts-model";
 import { ACCOUNT_ROLES, isRole, type AccountRole } from "./roles";
@@ -24,7 +25,7 @@ export const newAccountSchema = z.object({
 export type NewAccount = z.infer<typeof newAccountSchema>;
 
 export class Accounts {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly stored: AccountRepository) {}
 
   /** A new account; the first one made where only the token-mode local user existed takes that user over, with its notebooks. */
   async create(input: NewAccount): Promise<UserView> {
@@ -32,32 +33,23 @@ export class Accounts {
     if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
     const account = parsed.data;
     const passwordHash = await hashPassword(account.password);
-    const taken = await this.prisma.user.findUnique({ where: { email: account.email }, select: { id: true } });
-    if (taken) throw new CommandError("conflict", `an account with ${account.email} exists`);
-    const adoptLocal = account.role === "admin" && (await this.passwordCount()) === 0 && (await this.prisma.user.findUnique({ where: { id: LOCAL_USER.id } })) !== null;
+    if (await this.stored.emailTaken(account.email)) throw new CommandError("conflict", `an account with ${account.email} exists`);
+    const adoptLocal = account.role === "admin" && (await this.passwordCount()) === 0 && (await this.stored.userExists(LOCAL_USER.id));
     const userId = adoptLocal ? LOCAL_USER.id : randomUUID();
-    await this.prisma.$transaction(async (tx) => {
-      if (adoptLocal) await tx.user.update({ where: { id: userId }, data: { name: account.name, email: account.email, role: "admin" } });
-      else await tx.user.create({ data: { id: userId, name: account.name, email: account.email, role: account.role } });
-      await tx.account.create({ data: { id: randomUUID(), accountId: userId, providerId: "credential", userId, password: passwordHash } });
-    });
+    await this.stored.createWithPassword({ userId, name: account.name, email: account.email, role: account.role, passwordHash, adopt: adoptLocal });
     return this.view(userId);
   }
 
   async list(): Promise<UserView[]> {
-    const users = await this.prisma.user.findMany({
-      where: { removedAt: null },
-      orderBy: { createdAt: "asc" },
-      select: { id: true },
-    });
-    return Promise.all(users.map((user) => this.view(user.id)));
+    const userIds = await this.stored.activeUserIds();
+    return Promise.all(userIds.map((userId) => this.view(userId)));
   }
 
   async setRole(userId: string, role: AccountRole): Promise<UserView> {
     const user = await this.activeUser(userId);
     if (user.role === "participant") throw new CommandError("invalid", "a participant belongs to a workshop; their role does not change");
     if (user.role === "admin" && role !== "admin") await this.keepOneAdmin(userId);
-    await this.prisma.user.update({ where: { id: userId }, data: { role } });
+    await this.stored.setRole(userId, role);
     return this.view(userId);
   }
 
@@ -66,13 +58,10 @@ export class Accounts {
     await this.activeUser(userId);
     const parsed = newAccountSchema.shape.password.safeParse(password);
     if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));
-    const credential = await this.prisma.account.findFirst({ where: { userId, providerId: "credential" }, select: { id: true } });
-    if (!credential) throw new CommandError("invalid", "this user signs in without a password (a participant or the token-mode local user)");
+    const credential = await this.stored.credentialOf(userId);
+    if (credential === null) throw new CommandError("invalid", "this user signs in without a password (a participant or the token-mode local user)");
     const passwordHash = await hashPassword(parsed.data);
-    await this.prisma.$transaction([
-      this.prisma.account.update({ where: { id: credential.id }, data: { password: passwordHash } }),
-      this.prisma.session.deleteMany({ where: { userId } }),
-    ]);
+    await this.stored.replacePassword(userId, credential, passwordHash);
     return this.view(userId);
   }
 
@@ -85,47 +74,40 @@ export class Accounts {
     const user = await this.activeUser(userId);
     if (userId === by) throw new CommandError("invalid", "you cannot remove yourself; another admin can");
     if (user.role === "admin") await this.keepOneAdmin(userId);
-    await this.prisma.$transaction([
-      this.prisma.session.deleteMany({ where: { userId } }),
-      this.prisma.account.deleteMany({ where: { userId } }),
-      this.prisma.user.update({ where: { id: userId }, data: { removedAt: new Date(), email: `${userId}.removed@users.invalid` } }),
-    ]);
+    await this.stored.remove(userId);
   }
 
   /** Accounts that sign in with a password: with none, a loopback lab is the token-mode local lab. */
   passwordCount(): Promise<number> {
-    return this.prisma.account.count({ where: { providerId: "credential", user: { removedAt: null } } });
+    return this.stored.passwordCount();
   }
 
   async hasAdminWithPassword(): Promise<boolean> {
-    return (await this.prisma.account.count({ where: { providerId: "credential", user: { role: "admin", removedAt: null } } })) > 0;
+    return (await this.stored.adminPasswordCount()) > 0;
   }
 
   private async view(userId: string): Promise<UserView> {
-    const user = await this.prisma.user.findUniqueOrThrow({
-      where: { id: userId },
-      select: { id: true, name: true, email: true, role: true, createdAt: true, accounts: { where: { providerId: "credential" }, select: { id: true } }, _count: { select: { sessions: { where: { expiresAt: { gt: new Date() } } } } } },
-    });
+    const user = await this.stored.account(userId);
     return {
       id: user.id,
       name: user.name,
       email: user.email,
       role: isRole(user.role) ? user.role : "member",
       createdAt: user.createdAt.toISOString(),
-      hasPassword: user.accounts.length > 0,
-      signsInWith: user.accounts.length > 0 ? "password" : user.role === "participant" ? "workshop-link" : "this-machine",
-      activeSessions: user._count.sessions,
+      hasPassword: user.hasPassword,
+      signsInWith: user.hasPassword ? "password" : user.role === "participant" ? "workshop-link" : "this-machine",
+      activeSessions: user.activeSessions,
     };
   }
 
   private async activeUser(userId: string): Promise<{ id: string; role: string }> {
-    const user = await this.prisma.user.findFirst({ where: { id: userId, removedAt: null }, select: { id: true, role: true } });
+    const user = await this.stored.activeUser(userId);
     if (!user) throw new CommandError("not-found", `no user ${userId}`);
     return user;
   }
 
   private async keepOneAdmin(leaving: string): Promise<void> {
-    const others = await this.prisma.user.count({ where: { role: "admin", removedAt: null, id: { not: leaving } } });
+    const others = await this.stored.otherAdminCount(leaving);
     if (others === 0) throw new CommandError("conflict", "the lab needs at least one admin; make someone else admin first");
   }
 }

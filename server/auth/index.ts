@@ -3,7 +3,7 @@
  * (sessions, sign-in), the accounts an admin manages, the access gate every
  * route and socket event goes through, and the notices that end sockets.
  */
-import type { PrismaClient } from "../persistence";
+import type { LabRepositories } from "../persistence";
 import { AccessGate } from "./access-gate";
 import { Accounts } from "./accounts";
 import { KernelRefs } from "./kernel-refs";
@@ -19,11 +19,11 @@ export interface LabAccess {
   kernelRefs: KernelRefs;
 }
 
-export function openAccess(prisma: PrismaClient, settings: AuthSettings): LabAccess {
+export function openAccess(repositories: LabRepositories, settings: AuthSettings): LabAccess {
   return {
-    auth: createLabAuth(prisma, settings),
-    accounts: new Accounts(prisma),
-    gate: new AccessGate(prisma),
+    auth: createLabAuth(repositories, settings),
+    accounts: new Accounts(repositories.accounts),
+    gate: new AccessGate(repositories.access, repositories.workshops),
     notices: new SessionNotices(),
     kernelRefs: new KernelRefs(settings.secret),
   };

@@ -10,12 +10,14 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { randomUUID } from "node:crypto";
 import { betterAuth, type BetterAuthPlugin } from "better-auth";
-import { prismaAdapter } from "better-auth/adapters/prisma";
 import { APIError, createAuthEndpoint, getSessionFromCtx } from "better-auth/api";
 import { setSessionCookie } from "better-auth/cookies";
 import { fromNodeHeaders } from "better-auth/node";
 import { z } from "zod";
-import { databaseProviderOf, LOCAL_USER, type PrismaClient } from "../persistence";
+import { LOCAL_USER } from "../persistence";
+import type { AccountRepository } from "../persistence/account-repository";
+import type { VerificationRepository } from "../persistence/verification-repository";
+import type { WorkshopRepository } from "../persistence/workshop-repository";
 import { consumeLocalToken, LOCAL_TOKEN_PATH } from "./local-token";
 import { hashPassword, verifyPassword } from "./password-hash";
 import { MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS } from "./accounts";
@@ -51,14 +53,20 @@ const joinBodySchema = z.object({
   name: z.string().trim().min(1, "type the name the class will see").max(80),
 });
 
+/** What sign-in reads and writes besides Better Auth's own tables. */
+export interface AuthStores {
+  accounts: AccountRepository;
+  workshops: Pick<WorkshopRepository, "byJoinCode">;
+  verifications: VerificationRepository;
+}
+
 export type LabAuth = ReturnType<typeof createLabAuth>;
 
-export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
+export function createLabAuth(stores: AuthStores, settings: AuthSettings) {
   return betterAuth({
     basePath: AUTH_BASE_PATH,
     secret: settings.secret,
-    // Better Auth words some queries per provider (case-insensitive matches, transactions).
-    database: prismaAdapter(prisma, { provider: databaseProviderOf(prisma) }),
+    database: stores.accounts.betterAuthAdapter(),
     trustedOrigins: () => [...settings.origins()],
     emailAndPassword: {
       enabled: true,
@@ -81,8 +89,7 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
         create: {
           // A removed user has no password left; this closes every other way in too.
           before: async (session) => {
-            const user = await prisma.user.findUnique({ where: { id: session.userId }, select: { removedAt: true } });
-            return user && user.removedAt === null ? undefined : false;
+            return (await stores.accounts.maySignIn(session.userId)) ? undefined : false;
           },
         },
       },
@@ -113,12 +120,12 @@ export function createLabAuth(prisma: PrismaClient, settings: AuthSettings) {
     telemetry: { enabled: false },
     // Wrong passwords and the derived base URL are not the operator's business; failures are.
     logger: { level: "error" },
-    plugins: [labWaysIn(prisma, settings)],
+    plugins: [labWaysIn(stores, settings)],
   });
 }
 
 /** The loopback token URL and the workshop join, as Better Auth endpoints. */
-function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlugin {
+function labWaysIn(stores: AuthStores, settings: AuthSettings): BetterAuthPlugin {
   return {
     id: "mgpulab-ways-in",
     endpoints: {
@@ -126,7 +133,7 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
         LOCAL_TOKEN_PATH.slice(AUTH_BASE_PATH.length),
         { method: "GET", query: z.object({ token: z.string().max(200) }) },
         async (ctx) => {
-          if (!(await consumeLocalToken(prisma, ctx.query.token))) throw ctx.redirect("/?link=spent");
+          if (!(await consumeLocalToken(stores.verifications, ctx.query.token))) throw ctx.redirect("/?link=spent");
           const user = await ctx.context.internalAdapter.findUserById(LOCAL_USER.id);
           if (!user) throw new APIError("INTERNAL_SERVER_ERROR", { message: "the local user is missing" });
           const session = await ctx.context.internalAdapter.createSession(user.id);
@@ -135,7 +142,7 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
         },
       ),
       joinInfo: createAuthEndpoint(JOIN_INFO_PATH, { method: "GET", query: z.object({ code: z.string().trim().min(1).max(64) }) }, async (ctx) => {
-        const workshop = await prisma.workshop.findUnique({ where: { joinCode: ctx.query.code.toUpperCase() }, select: { id: true, title: true, closedAt: true, endedAt: true } });
+        const workshop = await stores.workshops.byJoinCode(ctx.query.code);
         const current = workshop ? await getSessionFromCtx(ctx) : null;
         const currentUser = current?.user as { role?: unknown; workshopId?: unknown } | undefined;
         const mine = workshop !== null && currentUser?.role === "participant" && currentUser.workshopId === workshop.id;
@@ -144,7 +151,7 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
         return ctx.json({ title: workshop.title, ended: workshop.endedAt !== null, rejoining: mine });
       }),
       joinWorkshop: createAuthEndpoint(JOIN_PATH, { method: "POST", body: joinBodySchema }, async (ctx) => {
-        const workshop = await prisma.workshop.findUnique({ where: { joinCode: ctx.body.code.toUpperCase() }, select: { id: true, closedAt: true } });
+        const workshop = await stores.workshops.byJoinCode(ctx.body.code);
         const current = workshop ? await getSessionFromCtx(ctx) : null;
         const currentUser = current?.user as { id: string; role?: unknown; workshopId?: unknown } | undefined;
         // The same browser joining again (another tab, a dropped connection) is the same participant,
@@ -156,7 +163,7 @@ function labWaysIn(prisma: PrismaClient, settings: AuthSettings): BetterAuthPlug
         if (!workshop || workshop.closedAt !== null) throw new APIError("NOT_FOUND", { message: "no open workshop has this code; check it with your facilitator" });
         const userId = randomUUID();
         // In the admission queue until the workshop seats them (first come, first served).
-        await prisma.user.create({ data: { id: userId, name: ctx.body.name, email: `${userId}@participants.invalid`, role: "participant", workshopId: workshop.id, waitingSince: new Date() } });
+        await stores.accounts.addParticipant({ id: userId, name: ctx.body.name, workshopId: workshop.id, waitingSince: new Date() });
         await settings.onParticipantJoined({ userId, workshopId: workshop.id });
         const user = await ctx.context.internalAdapter.findUserById(userId);
         if (!user) throw new APIError("INTERNAL_SERVER_ERROR", { message: "the participant was not stored" });
@@ -188,11 +195,8 @@ export async function actorOf(auth: LabAuth, headers: IncomingHttpHeaders): Prom
  * The actor again, from the database (every socket event re-checks): as it
  * is now (a changed role counts at once), or why its session is over.
  */
-export async function recheckActor(prisma: PrismaClient, actor: Actor, now = new Date()): Promise<Actor | "expired" | "revoked"> {
-  const session = await prisma.session.findUnique({
-    where: { id: actor.sessionId },
-    select: { expiresAt: true, user: { select: { name: true, role: true, workshopId: true, removedAt: true } } },
-  });
+export async function recheckActor(accounts: Pick<AccountRepository, "session">, actor: Actor, now = new Date()): Promise<Actor | "expired" | "revoked"> {
+  const session = await accounts.session(actor.sessionId);
   if (!session || session.user.removedAt !== null || !isRole(session.user.role)) return "revoked";
   if (session.expiresAt <= now) return "expired";
   return { ...actor, name: session.user.name, role: session.user.role, workshopId: session.user.workshopId, expiresAt: session.expiresAt };

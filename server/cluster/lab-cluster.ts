@@ -19,7 +19,8 @@ import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { ClusterRequest } from "../core/protocol/cluster-messages";
 import { CommandError, toClientError } from "../errors";
 import type { NotebookHub } from "../notebook/notebook-hub";
-import { DrivenElsewhere, type DriverLeases } from "./driver-leases";
+import { DrivenElsewhere } from "./driven-elsewhere";
+import type { DriverLeases } from "../persistence/driver-leases";
 import type { DrivenCommand, LocalDriver, NotebookDrivers, NotebookOp } from "./notebook-drivers";
 import type { ServerLink } from "./server-link";
 

@@ -10,12 +10,13 @@ import type { AccessGate } from "../auth/access-gate";
 import type { Actor } from "../auth";
 import { isRole } from "../auth/roles";
 import type { GpuHolder, HolderName } from "../core/protocol/hosts-model";
-import type { PrismaClient } from "../persistence";
+import type { AccessRepository } from "../persistence/access-repository";
 
 export interface HolderNamingServices {
   /** Which notebook each agent kernel of this lab belongs to (running or queued), over every lab server. */
   holders(): Promise<Map<string, GpuHolder>>;
-  prisma: PrismaClient;
+  /** Owners of notebooks, by name. */
+  owners: Pick<AccessRepository, "ownerNames" | "ownerOf">;
   gate: AccessGate;
 }
 
@@ -44,23 +45,19 @@ export class HolderNaming {
    * notebook sees the same status); without a notebook, by person only.
    */
   async forNotebook(notebookId: string | null): Promise<Map<string, HolderName>> {
-    const row = notebookId === null ? null : await this.services.prisma.notebook.findUnique({
-      where: { id: notebookId },
-      select: { owner: { select: { id: true, name: true, role: true, workshopId: true } } },
-    });
-    if (!row || !isRole(row.owner.role)) {
+    const found = notebookId === null ? null : await this.services.owners.ownerOf(notebookId);
+    if (!found || !isRole(found.role)) {
       const holders = await this.services.holders();
       const owners = await this.ownerNames([...new Set([...holders.values()].map((holder) => holder.notebookId))]);
       return new Map([...holders].map(([kernel, holder]) => [kernel, { owner: owners.get(holder.notebookId) ?? "another user", notebookId: null, title: null }]));
     }
     // The owner as the access policy sees a person: no session is involved, only who they are.
-    const owner: Actor = { userId: row.owner.id, name: row.owner.name, role: row.owner.role, workshopId: row.owner.workshopId, sessionId: "", expiresAt: new Date(0) };
+    const owner: Actor = { userId: found.id, name: found.name, role: found.role, workshopId: found.workshopId, sessionId: "", expiresAt: new Date(0) };
     return this.forActor(owner);
   }
 
   private async ownerNames(notebookIds: string[]): Promise<Map<string, string>> {
     if (notebookIds.length === 0) return new Map();
-    const rows = await this.services.prisma.notebook.findMany({ where: { id: { in: notebookIds } }, select: { id: true, owner: { select: { name: true } } } });
-    return new Map(rows.map((row) => [row.id, row.owner.name]));
+    return this.services.owners.ownerNames(notebookIds);
   }
 }

@@ -124,7 +124,7 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
       predictions: lab.catalog.repos.predictions,
       ownerId: actor.userId,
       onError,
-      chartOf: (executionId) => executionChartSvg(lab.db.prisma, executionId),
+      chartOf: (executionId) => executionChartSvg(lab.repositories.metrics, executionId),
       templates: lab.scenarios,
       hostIds: options.hostIds,
       freshTitle: (base) => lab.catalog.freshTitle(actor.userId, base),
@@ -132,7 +132,7 @@ function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, acto
     return;
   }
   if (api.name === "workshop-summary") return serveWorkshopSummary(req, res, lab.workshops, api.workshopId, onError);
-  handleExecutionRoutes(req, res, { prisma: lab.db.prisma, onError, readable });
+  handleExecutionRoutes(req, res, { metrics: lab.repositories.metrics, onError, readable });
 }
 
 async function serveMetrics(req: IncomingMessage, res: ServerResponse, metrics: NonNullable<EdgeOptions["metrics"]>, options: EdgeOptions): Promise<void> {

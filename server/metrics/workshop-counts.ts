@@ -3,7 +3,7 @@
  * scrape: the same on every lab server of one database (a dashboard takes
  * max() across servers, not sum()).
  */
-import type { PrismaClient } from "../persistence";
+import type { WorkshopRepository } from "../persistence/workshop-repository";
 
 export interface WorkshopCounts {
   /** Started (or with no start time) and not ended. */
@@ -13,13 +13,6 @@ export interface WorkshopCounts {
   waiting: number;
 }
 
-export async function workshopCounts(prisma: PrismaClient, now = new Date()): Promise<WorkshopCounts> {
-  const notEnded = { endedAt: null };
-  const participant = { role: "participant", removedAt: null, workshop: { is: notEnded } };
-  const [active, admitted, waiting] = await Promise.all([
-    prisma.workshop.count({ where: { ...notEnded, OR: [{ startsAt: null }, { startsAt: { lte: now } }] } }),
-    prisma.user.count({ where: { ...participant, waitingSince: null } }),
-    prisma.user.count({ where: { ...participant, waitingSince: { not: null } } }),
-  ]);
-  return { active, admitted, waiting };
+export function workshopCounts(workshops: Pick<WorkshopRepository, "counts">, now = new Date()): Promise<WorkshopCounts> {
+  return workshops.counts(now);
 }

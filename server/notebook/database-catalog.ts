@@ -1,31 +1,22 @@
-/** The notebook catalog on the lab's database (repositories over one Prisma client). */
+/** The notebook catalog on the lab's database (its repositories). */
 import type { NotebookListItem } from "../core/protocol/notebook-model";
-import { MetricRepository, NotFoundError, NotebookRepository, PredictionRepository, RunRepository, toNotebookDocument, type PrismaClient } from "../persistence";
+import { NotFoundError, toNotebookDocument } from "../persistence";
 import type { NotebookSummary } from "../persistence/types";
 import type { NotebookCatalog } from "./notebook-hub";
 import { DatabaseNotebookPersistence, type Repositories } from "./notebook-persistence";
 import { freshCopyTitle } from "./scenario-copies";
 
 export class DatabaseCatalog implements NotebookCatalog {
-  readonly repos: Repositories;
-
   /**
    * `defaultHost`: the host a notebook's kernels start on when its spec names none. `driverId`: with several
    * lab servers, this server's id (its kernels' writes are stored only while it drives their notebook).
    */
   constructor(
-    prisma: PrismaClient,
+    readonly repos: Repositories,
     private readonly report: (message: string) => void,
     private readonly defaultHost = "local",
     private readonly driverId: string | null = null,
-  ) {
-    this.repos = {
-      notebooks: new NotebookRepository(prisma),
-      runs: new RunRepository(prisma),
-      metrics: new MetricRepository(prisma),
-      predictions: new PredictionRepository(prisma),
-    };
-  }
+  ) {}
 
   /** The notebook as its owner keeps it: their predictions; its runs are started in their name (whoever clicked Run). */
   async load(notebookId: string) {

@@ -2,7 +2,7 @@
  * What the access policy needs to know of one notebook for one user
  * (server/auth/access-policy.ts's NotebookFacts), read on every socket
  * command: one prepared statement (sql.ts), not a query compiled per call.
- * Lists of notebooks read theirs through Prisma (access-gate.ts).
+ * Lists of notebooks read theirs in one Prisma query (access-repository.ts).
  */
 import type { PrismaClient } from "./generated/client";
 import { sqlOf } from "./database";

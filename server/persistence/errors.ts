@@ -92,3 +92,8 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   const message = field(error, "message");
   return typeof message === "string" && UNREACHABLE_MESSAGE.test(message);
 }
+
+/** Prisma's unique-constraint violation (P2002), whatever the driver adapter. */
+export function isUniqueViolation(error: unknown): boolean {
+  return field(error, "code") === "P2002";
+}

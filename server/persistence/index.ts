@@ -8,3 +8,4 @@ export { foldOutputs, newRunId, RunRepository, SERVER_RESTARTED, type FinishExec
 export { MAX_PREDICTION_TEXT, PredictionAlreadyCommittedError, PredictionRepository, type PredictionInput } from "./prediction-repository";
 export { LOCAL_USER, UserRepository, type UserSummary } from "./user-repository";
 export type * from "./types";
+export { repositoriesOf, type LabRepositories } from "./repositories";

@@ -13,7 +13,9 @@ import { InvalidDataError, NotFoundError } from "./errors";
 import { claimSeqs, integer, textOrNull, type MetricAppender } from "./run-writes";
 import { rowChunks, valuesList, type Sql, type SqlQueries } from "./sql";
 import { MAX_ID_CHARS, MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../core/limits";
-import type { MetricSeriesData as ChartSeries } from "../core/protocol/metrics-model";
+import type { MetricSeriesData as ChartSeries, ExecutionSummary } from "../core/protocol/metrics-model";
+import type { ParameterValue } from "../core/protocol/notebook-model";
+import { parseDevicePlans } from "./run-repository";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 /** Points per INSERT statement at most (4 parameters each; SQLite allows 32,766, PostgreSQL 65,535). */
@@ -196,6 +198,45 @@ export class MetricRepository implements MetricAppender {
     return rows.map((row) => row.id);
   }
 
+  /** Summaries in the order of `ids` (run comparison), skipping unknown ids and executions of deleted notebooks. */
+  async executionSummaries(ids: readonly string[]): Promise<ExecutionSummary[]> {
+    const rows = await this.prisma.cellExecution.findMany({
+      where: { id: { in: [...ids] }, run: { notebook: { deletedAt: null } } },
+      select: {
+        id: true,
+        cellId: true,
+        executionCount: true,
+        status: true,
+        startedAt: true,
+        templateId: true,
+        parameters: true,
+        devicePlans: true,
+        run: { select: { deviceMode: true, notebook: { select: { id: true, title: true } } } },
+      },
+    });
+    const counts = await this.executionPointCounts(rows.map((row) => row.id));
+    const byId = new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          executionId: row.id,
+          notebookId: row.run.notebook.id,
+          notebookTitle: row.run.notebook.title,
+          cellId: row.cellId,
+          executionCount: row.executionCount,
+          status: row.status,
+          startedAt: row.startedAt?.toISOString() ?? null,
+          deviceMode: row.run.deviceMode,
+          devicePlans: parseDevicePlans(row.devicePlans),
+          templateId: row.templateId,
+          parameters: scalarRecord(row.parameters),
+          pointCount: counts.get(row.id) ?? 0,
+        } satisfies ExecutionSummary,
+      ]),
+    );
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
   /** Series ids for every (tag, name, rank) in `messages`, creating the missing ones. */
   private async resolveSeries(tx: SqlQueries, runId: string, messages: readonly MetricInput[], created: Map<string, number>): Promise<Map<string, number>> {
     const known = new Map(this.cacheFor(runId, false));
@@ -265,4 +306,11 @@ function checkMessage(message: MetricInput, index: number): void {
     if (!NAME_PATTERN.test(name)) throw new InvalidDataError(`${where}: metric name ${JSON.stringify(name.slice(0, 80))} is not a valid name`);
     if (value !== null && typeof value !== "number") throw new InvalidDataError(`${where}: value of ${name} must be a number or null`);
   }
+}
+
+/** A stored parameters object's scalar values (stored JSON is not trusted); null when it is not an object. */
+function scalarRecord(value: unknown): Record<string, ParameterValue> | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const entries = Object.entries(value).filter((entry): entry is [string, ParameterValue] => ["string", "number", "boolean"].includes(typeof entry[1]));
+  return Object.fromEntries(entries);
 }

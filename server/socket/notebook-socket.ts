@@ -29,7 +29,7 @@ import type { Me, ShareView } from "../core/protocol/accounts-model";
 import type { HolderName } from "../core/protocol/hosts-model";
 import { HolderNaming } from "../hosts/holder-names";
 import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
-import type { PrismaClient } from "../persistence";
+import type { LabRepositories } from "../persistence";
 import type { Workshops } from "../workshops/workshops";
 import { attachSocketSessions, userRoom } from "./socket-sessions";
 import type { NotebookDrivers } from "../cluster/notebook-drivers";
@@ -82,7 +82,7 @@ export interface SocketServices {
   hosts: LabHosts | null;
   access: LabAccess;
   workshops: Workshops;
-  prisma: PrismaClient;
+  repositories: LabRepositories;
   log: Logger;
 }
 
@@ -98,7 +98,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
     if (!failure.expected) log.error({ err: error }, `${what} failed`);
     return failure;
   };
-  const sessions = attachSocketSessions(io, services.access, services.prisma, services.drivers.several);
+  const sessions = attachSocketSessions(io, services.access, services.repositories.accounts, services.drivers.several);
   watchViewers(io, services.drivers);
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
@@ -253,10 +253,10 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       return { ok: true, user };
     }
     case "list-shares":
-      return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
+      return { ok: true, shares: await listShares(services.repositories, command.notebookId) };
     case "share-notebook":
       await share(services, actor, command.notebookId, command.email, command.access);
-      return { ok: true, shares: await listShares(services.prisma, command.notebookId) };
+      return { ok: true, shares: await listShares(services.repositories, command.notebookId) };
     case "list-workshops":
       return { ok: true, workshops: await workshops.listFor(actor.userId) };
     case "create-workshop": {
@@ -285,12 +285,12 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
 }
 
 async function describeMe(actor: Actor, services: SocketServices): Promise<Me> {
-  const user = await services.prisma.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { email: true } });
+  const email = await services.repositories.accounts.emailOf(actor.userId);
   const gate = services.access.gate;
   return {
     id: actor.userId,
     name: actor.name,
-    email: user.email.endsWith(".invalid") ? null : user.email,
+    email: email.endsWith(".invalid") ? null : email,
     role: actor.role,
     workshopId: actor.workshopId,
     sessionExpiresAt: actor.expiresAt.toISOString(),
@@ -319,7 +319,7 @@ async function visibleKernels(actor: Actor, services: SocketServices): Promise<K
   const readable = await gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "read");
   const seeAll = gate.may(actor, "list-all-kernels");
   const hidden = all.kernels.filter((kernel) => !readable.has(kernel.notebookId)).map((kernel) => kernel.notebookId);
-  const owners = hidden.length === 0 || !seeAll ? new Map<string, string>() : await ownerNames(services.prisma, hidden);
+  const owners = hidden.length === 0 || !seeAll ? new Map<string, string>() : await services.repositories.access.ownerNames(hidden);
   const kernels: ListedKernel[] = [];
   for (const kernel of all.kernels) {
     const kernelRef = kernelRefs.of(kernel.notebookId);
@@ -329,14 +329,9 @@ async function visibleKernels(actor: Actor, services: SocketServices): Promise<K
   return { ...all, kernels };
 }
 
-async function ownerNames(prisma: PrismaClient, notebookIds: string[]): Promise<Map<string, string>> {
-  const rows = await prisma.notebook.findMany({ where: { id: { in: notebookIds } }, select: { id: true, owner: { select: { name: true } } } });
-  return new Map(rows.map((row) => [row.id, row.owner.name]));
-}
-
 /** Who holds or waits for GPUs: the person always, a notebook the actor may read by its title (hosts/holder-names.ts). */
 function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<string, HolderName>> {
-  return new HolderNaming({ holders: () => services.drivers.agentHolders(), prisma: services.prisma, gate: services.access.gate }).forActor(actor);
+  return new HolderNaming({ holders: () => services.drivers.agentHolders(), owners: services.repositories.access, gate: services.access.gate }).forActor(actor);
 }
 
 function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {
@@ -346,23 +341,19 @@ function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): N
   return parsed.data;
 }
 
-async function listShares(prisma: PrismaClient, notebookId: string): Promise<ShareView[]> {
-  const rows = await prisma.notebookShare.findMany({
-    where: { notebookId, user: { removedAt: null } },
-    orderBy: { createdAt: "asc" },
-    select: { userId: true, access: true, user: { select: { name: true, email: true } } },
-  });
-  return rows.map((row) => ({ userId: row.userId, name: row.user.name, email: row.user.email, access: row.access === "run" ? "run" : "read" }));
+async function listShares(repositories: LabRepositories, notebookId: string): Promise<ShareView[]> {
+  const rows = await repositories.shares.list(notebookId);
+  return rows.map((row) => ({ userId: row.userId, name: row.name, email: row.email, access: row.access === "run" ? "run" : "read" }));
 }
 
 async function share(services: SocketServices, actor: Actor, notebookId: string, email: string, level: "read" | "run" | "none"): Promise<void> {
-  const prisma = services.prisma;
-  const user = await prisma.user.findFirst({ where: { email: email.trim().toLowerCase(), removedAt: null }, select: { id: true, role: true } });
+  const { accounts, shares } = services.repositories;
+  const user = await accounts.activeUserByEmail(email);
   // Participants are nobody's to share with: their sessions see their own copies only.
   if (!user || user.role === "participant") throw new CommandError("not-found", `no user with the e-mail ${email.trim()}`);
   if (user.id === actor.userId) throw new CommandError("invalid", "this notebook is yours already");
-  if (level === "none") await prisma.notebookShare.deleteMany({ where: { notebookId, userId: user.id } });
-  else await prisma.notebookShare.upsert({ where: { notebookId_userId: { notebookId, userId: user.id } }, create: { notebookId, userId: user.id, access: level }, update: { access: level } });
+  if (level === "none") await shares.remove(notebookId, user.id);
+  else await shares.set(notebookId, user.id, level);
 }
 
 async function findScenario(actor: Actor, services: SocketServices, scenarioId: string): Promise<ScenarioSummary> {

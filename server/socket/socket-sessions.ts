@@ -20,7 +20,7 @@ import { isRole, type AccountRole } from "../auth/roles";
 import type { SessionEndReason } from "../core/protocol/accounts-model";
 import type { ClientToServerEvents, ServerToClientEvents } from "../core/protocol/socket-api";
 import { CommandError } from "../errors";
-import type { PrismaClient } from "../persistence";
+import type { AccountRepository } from "../persistence/account-repository";
 
 type LabSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
 
@@ -38,7 +38,7 @@ export interface SocketSessions {
 }
 
 /** `clustered`: other lab servers share this lab (their connections hear of role changes through the adapter). */
-export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToClientEvents>, access: LabAccess, prisma: PrismaClient, clustered = false): SocketSessions {
+export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToClientEvents>, access: LabAccess, accounts: AccountRepository, clustered = false): SocketSessions {
   io.use((socket, next) => {
     actorOf(access.auth, socket.request.headers).then(
       (actor) => {
@@ -50,7 +50,7 @@ export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToCl
       () => next(new Error(UNAUTHORIZED_HANDSHAKE)),
     );
   });
-  io.on("connection", (socket: LabSocket) => watchExpiry(socket, prisma));
+  io.on("connection", (socket: LabSocket) => watchExpiry(socket, accounts));
   access.notices.onEnded((target, reason) => endSockets(io, target, reason));
   access.notices.onRoleChanged((userId, role) => {
     setRole(io, userId, role);
@@ -64,7 +64,7 @@ export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToCl
       const known = socket.data.actor as Actor | undefined;
       // Kept true by the notices above; only a session past its known end is read again.
       if (known && known.expiresAt.getTime() > Date.now()) return known;
-      const actor = known ? await recheckActor(prisma, known) : "revoked";
+      const actor = known ? await recheckActor(accounts, known) : "revoked";
       if (typeof actor === "string") {
         endSocket(socket, actor);
         throw new CommandError("unauthorized", "your session has ended; sign in again");
@@ -76,7 +76,7 @@ export function attachSocketSessions(io: Server<ClientToServerEvents, ServerToCl
 }
 
 /** At the session's end, re-read it (a page load may have renewed it) and end the connection if it is over. */
-function watchExpiry(socket: LabSocket, prisma: PrismaClient): void {
+function watchExpiry(socket: LabSocket, accounts: AccountRepository): void {
   let timer: NodeJS.Timeout | undefined;
   const arm = (expiresAt: Date) => {
     timer = setTimeout(() => void check(), Math.min(MAX_TIMER_MS, Math.max(0, expiresAt.getTime() - Date.now())));
@@ -85,7 +85,7 @@ function watchExpiry(socket: LabSocket, prisma: PrismaClient): void {
   const check = async () => {
     const known = socket.data.actor as Actor;
     // A database hiccup is not an expiry: look again a little later.
-    const actor = await recheckActor(prisma, known).catch(() => ({ ...known, expiresAt: new Date(Date.now() + 30_000) }));
+    const actor = await recheckActor(accounts, known).catch(() => ({ ...known, expiresAt: new Date(Date.now() + 30_000) }));
     if (typeof actor === "string") return endSocket(socket, actor);
     socket.data.actor = actor;
     arm(actor.expiresAt);

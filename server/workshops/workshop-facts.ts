@@ -10,7 +10,7 @@ import { VERDICTS_MIME } from "../core/protocol/metrics-model";
 import { verdictReportSchema, type VerdictReport } from "../core/protocol/verdict-model";
 import type { ParticipantKernelState, WorkshopBroadcast } from "../core/protocol/workshop-model";
 import type { PredictQuestion } from "../core/protocol/notebook-model";
-import type { PrismaClient } from "../persistence";
+import type { RanCell, WorkshopRosterRepository } from "../persistence/workshop-roster-repository";
 import type { StepCell } from "../core/notebook/workshop-steps";
 import { judgedOf, type CopyFacts, type ParticipantFacts } from "./console-view";
 import { z } from "zod";
@@ -41,63 +41,34 @@ export function newFactsCache(): FactsCache {
   return { verdicts: new Map(), questions: new Map() };
 }
 
-export async function loadParticipants(prisma: PrismaClient, workshopId: string, scenarioIds: readonly string[], live: LiveFacts, facts: FactsCache = newFactsCache()): Promise<ParticipantFacts[]> {
+export async function loadParticipants(roster: WorkshopRosterRepository, workshopId: string, scenarioIds: readonly string[], live: LiveFacts, facts: FactsCache = newFactsCache()): Promise<ParticipantFacts[]> {
   const cache = facts.verdicts;
-  const users = await prisma.user.findMany({
-    where: { workshopId, role: "participant", removedAt: null },
-    orderBy: { createdAt: "asc" },
-    select: { id: true, name: true, createdAt: true, waitingSince: true },
-  });
-  const notebooks = await prisma.notebook.findMany({
-    where: { workshopId, deletedAt: null, ownerId: { in: users.map((user) => user.id) } },
-    orderBy: { createdAt: "asc" },
-    select: { id: true, title: true, ownerId: true, updatedAt: true, createdAt: true },
-  });
+  const users = await roster.participants(workshopId);
+  const notebooks = await roster.copies(workshopId, users.map((user) => user.id));
   const notebookIds = notebooks.map((notebook) => notebook.id);
-  const cells = await prisma.cell.findMany({
-    where: { notebookId: { in: notebookIds } },
-    select: { notebookId: true, id: true, position: true, kind: true, templateId: true, executionCount: true, updatedAt: true },
-  });
+  const cells = await roster.cells(notebookIds);
   // A question changes only with its cell's template (a form change re-renders it, and bumps updatedAt).
   const asking = cells.filter((cell) => cell.kind === "code" && cell.templateId !== null && facts.questions.get(`${cell.notebookId}/${cell.id}`)?.updatedAt !== cell.updatedAt.getTime());
   if (asking.length > 0) {
-    const guides = await prisma.cell.findMany({
-      where: { OR: asking.map((cell) => ({ notebookId: cell.notebookId, id: cell.id })) },
-      select: { notebookId: true, id: true, templateGuide: true, updatedAt: true },
-    });
+    const guides = await roster.guides(asking);
     for (const guide of guides) facts.questions.set(`${guide.notebookId}/${guide.id}`, { updatedAt: guide.updatedAt.getTime(), question: questionOf(guide.templateGuide) });
   }
   // Every templated cell that ran may show a verdict report: an experiment cell judges its claims as it
   // ends, the verdicts cell all of them. Its outputs are re-read only when it ran again or its run ended
   // since (its last execution or how that ended changed): output writes do not touch a cell's updatedAt.
-  const verdictCells = await prisma.cell.findMany({
-    where: { notebookId: { in: notebookIds }, kind: "code", templateId: { not: null }, executionCount: { not: null }, lastExecutionId: { not: null } },
-    select: { notebookId: true, id: true, lastExecutionId: true, lastRun: true },
-  });
-  const keyOf = (cell: (typeof verdictCells)[number]) => `${cell.lastExecutionId}|${JSON.stringify(cell.lastRun)}`;
+  const verdictCells = await roster.ranCells(notebookIds);
+  const keyOf = (cell: RanCell) => `${cell.lastExecutionId}|${JSON.stringify(cell.lastRun)}`;
   const stale = verdictCells.filter((cell) => cache.get(`${cell.notebookId}/${cell.id}`)?.key !== keyOf(cell));
   if (stale.length > 0) {
-    const fresh = await prisma.cell.findMany({
-      where: { OR: stale.map((cell) => ({ notebookId: cell.notebookId, id: cell.id })) },
-      select: { notebookId: true, id: true, lastExecutionId: true, lastRun: true, outputs: true },
-    });
-    const ended = await prisma.cellExecution.findMany({ where: { id: { in: fresh.map((cell) => cell.lastExecutionId!) } }, select: { id: true, endedAt: true, queuedAt: true } });
-    const endedAt = new Map(ended.map((execution) => [execution.id, execution.endedAt ?? execution.queuedAt]));
+    const fresh = await roster.outputs(stale);
+    const endedAt = await roster.executionEnds(fresh.map((cell) => cell.lastExecutionId!));
     for (const cell of fresh) {
       cache.set(`${cell.notebookId}/${cell.id}`, { key: keyOf(cell), at: endedAt.get(cell.lastExecutionId!) ?? new Date(0), report: verdictReportOf(cell.outputs) });
     }
   }
   // When each copy was last used: edited, or a cell queued to run.
-  const runs = await prisma.kernelRun.findMany({
-    where: { notebookId: { in: notebookIds } },
-    select: { notebookId: true, executions: { orderBy: { queuedAt: "desc" }, take: 1, select: { queuedAt: true } } },
-  });
-  const lastRunAt = new Map<string, Date>();
-  for (const run of runs) {
-    const at = run.executions[0]?.queuedAt;
-    if (at && (lastRunAt.get(run.notebookId) ?? new Date(0)) < at) lastRunAt.set(run.notebookId, at);
-  }
-  const predictions = await prisma.prediction.findMany({ where: { notebookId: { in: notebookIds } }, select: { userId: true, questionId: true, choice: true } });
+  const lastRunAt = await roster.lastQueuedAt(notebookIds);
+  const predictions = await roster.predictions(notebookIds);
 
   const cellsOf = new Map<string, typeof cells>();
   for (const cell of cells) cellsOf.set(cell.notebookId, [...(cellsOf.get(cell.notebookId) ?? []), cell]);
@@ -139,9 +110,9 @@ export async function loadParticipants(prisma: PrismaClient, workshopId: string,
   }));
 }
 
-export async function loadBroadcasts(prisma: PrismaClient, workshopId: string, limit = 50): Promise<WorkshopBroadcast[]> {
-  const rows = await prisma.workshopBroadcast.findMany({ where: { workshopId }, orderBy: { createdAt: "desc" }, take: limit });
-  return rows.reverse().map((row) => ({ id: row.id, at: row.createdAt.toISOString(), message: row.message, preset: presetOf(row.preset) }));
+export async function loadBroadcasts(roster: WorkshopRosterRepository, workshopId: string, limit = 50): Promise<WorkshopBroadcast[]> {
+  const rows = await roster.broadcasts(workshopId, limit);
+  return rows.map((row) => ({ id: row.id, at: row.createdAt.toISOString(), message: row.message, preset: presetOf(row.preset) }));
 }
 
 const presetSchema = z.object({ scenarioId: z.string(), values: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])) });

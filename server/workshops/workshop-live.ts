@@ -11,7 +11,7 @@
  */
 import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "../core/protocol/workshop-model";
-import type { PrismaClient } from "../persistence";
+import type { WorkshopRepository } from "../persistence/workshop-repository";
 
 export interface WorkshopPush {
   console(workshopId: string, view: WorkshopConsoleView): void;
@@ -49,7 +49,7 @@ export class WorkshopLive {
   private readonly workshopOf = new Map<string, Promise<string | null>>();
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly stored: Pick<WorkshopRepository, "workshopOfNotebook">,
     private readonly views: WorkshopViews,
     private readonly onError: (message: string) => void = () => undefined,
     private readonly debounceMs = 100,
@@ -90,7 +90,7 @@ export class WorkshopLive {
     if (!this.push || !ROSTER_EVENTS.has(event.type)) return;
     let workshop = this.workshopOf.get(notebookId);
     if (!workshop) {
-      workshop = this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { workshopId: true } }).then((row) => row?.workshopId ?? null);
+      workshop = this.stored.workshopOfNotebook(notebookId);
       this.workshopOf.set(notebookId, workshop);
     }
     void workshop.then(

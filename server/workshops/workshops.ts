@@ -9,15 +9,14 @@
  * read-only.
  */
 import { randomInt } from "node:crypto";
-import { z } from "zod";
 import { CommandError } from "../errors";
 import type { WorkshopView } from "../core/protocol/accounts-model";
 import type { ParameterValue } from "../core/protocol/notebook-model";
 import { WORKSHOP_PACES, type ParticipantKernelState, type ParticipantWorkshopView, type WorkshopConsoleView, type WorkshopPace, type WorkshopSettings } from "../core/protocol/workshop-model";
 import { hiddenCells } from "../core/notebook/workshop-steps";
-import type { PrismaClient } from "../persistence";
-import { workshopPaceOf } from "../persistence/access-facts";
-import { DrivenElsewhere } from "../cluster/driver-leases";
+import type { WorkshopRepository, WorkshopRow } from "../persistence/workshop-repository";
+import type { WorkshopRosterRepository } from "../persistence/workshop-roster-repository";
+import { DrivenElsewhere } from "../cluster/driven-elsewhere";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { ScenarioCatalog } from "../scenarios/scenario-catalog";
 import { consoleView, queuePositions } from "./console-view";
@@ -52,40 +51,6 @@ export interface WorkshopChanges {
   end?: true;
 }
 
-const workshopSelect = {
-  id: true,
-  title: true,
-  joinCode: true,
-  scenarioIds: true,
-  closedAt: true,
-  startsAt: true,
-  endsAt: true,
-  endedAt: true,
-  pace: true,
-  revealedSteps: true,
-  capacity: true,
-  hostId: true,
-  gpusPerParticipant: true,
-  facilitatorId: true,
-} as const;
-
-type WorkshopRow = {
-  id: string;
-  title: string;
-  joinCode: string;
-  scenarioIds: unknown;
-  closedAt: Date | null;
-  startsAt: Date | null;
-  endsAt: Date | null;
-  endedAt: Date | null;
-  pace: string;
-  revealedSteps: number;
-  capacity: number;
-  hostId: string | null;
-  gpusPerParticipant: number;
-  facilitatorId: string;
-};
-
 export class Workshops {
   /** Who is connected, the console's and participants' pushes (set once the socket server exists). */
   readonly live: WorkshopLive;
@@ -104,13 +69,14 @@ export class Workshops {
   private readonly heldElsewhere = new Map<string, number>();
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly stored: WorkshopRepository,
+    private readonly roster: WorkshopRosterRepository,
     private readonly hub: NotebookHub,
     private readonly scenarios: ScenarioCatalog,
     private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
   ) {
     this.live = new WorkshopLive(
-      prisma,
+      stored,
       { console: (workshopId) => this.consoleView(workshopId), participants: (workshopId) => this.participantViews(workshopId) },
       (message) => this.log("error", message),
     );
@@ -132,23 +98,14 @@ export class Workshops {
     const gpus = options.gpusPerParticipant ?? 0;
     const hostId = this.checkPlan(options.hostId ?? null, gpus, capacity);
     await this.learnRanks(scenarioIds);
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const created = await this.prisma.workshop.create({
-          data: { title, facilitatorId, joinCode: newJoinCode(), scenarioIds: [...new Set(scenarioIds)], startsAt, endsAt, capacity, hostId, gpusPerParticipant: gpus, pace: options.pace ?? "self" },
-          select: { id: true },
-        });
-        return this.view(created.id);
-      } catch (error) {
-        // A code already taken (unique): draw again; 31^8 makes a second clash vanishingly rare.
-        if (attempt >= 3 || !isUniqueClash(error)) throw error;
-      }
-    }
+    // A code already taken (unique) is drawn again.
+    const id = await this.stored.create({ title, facilitatorId, scenarioIds: [...new Set(scenarioIds)], startsAt, endsAt, capacity, hostId, gpusPerParticipant: gpus, pace: options.pace ?? "self" }, newJoinCode);
+    return this.view(id);
   }
 
   async listFor(facilitatorId: string): Promise<WorkshopView[]> {
-    const rows = await this.prisma.workshop.findMany({ where: { facilitatorId }, orderBy: { createdAt: "desc" }, select: { id: true, scenarioIds: true } });
-    await this.learnRanks(rows.flatMap((row) => scenarioIdsOf(row.scenarioIds)));
+    const rows = await this.stored.listFor(facilitatorId);
+    await this.learnRanks(rows.flatMap((row) => row.scenarioIds));
     return Promise.all(rows.map((row) => this.view(row.id)));
   }
 
@@ -170,16 +127,12 @@ export class Workshops {
     if (changes.capacity !== undefined) this.checkPlan(workshop.hostId, workshop.gpusPerParticipant, changes.capacity);
     const endsAt = changes.endsAt === undefined ? undefined : changes.endsAt === null ? null : new Date(changes.endsAt);
     if (endsAt && workshop.startsAt && endsAt <= workshop.startsAt) throw new CommandError("invalid", "the end time must be after the start time");
-    await this.prisma.workshop.update({
-      where: { id: workshopId },
-      data: {
-        ...(changes.closed === undefined ? {} : { closedAt: changes.closed ? (workshop.closedAt ?? new Date()) : null }),
-        ...(changes.capacity === undefined ? {} : { capacity: changes.capacity }),
-        ...(changes.pace === undefined ? {} : { pace: changes.pace }),
-        ...(changes.revealedSteps === undefined ? {} : { revealedSteps: changes.revealedSteps }),
-        ...(endsAt === undefined ? {} : { endsAt }),
-      },
-      select: { id: true },
+    await this.stored.update(workshopId, {
+      ...(changes.closed === undefined ? {} : { closedAt: changes.closed ? (workshop.closedAt ?? new Date()) : null }),
+      ...(changes.capacity === undefined ? {} : { capacity: changes.capacity }),
+      ...(changes.pace === undefined ? {} : { pace: changes.pace }),
+      ...(changes.revealedSteps === undefined ? {} : { revealedSteps: changes.revealedSteps }),
+      ...(endsAt === undefined ? {} : { endsAt }),
     });
     if (changes.end) await this.end(workshopId);
     else if (changes.capacity !== undefined) await this.admitWaiting(workshopId);
@@ -190,7 +143,7 @@ export class Workshops {
   /** A message and/or a preset for one of the workshop's scenarios, to every participant. */
   async broadcast(workshopId: string, message: string | null, preset: { scenarioId: string; values: Record<string, ParameterValue> } | null): Promise<void> {
     const workshop = await this.row(workshopId);
-    if (preset && !scenarioIdsOf(workshop.scenarioIds).includes(preset.scenarioId)) {
+    if (preset && !workshop.scenarioIds.includes(preset.scenarioId)) {
       throw new CommandError("invalid", `scenario ${preset.scenarioId} is not part of this workshop`);
     }
     if (preset) {
@@ -198,7 +151,7 @@ export class Workshops {
       // Checked as the participant's form would check it: a preset nobody could apply is refused now.
       if (scenario) await this.scenarios.notebookCells(preset.scenarioId, preset.values);
     }
-    await this.prisma.workshopBroadcast.create({ data: { workshopId, message, preset: preset ?? undefined }, select: { id: true } });
+    await this.stored.addBroadcast(workshopId, message, preset);
     this.live.changed(workshopId);
   }
 
@@ -207,17 +160,17 @@ export class Workshops {
     await this.countHeldElsewhere(workshopId);
     const settings = this.settings(workshop);
     const participants = await loadParticipants(
-      this.prisma,
+      this.roster,
       workshopId,
       settings.scenarioIds,
       { kernelOf: (notebookId) => this.kernelOf(notebookId), online: (userId) => this.live.isOnline(userId), opened: (userId) => this.live.openedNotebook(userId) },
       this.factsCacheOf(workshopId),
     );
-    return consoleView({ workshop: settings, participants, broadcasts: await loadBroadcasts(this.prisma, workshopId), now: new Date() });
+    return consoleView({ workshop: settings, participants, broadcasts: await loadBroadcasts(this.roster, workshopId), now: new Date() });
   }
 
   async participantView(userId: string): Promise<ParticipantWorkshopView> {
-    const user = await this.prisma.user.findUnique({ where: { id: userId }, select: { workshopId: true, role: true } });
+    const user = await this.stored.participantOf(userId);
     if (!user || user.role !== "participant" || user.workshopId === null) throw new CommandError("not-found", "you are not in a workshop");
     const view = (await this.participantViews(user.workshopId)).get(userId);
     if (!view) throw new CommandError("not-found", "you are not in a workshop");
@@ -227,9 +180,9 @@ export class Workshops {
   /** Every participant's view: the workshop's settings and broadcasts, and each one's place in the queue. */
   private async participantViews(workshopId: string): Promise<Map<string, ParticipantWorkshopView>> {
     const settings = this.settings(await this.row(workshopId));
-    const participants = await this.prisma.user.findMany({ where: { workshopId, role: "participant", removedAt: null }, select: { id: true, waitingSince: true } });
+    const participants = await this.stored.participants(workshopId);
     const positions = queuePositions(participants);
-    const broadcasts = await loadBroadcasts(this.prisma, workshopId);
+    const broadcasts = await loadBroadcasts(this.roster, workshopId);
     return new Map(participants.map((participant) => [participant.id, participantView(settings, positions.get(participant.id) ?? null, broadcasts)]));
   }
 
@@ -241,8 +194,7 @@ export class Workshops {
 
   /** The scenarios a participant's workshop offers (what their scenario list shows). */
   async scenarioIdsOf(workshopId: string): Promise<string[]> {
-    const workshop = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: { scenarioIds: true } });
-    return workshop ? scenarioIdsOf(workshop.scenarioIds) : [];
+    return this.stored.scenarioIds(workshopId);
   }
 
   /**
@@ -251,7 +203,7 @@ export class Workshops {
    */
   async checkRevealed(notebookId: string, cells: Parameters<typeof hiddenCells>[0], cellIds: readonly string[]): Promise<void> {
     // One prepared statement: this runs on every execute of every participant.
-    const workshop = await workshopPaceOf(this.prisma, notebookId);
+    const workshop = await this.stored.paceOf(notebookId);
     if (!workshop || workshop.pace !== "led") return;
     const hidden = hiddenCells(cells, workshop.revealedSteps);
     if (cellIds.some((id) => hidden.has(id))) throw new CommandError("forbidden", "your facilitator has not revealed this step yet");
@@ -281,28 +233,23 @@ export class Workshops {
   }
 
   async tick(now = new Date()): Promise<void> {
-    const due = await this.prisma.workshop.findMany({ where: { endedAt: null, endsAt: { lte: now } }, select: { id: true } });
-    for (const workshop of due) await this.end(workshop.id);
-    const starting = await this.prisma.workshop.findMany({
-      where: { endedAt: null, OR: [{ startsAt: null }, { startsAt: { lte: new Date(now.getTime() + PRESTART_LEAD_MS) } }] },
-      select: workshopSelect,
-    });
+    for (const workshopId of await this.stored.dueToEnd(now)) await this.end(workshopId);
+    const starting = await this.stored.startingBy(new Date(now.getTime() + PRESTART_LEAD_MS));
     for (const workshop of starting) await this.prestart(workshop);
   }
 
   /** Kernels shut down (GPU slots freed with them), the room closed; participants keep reading their copies. */
   async end(workshopId: string): Promise<void> {
-    const ended = await this.prisma.workshop.updateMany({ where: { id: workshopId, endedAt: null }, data: { endedAt: new Date(), closedAt: new Date() } });
+    const ended = await this.stored.markEnded(workshopId);
     const notebookIds = await this.notebookIds(workshopId);
     await this.endKernels(workshopId);
-    if (ended.count > 0) this.log("info", `workshop ${workshopId} ended: ${notebookIds.length} notebook(s) read-only, their kernels shut down`);
+    if (ended) this.log("info", `workshop ${workshopId} ended: ${notebookIds.length} notebook(s) read-only, their kernels shut down`);
     this.live.changed(workshopId);
   }
 
   /** The participants' copies of a workshop. */
-  async notebookIds(workshopId: string): Promise<string[]> {
-    const notebooks = await this.prisma.notebook.findMany({ where: { workshopId }, select: { id: true } });
-    return notebooks.map((notebook) => notebook.id);
+  notebookIds(workshopId: string): Promise<string[]> {
+    return this.stored.notebookIds(workshopId);
   }
 
   /** Shuts down the kernels of the workshop's copies that this server drives. */
@@ -365,14 +312,7 @@ export class Workshops {
       const row = await this.row(workshopId);
       const room = row.capacity - (await this.admittedCount(workshopId));
       if (room <= 0) return { workshop: row, admitted: [] };
-      const waiting = await this.prisma.user.findMany({
-        where: { workshopId, role: "participant", removedAt: null, waitingSince: { not: null } },
-        orderBy: [{ waitingSince: "asc" }, { id: "asc" }],
-        take: room,
-        select: { id: true },
-      });
-      await this.prisma.user.updateMany({ where: { id: { in: waiting.map((participant) => participant.id) } }, data: { waitingSince: null } });
-      return { workshop: row, admitted: waiting.map((participant) => participant.id) };
+      return { workshop: row, admitted: await this.stored.seatLongestWaiting(workshopId, room) };
     });
     for (const participantId of admitted) await this.settle(participantId, workshop);
   }
@@ -383,42 +323,34 @@ export class Workshops {
    * scenario list.
    */
   async requireAdmitted(participantId: string): Promise<void> {
-    const user = await this.prisma.user.findUnique({ where: { id: participantId }, select: { waitingSince: true, workshop: { select: { endedAt: true } } } });
-    if (user?.workshop?.endedAt) throw new CommandError("forbidden", "this workshop has ended: its notebooks are read-only");
-    if (user?.waitingSince) throw new CommandError("forbidden", "you are still in the admission queue: your notebooks open when a seat is free");
+    const user = await this.stored.admissionOf(participantId);
+    if (user?.workshopEnded) throw new CommandError("forbidden", "this workshop has ended: its notebooks are read-only");
+    if (user?.waiting) throw new CommandError("forbidden", "you are still in the admission queue: your notebooks open when a seat is free");
   }
 
   /** Each scenario of the workshop the participant has no copy of yet, as their own notebook, on the plan's host and GPUs. */
   private async giveCopies(participantId: string, workshop: WorkshopRow): Promise<void> {
-    const owned = await this.prisma.cell.findMany({
-      where: { notebook: { ownerId: participantId, workshopId: workshop.id, deletedAt: null }, templateId: { not: null } },
-      distinct: ["notebookId"],
-      select: { templateId: true },
-    });
-    const have = new Set(owned.map((cell) => cell.templateId!.split("/")[0]));
+    const owned = await this.stored.copiedTemplateIds(participantId, workshop.id);
+    const have = new Set(owned.map((templateId) => templateId.split("/")[0]));
     const summaries = await this.scenarios.list();
-    for (const scenarioId of scenarioIdsOf(workshop.scenarioIds)) {
+    for (const scenarioId of workshop.scenarioIds) {
       const summary = summaries.find((scenario) => scenario.id === scenarioId);
       if (!summary || have.has(scenarioId)) continue;
       const cells = await this.scenarios.notebookCells(scenarioId, {});
       const made = await this.hub.catalog.createWithCells(participantId, summary.title, cells, workshop.id);
       if (workshop.hostId !== null || workshop.gpusPerParticipant > 0) {
-        await this.prisma.notebook.update({ where: { id: made.id }, data: { kernelHostId: workshop.hostId ?? this.hub.hosts.defaultHost, kernelGpus: workshop.gpusPerParticipant }, select: { id: true } });
+        await this.stored.placeKernel(made.id, workshop.hostId ?? this.hub.hosts.defaultHost, workshop.gpusPerParticipant);
       }
     }
   }
 
   /** Starts the kernel of each admitted participant's first copy that never had one. */
   private async prestart(workshop: WorkshopRow): Promise<void> {
-    const firstScenario = scenarioIdsOf(workshop.scenarioIds)[0];
+    const firstScenario = workshop.scenarioIds[0];
     if (firstScenario === undefined) return;
-    const copies = await this.prisma.notebook.findMany({
-      where: { workshopId: workshop.id, deletedAt: null, runs: { none: {} }, owner: { role: "participant", waitingSince: null, removedAt: null } },
-      orderBy: { createdAt: "asc" },
-      select: { id: true, ownerId: true, cells: { where: { templateId: { startsWith: `${firstScenario}/` } }, select: { id: true }, take: 1 } },
-    });
+    const copies = await this.stored.neverRunCopies(workshop.id, firstScenario);
     const first = new Map<string, string>();
-    for (const copy of copies) if (copy.cells.length > 0 && !first.has(copy.ownerId)) first.set(copy.ownerId, copy.id);
+    for (const copy of copies) if (copy.hasFirstStep && !first.has(copy.ownerId)) first.set(copy.ownerId, copy.id);
     for (const notebookId of first.values()) {
       if (this.prestarted.has(notebookId)) continue;
       this.prestarted.add(notebookId);
@@ -457,7 +389,7 @@ export class Workshops {
       id: row.id,
       title: row.title,
       joinCode: row.joinCode,
-      scenarioIds: scenarioIdsOf(row.scenarioIds),
+      scenarioIds: row.scenarioIds,
       startsAt: row.startsAt?.toISOString() ?? null,
       endsAt: row.endsAt?.toISOString() ?? null,
       closedAt: row.closedAt?.toISOString() ?? null,
@@ -474,7 +406,7 @@ export class Workshops {
   private sizing(row: Pick<WorkshopRow, "id" | "capacity" | "hostId" | "gpusPerParticipant" | "scenarioIds">): WorkshopSettings["sizing"] {
     const limits = this.hub.kernels.limits;
     const hostId = row.hostId ?? this.hub.hosts.defaultHost;
-    const scenarioIds = scenarioIdsOf(row.scenarioIds);
+    const scenarioIds = row.scenarioIds;
     return workshopSizing({
       capacity: row.capacity,
       kernels: {
@@ -511,18 +443,18 @@ export class Workshops {
 
   /** Admitted participants of the lab's other running workshops: each holds a kernel started ahead. */
   private async countHeldElsewhere(workshopId: string): Promise<void> {
-    const held = await this.prisma.user.count({ where: { role: "participant", removedAt: null, waitingSince: null, workshopId: { not: null }, NOT: { workshopId }, workshop: { endedAt: null } } });
+    const held = await this.stored.seatedElsewhere(workshopId);
     this.heldElsewhere.set(workshopId, held);
   }
 
   private async row(workshopId: string): Promise<WorkshopRow> {
-    const row = await this.prisma.workshop.findUnique({ where: { id: workshopId }, select: workshopSelect });
+    const row = await this.stored.find(workshopId);
     if (!row) throw new CommandError("not-found", `workshop ${workshopId} not found`);
     return row;
   }
 
   private admittedCount(workshopId: string): Promise<number> {
-    return this.prisma.user.count({ where: { workshopId, role: "participant", removedAt: null, waitingSince: null } });
+    return this.stored.seatedCount(workshopId);
   }
 
   private serially<T>(workshopId: string, work: () => Promise<T>): Promise<T> {
@@ -533,34 +465,12 @@ export class Workshops {
   }
 
   private async view(workshopId: string): Promise<WorkshopView> {
-    const row = await this.prisma.workshop.findUniqueOrThrow({
-      where: { id: workshopId },
-      select: {
-        id: true,
-        title: true,
-        joinCode: true,
-        scenarioIds: true,
-        closedAt: true,
-        endedAt: true,
-        startsAt: true,
-        endsAt: true,
-        createdAt: true,
-        pace: true,
-        capacity: true,
-        hostId: true,
-        gpusPerParticipant: true,
-        participants: {
-          where: { removedAt: null },
-          orderBy: { createdAt: "asc" },
-          select: { id: true, name: true, waitingSince: true, notebooks: { where: { workshopId, deletedAt: null }, orderBy: { createdAt: "asc" }, select: { id: true, title: true } } },
-        },
-      },
-    });
+    const row = await this.stored.listing(workshopId);
     return {
       id: row.id,
       title: row.title,
       joinCode: row.joinCode,
-      scenarioIds: scenarioIdsOf(row.scenarioIds),
+      scenarioIds: row.scenarioIds,
       closedAt: row.closedAt?.toISOString() ?? null,
       endedAt: row.endedAt?.toISOString() ?? null,
       startsAt: row.startsAt?.toISOString() ?? null,
@@ -593,13 +503,4 @@ function participantView(settings: WorkshopSettings, queuePosition: number | nul
 
 function newJoinCode(): string {
   return Array.from({ length: CODE_LENGTH }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join("");
-}
-
-function scenarioIdsOf(value: unknown): string[] {
-  const parsed = z.array(z.string()).safeParse(value);
-  return parsed.success ? parsed.data : [];
-}
-
-function isUniqueClash(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
 }

@@ -68,7 +68,7 @@ function cookieFrom(response: Response, failure: string): string {
 
 /** The local admin's session cookie from a lab in this process (its token URL, through Better Auth's handler), remembered for `url`. */
 export async function signInLocalAdmin(lab: Lab, url: string): Promise<string> {
-  const response = await lab.access.auth.handler(new Request(localTokenUrl(url, await mintLocalToken(lab.db.prisma)), { headers: { [CLIENT_IP_HEADER]: "127.0.0.1" } }));
+  const response = await lab.access.auth.handler(new Request(localTokenUrl(url, await mintLocalToken(lab.repositories.verifications)), { headers: { [CLIENT_IP_HEADER]: "127.0.0.1" } }));
   const cookie = cookieFrom(response, `the token URL answered ${response.status}`);
   rememberSession(url, cookie);
   return cookie;

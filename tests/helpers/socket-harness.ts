@@ -68,7 +68,7 @@ export class SocketHarness {
       auth: { origins: () => [...names.origins], ...options.auth },
     });
     const log = createLogger("silent");
-    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log });
+    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log });
     edge = createLabEdge({
       lab,
       names: () => names,
@@ -86,7 +86,7 @@ export class SocketHarness {
     const { port } = http.address() as AddressInfo;
     names = labNames("127.0.0.1", port);
     const url = `http://127.0.0.1:${port}`;
-    const cookie = await signInWithToken(localTokenUrl(url, await mintLocalToken(lab.db.prisma)));
+    const cookie = await signInWithToken(localTokenUrl(url, await mintLocalToken(lab.repositories.verifications)));
     rememberSession(url, cookie);
     return new SocketHarness(url, lab, dataDir, io, http, cookie);
   }

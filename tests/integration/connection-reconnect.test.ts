@@ -66,7 +66,7 @@ class EdgeServer {
         next();
       });
     });
-    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, prisma: lab.db.prisma, log: createLogger("silent") });
+    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: createLogger("silent") });
     await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
     const port = (http.address() as AddressInfo).port;
     // The session is in the database: a restarted edge on the same directory accepts the same cookie.

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { randomUUID } from "node:crypto";
-import { DriverLeases } from "../../server/cluster/driver-leases";
+import { DriverLeases } from "../../server/persistence/driver-leases";
 import { NotDrivingError, RunRepository } from "../../server/persistence";
 import { sqlOf } from "../../server/persistence/database";
 import type { Sql, SqlQueries } from "../../server/persistence/sql";

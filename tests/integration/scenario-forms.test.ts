@@ -192,7 +192,7 @@ describe("metrics of a cell execution", () => {
     assert.equal(reopened.notebook.cells[0]!.executionId, executionId, "a reloaded cell finds its run's charts");
 
     // The .ipynb export keeps a static image of the charts, which Jupyter's validator accepts.
-    const { text } = await exportNotebook(harness.lab.catalog.repos.notebooks, id, (execution) => executionChartSvg(harness.lab.db.prisma, execution));
+    const { text } = await exportNotebook(harness.lab.catalog.repos.notebooks, id, (execution) => executionChartSvg(harness.lab.repositories.metrics, execution));
     const validation = validateWithNbformat(text);
     assert.equal(validation.status, 0, validation.stderr);
     const exported = JSON.parse(text) as { cells: Array<{ outputs: Array<{ output_type: string; data?: Record<string, string[]> }> }> };

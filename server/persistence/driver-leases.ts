@@ -9,7 +9,8 @@
  * Every change is one conditional statement, so two servers racing for a
  * lapsed lease cannot both win: the database decides.
  */
-import type { PrismaClient } from "../persistence";
+import type { PrismaClient } from "./generated/client";
+import { isUniqueViolation } from "./errors";
 
 export interface DriverLeaseOptions {
   /** This server's id (random per process start). */
@@ -17,16 +18,6 @@ export interface DriverLeaseOptions {
   /** How long a lease lasts unless renewed. */
   leaseMs: number;
   clock?: () => number;
-}
-
-/** Thrown by the hub's claim hook: another server drives the notebook; commands go there. */
-export class DrivenElsewhere extends Error {
-  constructor(
-    readonly notebookId: string,
-    readonly serverId: string,
-  ) {
-    super(`notebook ${notebookId} is driven by lab server ${serverId}`);
-  }
 }
 
 /** The answer to "who drives this notebook?" after trying to claim it; `from`: the server that drove it before this one (null: none, or this one). */
@@ -126,9 +117,4 @@ export class DriverLeases {
     });
     return runs.map((run) => run.notebookId);
   }
-}
-
-/** Prisma's unique-constraint violation (P2002), whatever the driver adapter. */
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
 }
