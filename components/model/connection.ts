@@ -34,14 +34,13 @@ import type {
   ClientToServerEvents,
   CommandAck,
   JournalPosition,
-  LabAck,
-  LabCommand,
   NotebookCommand,
   NotebookEvent,
   SequencedEvent,
   ServerToClientEvents,
 } from "../../server/core/protocol/socket-api";
 import { messageTooLarge } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import {
   acknowledgeEdit,
   classifySourceReply,
@@ -450,13 +449,13 @@ export class NotebookConnection {
     });
   }
 
-  /** A notebook-list command (rename, restore…) over this page's socket. */
-  sendLab(command: LabCommand): Promise<LabAck> {
+  /** A notebook-list command (rename, restore…) over this page's socket; resolves with the op's own answer. */
+  sendLab<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     const socket = this.socket;
     if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable" });
     return new Promise((resolve) => {
-      socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : reply);
+      socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: unknown) => {
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : labAnswerOf<Op>(command.op, reply));
       });
     });
   }

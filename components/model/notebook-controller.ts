@@ -18,8 +18,8 @@ import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import type { CommandAck, LabAck, LabCommand } from "../../server/core/protocol/socket-api";
-import type { LabOp } from "../../server/core/protocol/ops-lab";
+import type { CommandAck } from "../../server/core/protocol/socket-api";
+import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, runCommand, type CommandAction, type CommandModeState, type KeyInput, type PanelCommand } from "./command-mode";
@@ -572,21 +572,21 @@ export class NotebookController {
   }
 
   /** A notebook-list command over this page's socket (the Share panel's), answered by the server or refused while offline. */
-  labCommand(command: LabCommand): Promise<LabAck> {
+  labCommand<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     return this.connection.sendLab(command);
   }
 
   /** The owner's name of a notebook shared with this viewer, from the notebook list (the open answer carries only the access). */
   private async loadOwner(): Promise<void> {
     const ack = await this.connection.sendLab({ op: "list-notebooks" });
-    const item = ack.ok ? ack.notebooks?.find((n) => n.id === this.notebookId) : undefined;
+    const item = ack.ok ? ack.notebooks.find((n) => n.id === this.notebookId) : undefined;
     if (item !== undefined && item.access !== "edit") this.update({ owner: item.owner.name });
   }
 
   /** Lists the lab's hosts (for the kernel spec form and the GPU names in the header); a failure keeps the last list. */
   async loadHosts(): Promise<void> {
     const ack = await this.connection.sendLab({ op: "list-hosts" });
-    if (ack.ok && ack.hosts !== undefined) this.update({ hosts: ack.hosts });
+    if (ack.ok) this.update({ hosts: ack.hosts });
   }
 
   /** Where the next kernel starts; resolves with the server's refusal in words, or null when it took it. */
@@ -703,8 +703,8 @@ export class NotebookController {
     });
   }
 
-  private async lab(command: Parameters<NotebookConnection["sendLab"]>[0], what: string): Promise<boolean> {
-    const ack: LabAck = await this.connection.sendLab(command);
+  private async lab<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<boolean> {
+    const ack = await this.connection.sendLab(command);
     if (!ack.ok) this.notify(`${what} failed: ${ack.error}`);
     return ack.ok;
   }

@@ -18,7 +18,8 @@ import { openLab, type Lab } from "../../server/lab";
 import type { LabHosts } from "../../server/hosts/lab-hosts";
 import type { KernelLimits } from "../../server/notebook/kernel-registry";
 import { createLogger } from "../../server/logger";
-import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import type { ClientToServerEvents, CommandAck, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { isLabOp, labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { labNames, type LabNames } from "../../server/http/request-guard";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
@@ -144,8 +145,14 @@ export class TestClient {
     return this.socket.timeout(30_000).emitWithAck("notebook:command", command);
   }
 
-  sendLab(command: unknown): Promise<LabAck> {
-    return this.socket.timeout(30_000).emitWithAck("lab:command", command);
+  /** A lab op: its own answer, read as the browser reads it (labAnswerOf). */
+  sendLab<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>>;
+  /** A probe that need not be a valid command: the server's answer as any lab op's. */
+  sendLab(command: unknown): Promise<LabAnswer<LabOp>>;
+  async sendLab(command: unknown): Promise<LabAnswer<LabOp>> {
+    const reply = await this.socket.timeout(30_000).emitWithAck("lab:command", command);
+    const op = typeof command === "object" && command !== null && "op" in command && typeof command.op === "string" && isLabOp(command.op) ? command.op : null;
+    return op === null ? reply : labAnswerOf(op, reply);
   }
 
   /**

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { defineLabOps, LAB_OPS, type LabAnswer, type LabReply } from "../../server/core/protocol/ops-lab";
 import { defineNotebookOps, NOTEBOOK_OPS, type NotebookReply } from "../../server/core/protocol/ops-notebook";
 import { nothing } from "../../server/core/protocol/op-table";
+import type { LabHandler } from "../../server/socket/notebook-socket";
 
 const ping = z.object({ op: z.literal("ping") });
 
@@ -43,3 +44,10 @@ export const hosts: LabReply<"whoami">["hosts"] = [];
 export const wrong: LabAnswer<"list-hosts"> = { ok: true, users: [] };
 // @ts-expect-error complete answers a completion, not an inspection
 export const inspection: NotebookReply<"complete">["inspection"] = null;
+
+// A handler answers its own op's reply: list-hosts' handler cannot answer users, nor leave out its hosts.
+export const listHosts: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: true, hosts: [] });
+// @ts-expect-error list-hosts answers hosts
+export const listHostsWrong: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: true, users: [] });
+// @ts-expect-error list-hosts answers hosts
+export const listHostsEmpty: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: true });

@@ -8,7 +8,7 @@
  * one of the three does not compile (tests/types/op-table.types.ts).
  */
 import { z } from "zod";
-import type { ErrorCode } from "../errors";
+import { ERROR_CODES, type ErrorCode } from "../errors";
 
 export interface OpEntry<Op extends string, Need> {
   /** What the op takes, checked off the wire before anything acts on it; its `op` is the entry's key. */
@@ -52,5 +52,25 @@ export function views<T extends object>(): z.ZodArray<z.ZodCustom<T, T>> {
   return z.array(view<T>());
 }
 
-/** The reply of an op that answers nothing but `ok: true`. */
-export const nothing = z.object({});
+/** The reply of an op that answers nothing but `ok: true` (typed `object`: zod's empty object would forbid even `ok`). */
+export const nothing: z.ZodType<object> = z.object({});
+
+const refusalSchema = z.object({ ok: z.literal(false), error: z.string(), code: z.enum(ERROR_CODES) });
+
+/**
+ * An answer off the wire as its op declares it: a refusal as sent, a reply
+ * checked against the op's reply schema. One that is neither (a field
+ * missing, the wrong kind) becomes a refusal that says so, so no caller
+ * checks "did the server send a …?".
+ */
+export function answerOf<T extends object>(op: string, reply: z.ZodType<T>, wire: unknown): ({ ok: true } & T) | Refusal {
+  const refused = refusalSchema.safeParse(wire);
+  if (refused.success) return refused.data;
+  const parsed = typeof wire === "object" && wire !== null && "ok" in wire && wire.ok === true ? reply.safeParse(wire) : null;
+  if (parsed === null) return { ok: false, code: "internal", error: `the server's answer to ${op} is neither a reply nor a refusal` };
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".")))].join(", ");
+    return { ok: false, code: "internal", error: `the server sent no valid ${fields} in its answer to ${op}` };
+  }
+  return { ...parsed.data, ok: true };
+}

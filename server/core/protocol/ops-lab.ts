@@ -12,7 +12,7 @@ import { hostId, id, isoTime, parameterValues, title } from "./fields";
 import type { HostView } from "./hosts-model";
 import type { KernelListing } from "./kernels-model";
 import type { NotebookListItem, ScenarioSummary } from "./notebook-model";
-import { nothing, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
+import { answerOf, nothing, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
 import { WORKSHOP_PACES, type ParticipantWorkshopView, type WorkshopConsoleView } from "./workshop-model";
 
 /** The most participants one workshop admits at once. */
@@ -177,6 +177,8 @@ type LabOps = typeof LAB_OPS;
 export type LabOp = keyof LabOps;
 /** What `op` takes. */
 export type LabRequest<Op extends LabOp> = z.output<LabOps[Op]["request"]>;
+/** What `op` takes, with its op spelled out so that a generic `send` infers which reply to expect. */
+export type LabSend<Op extends LabOp> = LabRequest<Op> & { op: Op };
 /** What a success of `op` answers. */
 export type LabReply<Op extends LabOp> = { ok: true } & z.output<LabOps[Op]["reply"]>;
 /** What `op` is answered with: its reply, or a refusal. */
@@ -184,3 +186,16 @@ export type LabAnswer<Op extends LabOp> = LabReply<Op> | Refusal;
 
 export const labCommandSchema = z.discriminatedUnion("op", requestsOf(LAB_OPS));
 export type LabCommand = z.infer<typeof labCommandSchema>;
+
+/** Each op's reply schema, typed by its op (so a lookup by a generic op keeps the op's own type). */
+const LAB_REPLIES: { readonly [Op in LabOp]: { readonly reply: z.ZodType<z.output<LabOps[Op]["reply"]>> } } = LAB_OPS;
+
+/** What arrived as the answer to `op`, as `op` declares it (op-table.ts: answerOf). */
+export function labAnswerOf<Op extends LabOp>(op: Op, wire: unknown): LabAnswer<Op> {
+  return answerOf(op, LAB_REPLIES[op].reply, wire);
+}
+
+/** Whether `op` names a lab op. */
+export function isLabOp(op: string): op is LabOp {
+  return Object.hasOwn(LAB_OPS, op);
+}

@@ -6,14 +6,13 @@
  */
 import type { ErrorCode } from "../errors";
 import { MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS } from "../limits";
-import type { Me, NotebookAccessLevel, SessionEndReason, ShareView, UserView, WorkshopView } from "./accounts-model";
+import type { NotebookAccessLevel, SessionEndReason } from "./accounts-model";
 import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
 import type { DevicePlan } from "./kernel-messages";
-import type { HostView } from "./hosts-model";
-import type { KernelListing } from "./kernels-model";
 import type { MetricPointMessage } from "./metrics-model";
-import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, NotebookListItem, Prediction, ScenarioSummary } from "./notebook-model";
+import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, Prediction } from "./notebook-model";
 import type { SourceConflict } from "./ops-notebook";
+import type { LabAnswer, LabOp } from "./ops-lab";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "./workshop-model";
 
 export { notebookCommandSchema, type NotebookCommand, type NotebookCommandOp, type SourceConflict } from "./ops-notebook";
@@ -58,27 +57,6 @@ export type CommandAck =
     }
   /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
   | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
-
-export type LabAck =
-  | {
-      ok: true;
-      notebooks?: NotebookListItem[];
-      notebook?: NotebookListItem;
-      scenarios?: ScenarioSummary[];
-      kernels?: KernelListing;
-      freshTitle?: string;
-      hosts?: HostView[];
-      host?: HostView;
-      me?: Me;
-      users?: UserView[];
-      user?: UserView;
-      shares?: ShareView[];
-      workshops?: WorkshopView[];
-      workshop?: WorkshopView;
-      console?: WorkshopConsoleView;
-      participantWorkshop?: ParticipantWorkshopView;
-    }
-  | { ok: false; error: string; code: ErrorCode };
 
 /** HTTP routes for files (bodies too large for a socket message). */
 export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
@@ -147,5 +125,5 @@ export interface ServerToClientEvents {
 
 export interface ClientToServerEvents {
   "notebook:command": (command: unknown, ack: (reply: CommandAck) => void) => void;
-  "lab:command": (command: unknown, ack: (reply: LabAck) => void) => void;
+  "lab:command": (command: unknown, ack: (reply: LabAnswer<LabOp>) => void) => void;
 }
