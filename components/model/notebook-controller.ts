@@ -18,7 +18,7 @@ import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import type { CommandAck } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer } from "../../server/core/protocol/ops-notebook";
 import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
@@ -447,7 +447,7 @@ export class NotebookController {
    * conflict to settle first, no right to run). What a caller that must know
    * whether the run was taken waits on (the chaos run's participants).
    */
-  runCellsAnswered(cellIds: readonly string[]): Promise<CommandAck | null> {
+  runCellsAnswered(cellIds: readonly string[]): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
     const doc = this.state.doc;
     if (doc === null) return Promise.resolve(null);
     const wanted = new Set(cellIds);
@@ -517,7 +517,7 @@ export class NotebookController {
   }
 
   /** `commitPrediction`, resolving with the server's answer (null when this viewer may not commit). */
-  commitPredictionAnswered(questionId: string, choice: string): Promise<CommandAck | null> {
+  commitPredictionAnswered(questionId: string, choice: string): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
     return this.control({ op: "commit-prediction", notebookId: this.notebookId, questionId, choice });
   }
 
@@ -531,12 +531,12 @@ export class NotebookController {
     complete: async (code, cursor) => {
       const ack = await this.connection.ask({ op: "complete", notebookId: this.notebookId, code, cursor });
       if (!ack.ok) return { status: "unavailable", reason: ack.error };
-      return ack.completion ?? { status: "unavailable", reason: "the server sent no completion" };
+      return ack.completion;
     },
     inspect: async (code, cursor) => {
       const ack = await this.connection.ask({ op: "inspect", notebookId: this.notebookId, code, cursor });
       if (!ack.ok) return { status: "unavailable", reason: ack.error };
-      return ack.inspection ?? { status: "unavailable", reason: "the server sent no inspection" };
+      return ack.inspection;
     },
   };
 
@@ -710,7 +710,7 @@ export class NotebookController {
   }
 
   /** Sends a control command; a refusal becomes a notice. Resolves with the answer (null: not allowed here, nothing sent). */
-  private control(command: ControlCommand): Promise<CommandAck | null> {
+  private control(command: ControlCommand): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
     if (!this.allowed(needOf(command.op))) return Promise.resolve(null);
     return this.connection.sendControl(command).then((ack) => {
       if (!ack.ok) this.notify(`${describe(command)} failed: ${ack.error}`);

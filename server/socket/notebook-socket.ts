@@ -8,11 +8,11 @@ import {
   labCommandSchema,
   notebookCommandSchema,
   type ClientToServerEvents,
-  type CommandAck,
   type LabCommand,
   type ServerToClientEvents,
 } from "../core/protocol/socket-api";
 import type { LabAnswer, LabOp, LabReply, LabRequest } from "../core/protocol/ops-lab";
+import type { NotebookAnswer, NotebookOp, NotebookSend } from "../core/protocol/ops-notebook";
 import type { ScenarioSummary } from "../core/protocol/notebook-model";
 import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
@@ -24,7 +24,7 @@ import { CommandError, describeFieldRule, describeInvalid, toClientError } from 
 import type { LabAccess, Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
-import type { Me, ShareView } from "../core/protocol/accounts-model";
+import type { Me, NotebookAccessLevel, ShareView } from "../core/protocol/accounts-model";
 import type { HolderName } from "../core/protocol/hosts-model";
 import { HolderNaming } from "../hosts/holder-names";
 import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
@@ -115,7 +115,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
       socket.on("disconnect", () => services.workshops.live.disconnected(connected.userId, workshopId));
     }
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
-      const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
+      const reply = typeof ack === "function" ? (ack as (reply: NotebookAnswer<NotebookOp>) => void) : () => undefined;
       sessions
         .current(socket)
         .then((actor) => handleCommand(socket, actor, services, raw))
@@ -137,27 +137,30 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   });
 }
 
-async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<CommandAck> {
+async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<NotebookAnswer<NotebookOp>> {
   const parsed = notebookCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command = parsed.data;
   const level = await authorizeNotebookCommand(services.access.gate, actor, command);
-  const room = roomOf(command.notebookId);
-  const driven = { command, socketId: socket.id, participant: actor.role === "participant" };
-  if (command.op === "open") {
-    // In the room first: an event sent while the snapshot is made arrives after it (and is skipped by its seq) instead of being lost.
-    const wasIn = socket.rooms.has(room);
-    await socket.join(room);
-    const ack = await services.drivers.command(command.notebookId, driven);
-    if (!ack.ok && !wasIn) await socket.leave(room);
-    // The facilitator's roster shows a participant on the copy they just opened.
-    if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
-    return ack.ok ? { ...ack, access: level } : ack;
-  }
-  if (!socket.rooms.has(room)) {
+  if (command.op === "open") return open(socket, actor, services, command, level);
+  if (!socket.rooms.has(roomOf(command.notebookId))) {
     throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
-  return services.drivers.command(command.notebookId, driven);
+  // Run where the notebook is driven (notebook-drivers.ts: each op's handler there).
+  return services.drivers.command(command.notebookId, { command, socketId: socket.id, participant: actor.role === "participant" });
+}
+
+/** Joins the notebook's room and answers the snapshot (or the missed events) with what this viewer may do. */
+async function open(socket: LabSocket, actor: Actor, services: SocketServices, command: NotebookSend<"open">, level: NotebookAccessLevel): Promise<NotebookAnswer<"open">> {
+  const room = roomOf(command.notebookId);
+  // In the room first: an event sent while the snapshot is made arrives after it (and is skipped by its seq) instead of being lost.
+  const wasIn = socket.rooms.has(room);
+  await socket.join(room);
+  const ack = await services.drivers.command(command.notebookId, { command, socketId: socket.id, participant: actor.role === "participant" });
+  if (!ack.ok && !wasIn) await socket.leave(room);
+  // The facilitator's roster shows a participant on the copy they just opened.
+  if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
+  return ack.ok ? { ...ack, access: level } : ack;
 }
 
 /** A lab op's handler: its request in, its own reply out (a wrong reply does not compile); a refusal is thrown (CommandError). */

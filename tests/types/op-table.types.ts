@@ -9,6 +9,7 @@ import { defineLabOps, LAB_OPS, type LabAnswer, type LabReply } from "../../serv
 import { defineNotebookOps, NOTEBOOK_OPS, type NotebookReply } from "../../server/core/protocol/ops-notebook";
 import { nothing } from "../../server/core/protocol/op-table";
 import type { LabHandler } from "../../server/socket/notebook-socket";
+import type { DriverHandler } from "../../server/cluster/notebook-drivers";
 
 const ping = z.object({ op: z.literal("ping") });
 
@@ -51,3 +52,10 @@ export const listHosts: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: t
 export const listHostsWrong: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: true, users: [] });
 // @ts-expect-error list-hosts answers hosts
 export const listHostsEmpty: LabHandler<"list-hosts"> = () => Promise.resolve({ ok: true });
+
+// The same for a notebook op's handler: complete answers a completion.
+export const completeOk: DriverHandler<"complete"> = () => Promise.resolve({ ok: true, completion: { status: "unavailable", reason: "busy" } });
+// @ts-expect-error complete answers a completion
+export const completeEmpty: DriverHandler<"complete"> = () => Promise.resolve({ ok: true });
+// @ts-expect-error complete answers a completion, not an inspection
+export const completeWrong: DriverHandler<"complete"> = () => Promise.resolve({ ok: true, inspection: { status: "unavailable", reason: "busy" } });

@@ -55,7 +55,8 @@ export function views<T extends object>(): z.ZodArray<z.ZodCustom<T, T>> {
 /** The reply of an op that answers nothing but `ok: true` (typed `object`: zod's empty object would forbid even `ok`). */
 export const nothing: z.ZodType<object> = z.object({});
 
-const refusalSchema = z.object({ ok: z.literal(false), error: z.string(), code: z.enum(ERROR_CODES) });
+/** A refusal as it comes off the wire. */
+export const refusalSchema = z.object({ ok: z.literal(false), error: z.string(), code: z.enum(ERROR_CODES) });
 
 /**
  * An answer off the wire as its op declares it: a refusal as sent, a reply
@@ -63,8 +64,8 @@ const refusalSchema = z.object({ ok: z.literal(false), error: z.string(), code: 
  * missing, the wrong kind) becomes a refusal that says so, so no caller
  * checks "did the server send a …?".
  */
-export function answerOf<T extends object>(op: string, reply: z.ZodType<T>, wire: unknown): ({ ok: true } & T) | Refusal {
-  const refused = refusalSchema.safeParse(wire);
+export function answerOf<T extends object, R extends Refusal>(op: string, reply: z.ZodType<T>, refusal: z.ZodType<R>, wire: unknown): ({ ok: true } & T) | R | Refusal {
+  const refused = refusal.safeParse(wire);
   if (refused.success) return refused.data;
   const parsed = typeof wire === "object" && wire !== null && "ok" in wire && wire.ok === true ? reply.safeParse(wire) : null;
   if (parsed === null) return { ok: false, code: "internal", error: `the server's answer to ${op} is neither a reply nor a refusal` };

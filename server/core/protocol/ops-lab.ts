@@ -12,7 +12,7 @@ import { hostId, id, isoTime, parameterValues, title } from "./fields";
 import type { HostView } from "./hosts-model";
 import type { KernelListing } from "./kernels-model";
 import type { NotebookListItem, ScenarioSummary } from "./notebook-model";
-import { answerOf, nothing, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
+import { answerOf, nothing, refusalSchema, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
 import { WORKSHOP_PACES, type ParticipantWorkshopView, type WorkshopConsoleView } from "./workshop-model";
 
 /** The most participants one workshop admits at once. */
@@ -192,7 +192,7 @@ const LAB_REPLIES: { readonly [Op in LabOp]: { readonly reply: z.ZodType<z.outpu
 
 /** What arrived as the answer to `op`, as `op` declares it (op-table.ts: answerOf). */
 export function labAnswerOf<Op extends LabOp>(op: Op, wire: unknown): LabAnswer<Op> {
-  return answerOf(op, LAB_REPLIES[op].reply, wire);
+  return answerOf(op, LAB_REPLIES[op].reply, refusalSchema, wire);
 }
 
 /** Whether `op` names a lab op. */

@@ -10,7 +10,7 @@ import type { NotebookAction } from "./access-needs";
 import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
 import { cellKind, hostId, id, parameterValues, source } from "./fields";
 import type { NotebookDocument } from "./notebook-model";
-import { nothing, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
+import { answerOf, nothing, refusalSchema, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
 import type { JournalPosition, SequencedEvent } from "./socket-api";
 
 /** Why a set-source was refused: the cell's text changed under the edit. */
@@ -24,6 +24,16 @@ export function defineNotebookOps<T extends OpTable<T, NotebookAction>>(table: T
   return table;
 }
 
+/** What a notebook's driver answers to `open` (server/cluster/notebook-drivers.ts); the reply adds the viewer's access. */
+const joined = z.object({
+  /** A full snapshot (without a usable resume point). */
+  notebook: view<NotebookDocument>().optional(),
+  /** With a usable resume point: the events after it, in order. */
+  missed: views<SequencedEvent>().optional(),
+  /** Where the snapshot or `missed` ends; live events continue from seq + 1. */
+  journal: view<JournalPosition>(),
+});
+
 export const NOTEBOOK_OPS = defineNotebookOps({
   /**
    * Join a notebook. With `resume` (what the client last applied), the reply
@@ -36,15 +46,12 @@ export const NOTEBOOK_OPS = defineNotebookOps({
       notebookId: id,
       resume: z.object({ epoch: z.string().max(MAX_ID_CHARS), seq: z.number().int().nonnegative() }).optional(),
     }),
-    reply: z.object({
-      /** A full snapshot (without a usable resume point). */
-      notebook: view<NotebookDocument>().optional(),
-      /** With a usable resume point: the events after it, in order. */
-      missed: views<SequencedEvent>().optional(),
-      /** Where the snapshot or `missed` ends; live events continue from seq + 1. */
-      journal: view<JournalPosition>(),
-      /** What this viewer may do with the notebook ("read": a read-only view). */
-      access: z.enum(["read", "run", "edit"]) satisfies z.ZodType<NotebookAccessLevel>,
+    reply: joined.extend({
+      /**
+       * What this viewer may do with the notebook ("read": a read-only view); the socket edge adds it to the
+       * driver's answer. A server from before accounts said nothing: its only user could do everything.
+       */
+      access: z.enum(["read", "run", "edit"]).default("edit") satisfies z.ZodType<NotebookAccessLevel, NotebookAccessLevel | undefined>,
     }),
     access: "read",
   },
@@ -148,3 +155,32 @@ export type NotebookAnswer<Op extends NotebookOp> = NotebookReply<Op> | Notebook
 export const notebookCommandSchema = z.discriminatedUnion("op", requestsOf(NOTEBOOK_OPS));
 export type NotebookCommand = z.infer<typeof notebookCommandSchema>;
 export type NotebookCommandOp = NotebookCommand["op"];
+/** What `op` takes, with its op spelled out so that a generic `send` infers which reply to expect. */
+export type NotebookSend<Op extends NotebookOp> = NotebookRequest<Op> & { op: Op };
+
+const notebookRefusal = refusalSchema.extend({ conflict: z.object({ cellId: z.string(), theirSource: z.string() }).optional() });
+
+/** Each op's reply schema, typed by its op (so a lookup by a generic op keeps the op's own type). */
+const NOTEBOOK_REPLIES: { readonly [Op in NotebookOp]: { readonly reply: z.ZodType<z.output<NotebookOps[Op]["reply"]>> } } = NOTEBOOK_OPS;
+
+/** What arrived as the answer to `op`, as `op` declares it (op-table.ts: answerOf). */
+export function notebookAnswerOf<Op extends NotebookOp>(op: Op, wire: unknown): NotebookAnswer<Op> {
+  return answerOf(op, NOTEBOOK_REPLIES[op].reply, notebookRefusal, wire);
+}
+
+/** What the notebook's driver answers to `op`: the reply, less the viewer's access on `open` (the socket edge knows it). */
+type DriverBody<Op extends NotebookOp> = Op extends "open" ? z.output<typeof joined> : z.output<NotebookOps[Op]["reply"]>;
+export type DriverReply<Op extends NotebookOp> = { ok: true } & DriverBody<Op>;
+export type DriverAnswer<Op extends NotebookOp> = DriverReply<Op> | NotebookRefusal;
+
+const DRIVER_REPLIES: { readonly [Op in NotebookOp]: { readonly reply: z.ZodType<DriverBody<Op>> } } = { ...NOTEBOOK_OPS, open: { reply: joined } };
+
+/** A driver's answer from another lab server, as `op` declares it. */
+export function driverAnswerOf<Op extends NotebookOp>(op: Op, wire: unknown): DriverAnswer<Op> {
+  return answerOf(op, DRIVER_REPLIES[op].reply, notebookRefusal, wire);
+}
+
+/** Whether `op` names a notebook op. */
+export function isNotebookOp(op: string): op is NotebookOp {
+  return Object.hasOwn(NOTEBOOK_OPS, op);
+}

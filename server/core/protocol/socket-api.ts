@@ -4,14 +4,12 @@
  * each with its request, reply and access need) and one event stream, a
  * tagged union so a new event breaks the build until both ends handle it.
  */
-import type { ErrorCode } from "../errors";
 import { MAX_MESSAGE_BYTES, MAX_SOURCE_CHARS } from "../limits";
-import type { NotebookAccessLevel, SessionEndReason } from "./accounts-model";
-import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
+import type { SessionEndReason } from "./accounts-model";
 import type { DevicePlan } from "./kernel-messages";
 import type { MetricPointMessage } from "./metrics-model";
-import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, NotebookDocument, Prediction } from "./notebook-model";
-import type { SourceConflict } from "./ops-notebook";
+import type { Cell, CellOutput, CellRunState, CellTemplate, KernelSpec, KernelStatus, LiveMetrics, Prediction } from "./notebook-model";
+import type { NotebookAnswer, NotebookOp } from "./ops-notebook";
 import type { LabAnswer, LabOp } from "./ops-lab";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "./workshop-model";
 
@@ -38,25 +36,6 @@ export interface SequencedEvent {
   seq: number;
   event: NotebookEvent;
 }
-
-export type CommandAck =
-  | {
-      ok: true;
-      /** A full snapshot (on open without a usable resume point). */
-      notebook?: NotebookDocument;
-      /** On open with a usable resume point: the events after it, in order. */
-      missed?: SequencedEvent[];
-      /** On open: where the snapshot or `missed` ends; live events continue from seq + 1. */
-      journal?: JournalPosition;
-      /** On open: what this viewer may do with the notebook ("read": a read-only view). */
-      access?: NotebookAccessLevel;
-      /** On complete. */
-      completion?: CompletionAnswer;
-      /** On inspect. */
-      inspection?: InspectionAnswer;
-    }
-  /** `code` says what kind of failure it is (branch on it); `error` says it in words for the user. */
-  | { ok: false; error: string; code: ErrorCode; conflict?: SourceConflict };
 
 /** HTTP routes for files (bodies too large for a socket message). */
 export const NOTEBOOK_IMPORT_PATH = "/api/notebooks/import";
@@ -124,6 +103,6 @@ export interface ServerToClientEvents {
 }
 
 export interface ClientToServerEvents {
-  "notebook:command": (command: unknown, ack: (reply: CommandAck) => void) => void;
+  "notebook:command": (command: unknown, ack: (reply: NotebookAnswer<NotebookOp>) => void) => void;
   "lab:command": (command: unknown, ack: (reply: LabAnswer<LabOp>) => void) => void;
 }
