@@ -534,11 +534,11 @@ export class NotebookConnection {
     if (!this.visible) void this.emit({ op: "presence", notebookId: this.notebookId, visible: false });
     for (const entry of this.outbox) this.sendOutboxEntry(entry);
     if (ack.notebook !== undefined) {
-      this.journal = ack.journal ?? null;
+      this.journal = ack.journal;
       this.listener.snapshot(ack.notebook);
     } else {
       for (const missed of ack.missed ?? []) this.applySequenced(missed.seq, missed.event);
-      if (ack.journal !== undefined && this.journal !== null && ack.journal.seq !== this.journal.seq) {
+      if (this.journal !== null && ack.journal.seq !== this.journal.seq) {
         // The missed events did not reach where the server says they end: start over.
         this.journal = null;
         this.resync();
