@@ -27,7 +27,7 @@ export default function ScenarioPicker({ transport }: Props) {
     let live = true;
     void transport.send({ op: "list-scenarios" }).then((ack) => {
       if (!live) return;
-      setListing(ack.ok ? { status: "ready", scenarios: ack.scenarios ?? [] } : { status: "error", error: ack.error });
+      setListing(ack.ok ? { status: "ready", scenarios: ack.scenarios } : { status: "error", error: ack.error });
     });
     return () => {
       live = false;

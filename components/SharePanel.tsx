@@ -7,13 +7,13 @@
 import "./browser-setup";
 import { useState, useSyncExternalStore, type FormEvent } from "react";
 import type { ShareAccess } from "../server/core/protocol/accounts-model";
-import { shareAccessLabel, SharesController, type LabSend } from "./model/shares";
+import { shareAccessLabel, SharesController, type ShareSend } from "./model/shares";
 
 import "./SharePanel.css";
 
 interface Props {
   notebookId: string;
-  send: LabSend;
+  send: ShareSend;
   disabled: boolean;
 }
 

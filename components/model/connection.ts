@@ -32,16 +32,15 @@ import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-mo
 import type { NotebookDocument, CellKind } from "../../server/core/protocol/notebook-model";
 import type {
   ClientToServerEvents,
-  CommandAck,
   JournalPosition,
-  LabAck,
-  LabCommand,
   NotebookCommand,
   NotebookEvent,
   SequencedEvent,
   ServerToClientEvents,
 } from "../../server/core/protocol/socket-api";
 import { messageTooLarge } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
+import { notebookAnswerOf, type NotebookAnswer, type NotebookOp, type NotebookReply, type NotebookSend } from "../../server/core/protocol/ops-notebook";
 import {
   acknowledgeEdit,
   classifySourceReply,
@@ -91,8 +90,10 @@ export type ControlCommand = Extract<
   { op: "execute" | "interrupt" | "restart" | "shutdown" | "set-kernel-spec" | "set-parameters" | "detach-template" | "reattach-template" | "undo-reattach" | "commit-prediction" }
 >;
 
+type ControlOp = ControlCommand["op"];
+
 /** Questions for the kernel from the editor (Tab, Shift+Tab). */
-export type AssistCommand = Extract<NotebookCommand, { op: "complete" | "inspect" }>;
+export type AssistOp = "complete" | "inspect";
 /** The server answers within its own kernel timeout (3 s); this covers the round trip. */
 const ASK_TIMEOUT_MS = 4_000;
 
@@ -152,13 +153,15 @@ export function classifyDisconnect(reason: string): DisconnectPolicy {
   }
 }
 
-/** A command's answer, or the fact that none came (not connected, timed out, link dropped). */
-type Reply = CommandAck | { ok: false; error: string; code: "unavailable"; lost: true };
+/** No answer came (not connected, timed out, link dropped). */
+type Lost = { ok: false; error: string; code: "unavailable"; lost: true };
+/** A command's answer, or the fact that none came. */
+type Reply<Op extends NotebookOp> = NotebookAnswer<Op> | Lost;
 
 /** A failure this end reports itself, in the shape of the server's. */
 type Failure = { ok: false; error: string; code: ErrorCode };
 
-const isLost = (reply: Reply): reply is Extract<Reply, { lost: true }> => "lost" in reply;
+const isLost = <Op extends NotebookOp>(reply: Reply<Op>): reply is Lost => "lost" in reply;
 
 interface OutboxEntry {
   command: StructuralCommand;
@@ -413,7 +416,7 @@ export class NotebookConnection {
    * server's answer. A run is sent once the edits of its cells are saved: the
    * server runs what it stores.
    */
-  async sendControl(command: ControlCommand): Promise<CommandAck> {
+  async sendControl(command: ControlCommand): Promise<NotebookAnswer<ControlOp>> {
     if (!this.synced) return { ok: false, error: NOT_CONNECTED, code: "unavailable" };
     if (command.op === "execute") {
       this.flushSources();
@@ -450,13 +453,13 @@ export class NotebookConnection {
     });
   }
 
-  /** A notebook-list command (rename, restore…) over this page's socket. */
-  sendLab(command: LabCommand): Promise<LabAck> {
+  /** A notebook-list command (rename, restore…) over this page's socket; resolves with the op's own answer. */
+  sendLab<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     const socket = this.socket;
     if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable" });
     return new Promise((resolve) => {
-      socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : reply);
+      socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: unknown) => {
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : labAnswerOf<Op>(command.op, reply));
       });
     });
   }
@@ -472,7 +475,7 @@ export class NotebookConnection {
     if (this.current.status === "offline" || !this.everConnected) {
       this.setState(this.everConnected ? { status: "reconnecting", attempt: 0, lastError: null } : { status: "connecting" });
     }
-    const open: NotebookCommand =
+    const open: NotebookSend<"open"> =
       this.journal === null ? { op: "open", notebookId: this.notebookId } : { op: "open", notebookId: this.notebookId, resume: this.journal };
     void this.emit(open).then((ack) => {
       if (session !== this.session || this.socket !== socket) return;
@@ -500,6 +503,7 @@ export class NotebookConnection {
         return;
       }
       if (!ack.ok || (ack.notebook === undefined && !resumable)) {
+        // The reply's schema lets either be absent (one or the other comes): neither is no way to show the notebook.
         const error = ack.ok ? "the server sent neither a notebook nor the missed events" : ack.error;
         this.setState({ status: "offline", reason: `could not open the notebook: ${error}` });
         this.listener.error(`Could not open notebook: ${error}`);
@@ -522,20 +526,19 @@ export class NotebookConnection {
 
   private visible = true;
 
-  private onOpened(ack: Extract<CommandAck, { ok: true }>, socketId: string): void {
+  private onOpened(ack: NotebookReply<"open">, socketId: string): void {
     this.synced = true;
     this.everConnected = true;
     this.setState({ status: "connected", socketId });
-    // A server from before accounts says nothing: the only user could do everything.
-    this.listener.access(ack.access ?? "edit");
+    this.listener.access(ack.access);
     if (!this.visible) void this.emit({ op: "presence", notebookId: this.notebookId, visible: false });
     for (const entry of this.outbox) this.sendOutboxEntry(entry);
     if (ack.notebook !== undefined) {
-      this.journal = ack.journal ?? null;
+      this.journal = ack.journal;
       this.listener.snapshot(ack.notebook);
     } else {
       for (const missed of ack.missed ?? []) this.applySequenced(missed.seq, missed.event);
-      if (ack.journal !== undefined && this.journal !== null && ack.journal.seq !== this.journal.seq) {
+      if (this.journal !== null && ack.journal.seq !== this.journal.seq) {
         // The missed events did not reach where the server says they end: start over.
         this.journal = null;
         this.resync();
@@ -635,21 +638,22 @@ export class NotebookConnection {
    * `timeoutMs`; the editor then falls back to words of the cell), never
    * queued for a reconnect.
    */
-  async ask(command: AssistCommand, timeoutMs = ASK_TIMEOUT_MS): Promise<CommandAck> {
+  async ask<Op extends AssistOp>(command: NotebookSend<Op>, timeoutMs = ASK_TIMEOUT_MS): Promise<NotebookAnswer<Op>> {
     if (!this.synced) return { ok: false, error: NOT_CONNECTED, code: "unavailable" };
     const reply = await this.emit(command, timeoutMs);
     return isLost(reply) ? { ok: false, error: reply.error, code: reply.code } : reply;
   }
 
-  private emit(command: NotebookCommand, timeoutMs = this.ackTimeoutMs): Promise<Reply> {
+  /** Sends `command`; resolves with its op's own answer (checked against the op's reply schema), or that none came. */
+  private emit<Op extends NotebookOp>(command: NotebookSend<Op>, timeoutMs = this.ackTimeoutMs): Promise<Reply<Op>> {
     const socket = this.socket;
     if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable", lost: true });
     // Past the transport's cap the server would close the connection: refuse here, with the reason.
     const tooLarge = messageTooLarge(command);
     if (tooLarge !== null) return Promise.resolve({ ok: false, error: tooLarge, code: "too-large" });
     return new Promise((resolve) => {
-      socket.timeout(timeoutMs).emit("notebook:command", command, (err: Error | null, reply: CommandAck) => {
-        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable", lost: true } : reply);
+      socket.timeout(timeoutMs).emit("notebook:command", command, (err: Error | null, reply: unknown) => {
+        resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable", lost: true } : notebookAnswerOf<Op>(command.op, reply));
       });
     });
   }

@@ -4,7 +4,7 @@
  * pure functions (hostCard), so the component only renders.
  */
 import { describeHolder, formatUptime, gpuCountLabel, shortGpuId, type GpuUserView, type HostView } from "../../server/core/protocol/hosts-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { Refusal } from "../../server/core/protocol/op-table";
 import { assertNever } from "../../server/core/assert-never";
 import type { LabTransport } from "./lab-client";
 import { formatClock } from "./format";
@@ -48,7 +48,7 @@ export class HostsController {
   async refresh(): Promise<void> {
     const seq = ++this.seq;
     const ack = await this.transport.send({ op: "list-hosts" });
-    if (!ack.ok || ack.hosts === undefined) {
+    if (!ack.ok) {
       this.failed("Loading the hosts", ack);
       return;
     }
@@ -58,11 +58,10 @@ export class HostsController {
   /** Connects to the host now and asks its health; its card shows the answer, or why it is unreachable. */
   async check(hostId: string): Promise<boolean> {
     this.update({ checking: [...this.state.checking, hostId] });
-    const command: LabCommand = { op: "check-host", hostId };
-    const ack = await this.transport.send(command);
+    const ack = await this.transport.send({ op: "check-host", hostId });
     ++this.seq; // a list asked before this answer is older than it
     this.update({ checking: this.state.checking.filter((id) => id !== hostId) });
-    if (!ack.ok || ack.host === undefined) {
+    if (!ack.ok) {
       this.failed(`Checking ${hostId}`, ack);
       return false;
     }
@@ -77,9 +76,8 @@ export class HostsController {
     if (this.state.error !== null) this.update({ error: null });
   }
 
-  private failed(what: string, ack: LabAck): void {
-    const reason = ack.ok ? "the server sent no hosts" : ack.error;
-    this.update({ status: this.state.hosts === null ? "error" : "ready", error: `${what} failed: ${reason}` });
+  private failed(what: string, refusal: Refusal): void {
+    this.update({ status: this.state.hosts === null ? "error" : "ready", error: `${what} failed: ${refusal.error}` });
   }
 
   private update(patch: Partial<HostsState>): void {

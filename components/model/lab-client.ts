@@ -6,13 +6,15 @@
 import { io } from "socket.io-client";
 import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../server/core/limits";
-import { NOTEBOOK_IMPORT_PATH, type LabAck, type LabCommand, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { NOTEBOOK_IMPORT_PATH, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import type { NotebookSocket } from "./connection";
 import { watchSession } from "./session-ended";
 
 /** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
 export interface LabTransport {
-  send(command: LabCommand): Promise<LabAck>;
+  /** Resolves with the op's own answer (its reply, checked against the op's reply schema, or a refusal). */
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>>;
   /** Called after every (re)connect, so a list shown across a server restart can reload. */
   onConnect(listener: () => void): void;
   close(): void;
@@ -37,11 +39,11 @@ export class SocketLabTransport implements LiveLabTransport {
     watchSession(this.socket);
   }
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     // Sent at once when connected, else buffered by socket.io until the (re)connect, within the time limit.
     return new Promise((resolve) => {
-      this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: LabAck) => {
-        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" } : reply);
+      this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: unknown) => {
+        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" } : labAnswerOf<Op>(command.op, reply));
       });
     });
   }

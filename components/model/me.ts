@@ -90,9 +90,9 @@ export class MeController {
     const seq = ++this.seq;
     const ack = await this.transport.send({ op: "whoami" });
     if (seq !== this.seq) return;
-    if (ack.ok && ack.me !== undefined) this.update({ status: "ready", me: ack.me, error: null });
+    if (ack.ok) this.update({ status: "ready", me: ack.me, error: null });
     // A session that ended has its own banner; the menu keeps what it knew.
-    else if (!this.session.over) this.update({ status: this.state.me === null ? "error" : "ready", error: ack.ok ? "the server did not say who you are" : ack.error });
+    else if (!this.session.over) this.update({ status: this.state.me === null ? "error" : "ready", error: ack.error });
   }
 
   /** Ends the session on the server, then goes to the sign-in page; a refusal stays on this page, in words. */

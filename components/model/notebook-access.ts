@@ -5,19 +5,34 @@
  * anyway; this decides what the page hides and which intents it drops.
  */
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
+import type { NotebookAction } from "../../server/core/protocol/access-needs";
+import { LAB_OPS, type LabOp } from "../../server/core/protocol/ops-lab";
+import { NOTEBOOK_OPS, type NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { assertNever } from "../../server/core/assert-never";
 
-/** What an intent needs: running the kernel (run, interrupt, restart) or changing the notebook. */
-export type AccessNeed = "run" | "edit";
+/** What an intent needs of the notebook: the need of the op it sends, as the op table declares it (the server's own rule). */
+export type AccessNeed = NotebookAction;
 
-/** Null: the server has not said yet (the page is opening); nothing is offered until it does. */
+/** What a notebook op needs (ops-notebook.ts). */
+export function needOf(op: NotebookOp): AccessNeed {
+  return NOTEBOOK_OPS[op].access;
+}
+
+/** What a lab op about this notebook needs of it (ops-lab.ts); one not about a notebook is the server's to judge. */
+export function labNeedOf(op: LabOp): AccessNeed | null {
+  const rule = LAB_OPS[op].access;
+  return rule.kind === "notebook" ? rule.action : null;
+}
+
+/** Null: the server has not said yet (the page is opening); nothing is offered until it does. Only the owner ("edit") manages. */
 export function mayDo(access: NotebookAccessLevel | null, need: AccessNeed): boolean {
   switch (access) {
     case null:
-    case "read":
       return false;
+    case "read":
+      return need === "read";
     case "run":
-      return need === "run";
+      return need === "read" || need === "run";
     case "edit":
       return true;
     default:

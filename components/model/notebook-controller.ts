@@ -18,7 +18,8 @@ import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../server/core/protocol/metrics-model";
 import type { Cell, CellKind, KernelStatus, NotebookDocument, ParameterValue } from "../../server/core/protocol/notebook-model";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import type { CommandAck, LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer } from "../../server/core/protocol/ops-notebook";
+import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
 import type { HostView } from "../../server/core/protocol/hosts-model";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { handleKey, initialCommandModeState, runCommand, type CommandAction, type CommandModeState, type KeyInput, type PanelCommand } from "./command-mode";
@@ -33,7 +34,7 @@ import {
   type ControlCommand,
 } from "./connection";
 import { newCellId } from "./ids";
-import { mayDo, refusedText, type AccessNeed } from "./notebook-access";
+import { labNeedOf, mayDo, needOf, refusedText, type AccessNeed } from "./notebook-access";
 import type { KernelAssist } from "./kernel-assist";
 import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
@@ -284,7 +285,7 @@ export class NotebookController {
   /** Z: the newest deleted cell back where it was (text and kind; its outputs are gone with it). */
   undoDelete(): void {
     const doc = this.state.doc;
-    if (doc === null || !this.allowed("edit")) return;
+    if (doc === null || !this.allowed(needOf("insert-cell"))) return;
     const popped = popDeleted(this.state.deletedCells, doc.cells);
     if (popped === null) {
       this.notify("No deleted cell to restore");
@@ -315,7 +316,7 @@ export class NotebookController {
 
   editSource(cellId: string, source: string): void {
     const doc = this.state.doc;
-    if (doc === null || !this.allowed("edit")) return;
+    if (doc === null || !this.allowed(needOf("set-source"))) return;
     const index = doc.cells.findIndex((c) => c.id === cellId);
     const cell = doc.cells[index];
     if (cell === undefined || cell.source === source) return;
@@ -331,7 +332,7 @@ export class NotebookController {
    */
   replaceSources(sources: Readonly<Record<string, string>>, message: string): void {
     const doc = this.state.doc;
-    if (doc === null || !this.allowed("edit")) return;
+    if (doc === null || !this.allowed(needOf("set-source"))) return;
     const before: Record<string, string> = {};
     for (const cell of doc.cells) if (cell.id in sources) before[cell.id] = cell.source;
     for (const [cellId, source] of Object.entries(sources)) this.editSource(cellId, source);
@@ -365,13 +366,13 @@ export class NotebookController {
   async rename(title: string): Promise<boolean> {
     const trimmed = title.trim();
     if (trimmed === "" || trimmed === this.state.doc?.title) return trimmed !== "";
-    if (!this.allowed("edit")) return false;
+    if (!this.allowedLab("rename-notebook")) return false;
     return this.lab({ op: "rename-notebook", notebookId: this.notebookId, title: trimmed }, "Renaming");
   }
 
   /** Undo a deletion (from the banner shown while the notebook is deleted). */
   async restore(): Promise<boolean> {
-    if (!this.allowed("edit")) return false;
+    if (!this.allowedLab("restore-notebook")) return false;
     return this.lab({ op: "restore-notebook", notebookId: this.notebookId }, "Restoring");
   }
 
@@ -382,7 +383,7 @@ export class NotebookController {
 
   /** Toolbar "+": a code cell below the selected one, selected. */
   insertBelowSelected(): void {
-    if (!this.allowed("edit")) return;
+    if (!this.allowed(needOf("insert-cell"))) return;
     const index = this.selectedIndex();
     const id = this.insertCell(index === -1 ? (this.state.doc?.cells.length ?? 0) : index + 1);
     this.selectCell(id);
@@ -446,7 +447,7 @@ export class NotebookController {
    * conflict to settle first, no right to run). What a caller that must know
    * whether the run was taken waits on (the chaos run's participants).
    */
-  runCellsAnswered(cellIds: readonly string[]): Promise<CommandAck | null> {
+  runCellsAnswered(cellIds: readonly string[]): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
     const doc = this.state.doc;
     if (doc === null) return Promise.resolve(null);
     const wanted = new Set(cellIds);
@@ -470,7 +471,7 @@ export class NotebookController {
 
   /** A form change: the server re-renders every attached cell of the scenario, or refuses and nothing changes. */
   setParameters(cellId: string, values: Record<string, ParameterValue>): void {
-    if (!this.allowed("edit")) return;
+    if (!this.allowed(needOf("set-parameters"))) return;
     this.setFormError(cellId, null);
     void this.connection.sendControl({ op: "set-parameters", notebookId: this.notebookId, cellId, values }).then((ack) => {
       if (!ack.ok) this.setFormError(cellId, ack.error);
@@ -484,7 +485,7 @@ export class NotebookController {
 
   /** Replaces the cell's edits with the template's code; the server keeps the edits, and Undo is offered for a while. */
   reattachTemplate(cellId: string): void {
-    if (!this.allowed("edit")) return;
+    if (!this.allowed(needOf("reattach-template"))) return;
     const templateId = this.state.doc?.cells.find((c) => c.id === cellId)?.template?.id ?? "";
     void this.connection.sendControl({ op: "reattach-template", notebookId: this.notebookId, cellId }).then((ack) => {
       if (!ack.ok) {
@@ -516,7 +517,7 @@ export class NotebookController {
   }
 
   /** `commitPrediction`, resolving with the server's answer (null when this viewer may not commit). */
-  commitPredictionAnswered(questionId: string, choice: string): Promise<CommandAck | null> {
+  commitPredictionAnswered(questionId: string, choice: string): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
     return this.control({ op: "commit-prediction", notebookId: this.notebookId, questionId, choice });
   }
 
@@ -530,12 +531,12 @@ export class NotebookController {
     complete: async (code, cursor) => {
       const ack = await this.connection.ask({ op: "complete", notebookId: this.notebookId, code, cursor });
       if (!ack.ok) return { status: "unavailable", reason: ack.error };
-      return ack.completion ?? { status: "unavailable", reason: "the server sent no completion" };
+      return ack.completion;
     },
     inspect: async (code, cursor) => {
       const ack = await this.connection.ask({ op: "inspect", notebookId: this.notebookId, code, cursor });
       if (!ack.ok) return { status: "unavailable", reason: ack.error };
-      return ack.inspection ?? { status: "unavailable", reason: "the server sent no inspection" };
+      return ack.inspection;
     },
   };
 
@@ -571,33 +572,34 @@ export class NotebookController {
   }
 
   /** A notebook-list command over this page's socket (the Share panel's), answered by the server or refused while offline. */
-  labCommand(command: LabCommand): Promise<LabAck> {
+  labCommand<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     return this.connection.sendLab(command);
   }
 
   /** The owner's name of a notebook shared with this viewer, from the notebook list (the open answer carries only the access). */
   private async loadOwner(): Promise<void> {
     const ack = await this.connection.sendLab({ op: "list-notebooks" });
-    const item = ack.ok ? ack.notebooks?.find((n) => n.id === this.notebookId) : undefined;
+    const item = ack.ok ? ack.notebooks.find((n) => n.id === this.notebookId) : undefined;
     if (item !== undefined && item.access !== "edit") this.update({ owner: item.owner.name });
   }
 
   /** Lists the lab's hosts (for the kernel spec form and the GPU names in the header); a failure keeps the last list. */
   async loadHosts(): Promise<void> {
     const ack = await this.connection.sendLab({ op: "list-hosts" });
-    if (ack.ok && ack.hosts !== undefined) this.update({ hosts: ack.hosts });
+    if (ack.ok) this.update({ hosts: ack.hosts });
   }
 
   /** Where the next kernel starts; resolves with the server's refusal in words, or null when it took it. */
   async setKernelSpec(hostId: string, gpus: number): Promise<string | null> {
-    if (!mayDo(this.state.access, "edit")) return refusedText(this.state.access, "edit");
+    const need = needOf("set-kernel-spec");
+    if (!mayDo(this.state.access, need)) return refusedText(this.state.access, need);
     const ack = await this.connection.sendControl({ op: "set-kernel-spec", notebookId: this.notebookId, hostId, gpus });
     return ack.ok ? null : ack.error;
   }
 
   /** Restart from the toolbar or 0, 0: a live kernel's state is lost, so ask first (as Jupyter does). */
   requestRestart(): void {
-    if (!this.allowed("run")) return;
+    if (!this.allowed(needOf("restart"))) return;
     if (restartLosesState(this.state.doc?.kernel.state) && !this.confirm(RESTART_QUESTION)) return;
     this.restart();
   }
@@ -646,6 +648,12 @@ export class NotebookController {
   }
 
   /** Whether this viewer may do what an intent needs; a dropped intent says why (a key pressed on a shared notebook). */
+  /** A lab op about this notebook (rename, restore): what it needs of it, as the server checks it. */
+  private allowedLab(op: LabOp): boolean {
+    const need = labNeedOf(op);
+    return need === null || this.allowed(need);
+  }
+
   private allowed(need: AccessNeed): boolean {
     if (mayDo(this.state.access, need)) return true;
     if (this.state.doc !== null) this.notify(refusedText(this.state.access, need));
@@ -659,7 +667,7 @@ export class NotebookController {
   }
 
   private structural(command: StructuralCommand): void {
-    if (this.serverDoc === null || !this.allowed("edit")) return;
+    if (this.serverDoc === null || !this.allowed(needOf(command.op))) return;
     this.connection.sendStructural(command);
     this.recompute();
   }
@@ -695,15 +703,15 @@ export class NotebookController {
     });
   }
 
-  private async lab(command: Parameters<NotebookConnection["sendLab"]>[0], what: string): Promise<boolean> {
-    const ack: LabAck = await this.connection.sendLab(command);
+  private async lab<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<boolean> {
+    const ack = await this.connection.sendLab(command);
     if (!ack.ok) this.notify(`${what} failed: ${ack.error}`);
     return ack.ok;
   }
 
   /** Sends a control command; a refusal becomes a notice. Resolves with the answer (null: not allowed here, nothing sent). */
-  private control(command: ControlCommand): Promise<CommandAck | null> {
-    if (!this.allowed(needOf(command))) return Promise.resolve(null);
+  private control(command: ControlCommand): Promise<NotebookAnswer<ControlCommand["op"]> | null> {
+    if (!this.allowed(needOf(command.op))) return Promise.resolve(null);
     return this.connection.sendControl(command).then((ack) => {
       if (!ack.ok) this.notify(`${describe(command)} failed: ${ack.error}`);
       return ack;
@@ -770,38 +778,21 @@ function keepSelection(ui: CommandModeState, before: readonly Cell[], after: rea
   return { ...ui, selectedId: next.id, mode: "command" };
 }
 
+/** What an intent needs: the need of the op it sends; null: it sends none. */
 function actionNeed(action: CommandAction): AccessNeed | null {
   switch (action.type) {
     case "open":
       return null;
     case "undo-delete":
-      return "edit";
+      return needOf("insert-cell");
     case "run":
+      return needOf("execute");
     case "interrupt":
     case "restart":
-      return "run";
     case "insert-cell":
     case "delete-cell":
     case "set-kind":
-      return "edit";
-  }
-}
-
-/** Running the kernel needs "run"; every other control command changes the notebook. */
-function needOf(command: ControlCommand): AccessNeed {
-  switch (command.op) {
-    case "execute":
-    case "interrupt":
-    case "restart":
-    case "shutdown":
-      return "run";
-    case "set-parameters":
-    case "detach-template":
-    case "reattach-template":
-    case "undo-reattach":
-    case "commit-prediction":
-    case "set-kernel-spec":
-      return "edit";
+      return needOf(action.type);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
 
 export interface UndoOffer {
@@ -71,7 +71,7 @@ export class NotebookListController {
   /** Who is signed in: a participant is offered no "New notebook" or import. A failure keeps what was known. */
   async loadMe(): Promise<void> {
     const ack = await this.transport.send({ op: "whoami" });
-    if (ack.ok && ack.me !== undefined) this.update({ me: ack.me });
+    if (ack.ok) this.update({ me: ack.me });
   }
 
   stop(): void {
@@ -93,8 +93,8 @@ export class NotebookListController {
     }
     this.update({
       status: "ready",
-      active: sortActive(active.notebooks ?? []),
-      deleted: sortDeleted(deleted.notebooks ?? []),
+      active: sortActive(active.notebooks),
+      deleted: sortDeleted(deleted.notebooks),
       error: this.state.status === "error" ? null : this.state.error,
     });
   }
@@ -102,12 +102,7 @@ export class NotebookListController {
   /** A new notebook with this title ("Untitled", numbered, without one); its id, or null (the reason is shown). */
   async create(title?: string): Promise<string | null> {
     const ack = await this.command(title === undefined ? { op: "create-notebook" } : { op: "create-notebook", title: title.trim() }, "Creating the notebook");
-    if (ack === null) return null;
-    if (ack.notebook === undefined) {
-      this.update({ error: "Creating the notebook failed: the server sent no notebook back" });
-      return null;
-    }
-    return ack.notebook.id;
+    return ack === null ? null : ack.notebook.id;
   }
 
   async rename(notebookId: string, title: string): Promise<boolean> {
@@ -123,7 +118,7 @@ export class NotebookListController {
   async duplicate(notebookId: string): Promise<string | null> {
     const ack = await this.command({ op: "duplicate-notebook", notebookId }, "Duplicating");
     await this.refresh();
-    return ack?.notebook?.id ?? null;
+    return ack?.notebook.id ?? null;
   }
 
   /** Soft delete, with a toast offering to undo it for a while. */
@@ -180,7 +175,7 @@ export class NotebookListController {
     this.update({ error: message });
   }
 
-  private async command(command: LabCommand, what: string): Promise<Extract<LabAck, { ok: true }> | null> {
+  private async command<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<LabReply<Op> | null> {
     const ack = await this.transport.send(command);
     if (!ack.ok) {
       this.update({ error: `${what} failed: ${ack.error}` });

@@ -97,7 +97,7 @@ export class ParticipantWorkshopController {
       const who = await transport.send({ op: "whoami" });
       if (seq !== this.seq) return;
       // Unanswered: maybe nobody's workshop at all, so nothing shows; the next connect asks again.
-      if (!who.ok || who.me === undefined) return;
+      if (!who.ok) return;
       this.me = who.me;
       if (who.me.role !== "participant") {
         this.update({ status: "none", handled: this.state.handled });
@@ -109,9 +109,9 @@ export class ParticipantWorkshopController {
     const pushes = this.pushes;
     const ack = await transport.send({ op: "my-workshop" });
     if (seq !== this.seq || pushes !== this.pushes) return;
-    if (ack.ok && ack.participantWorkshop !== undefined) this.receive(ack.participantWorkshop);
-    else if (!ack.ok && ack.code === "not-found") this.update({ status: "none", handled: this.state.handled });
-    else this.fail(ack.ok ? "the server sent no workshop" : ack.error);
+    if (ack.ok) this.receive(ack.participantWorkshop);
+    else if (ack.code === "not-found") this.update({ status: "none", handled: this.state.handled });
+    else this.fail(ack.error);
   }
 
   /** The participant dismissed a broadcast, or applied its preset: it is not shown again. */

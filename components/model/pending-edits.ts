@@ -23,7 +23,8 @@
  */
 import { z } from "zod";
 import type { CellKind, NotebookDocument } from "../../server/core/protocol/notebook-model";
-import type { CommandAck, NotebookCommand } from "../../server/core/protocol/socket-api";
+import type { NotebookCommand } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer } from "../../server/core/protocol/ops-notebook";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { applyLocalAction, newCell, type LocalAction } from "../../server/core/notebook/notebook-state";
 
@@ -133,7 +134,7 @@ export type SourceReplyOutcome =
   /** No answer (not connected, timed out, link dropped): send again later. */
   | { kind: "lost"; error: string };
 
-export function classifySourceReply(reply: CommandAck | { ok: false; error: string; lost: true }, sent: string): SourceReplyOutcome {
+export function classifySourceReply(reply: NotebookAnswer<"set-source"> | { ok: false; error: string; lost: true }, sent: string): SourceReplyOutcome {
   if (reply.ok) return { kind: "saved" };
   if ("lost" in reply) return { kind: "lost", error: reply.error };
   if (reply.conflict !== undefined) {

@@ -5,9 +5,9 @@
  * pure functions, so the page only renders.
  */
 import { describePeriod, type KernelListing, type ListedKernel } from "../../server/core/protocol/kernels-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
 import { formatBytes, formatDuration, formatRelativeTime } from "./format";
 import type { LabTransport } from "./lab-client";
+import type { LabSend } from "../../server/core/protocol/ops-lab";
 import { assertNever } from "../../server/core/assert-never";
 
 export interface RunningKernelsState {
@@ -88,12 +88,11 @@ export class RunningKernelsController {
     if (this.state.error !== null) this.update({ error: null });
   }
 
-  private async request(command: Extract<LabCommand, { op: "list-kernels" | "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels" }>, what: string): Promise<boolean> {
+  private async request<Op extends "list-kernels" | "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels">(command: LabSend<Op>, what: string): Promise<boolean> {
     const seq = ++this.seq;
-    const ack: LabAck = await this.transport.send(command);
-    if (!ack.ok || ack.kernels === undefined) {
-      const reason = ack.ok ? "the server sent no kernel list" : ack.error;
-      this.update({ status: this.state.listing === null ? "error" : "ready", error: `${what} failed: ${reason}` });
+    const ack = await this.transport.send(command);
+    if (!ack.ok) {
+      this.update({ status: this.state.listing === null ? "error" : "ready", error: `${what} failed: ${ack.error}` });
       return false;
     }
     if (seq === this.seq) this.update({ status: "ready", listing: ack.kernels, error: command.op === "list-kernels" ? null : this.state.error });

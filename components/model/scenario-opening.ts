@@ -17,7 +17,7 @@ export type ScenarioOpening =
 export async function openScenario(transport: LabTransport, scenarioId: string): Promise<ScenarioOpening> {
   const found = await transport.send({ op: "find-scenario-copy", scenarioId });
   if (!found.ok) return { kind: "error", error: found.error };
-  if (found.notebook !== undefined) return { kind: "choose", scenarioId, existing: found.notebook, freshTitle: found.freshTitle ?? "" };
+  if (found.notebook !== undefined) return { kind: "choose", scenarioId, existing: found.notebook, freshTitle: found.freshTitle };
   return startFreshCopy(transport, scenarioId);
 }
 
@@ -25,5 +25,5 @@ export async function openScenario(transport: LabTransport, scenarioId: string):
 export async function startFreshCopy(transport: LabTransport, scenarioId: string): Promise<ScenarioOpening> {
   const created = await transport.send({ op: "create-from-scenario", scenarioId });
   if (!created.ok) return { kind: "error", error: created.error };
-  return created.notebook ? { kind: "open", notebookId: created.notebook.id } : { kind: "error", error: "the server created no notebook" };
+  return { kind: "open", notebookId: created.notebook.id };
 }

@@ -4,9 +4,10 @@
  * commands go over the notebook page's own socket (`send`).
  */
 import type { ShareAccess, ShareView } from "../../server/core/protocol/accounts-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
 
-export type LabSend = (command: LabCommand) => Promise<LabAck>;
+/** Sends a lab op over the page's socket; resolves with that op's answer. */
+export type ShareSend = <Op extends LabOp>(command: LabSend<Op>) => Promise<LabAnswer<Op>>;
 
 export interface SharesState {
   open: boolean;
@@ -31,7 +32,7 @@ export class SharesController {
 
   constructor(
     readonly notebookId: string,
-    private readonly send: LabSend,
+    private readonly send: ShareSend,
   ) {}
 
   readonly subscribe = (listener: () => void): (() => void) => {
@@ -45,8 +46,8 @@ export class SharesController {
   async open(): Promise<void> {
     this.update({ open: true, error: null });
     const ack = await this.send({ op: "list-shares", notebookId: this.notebookId });
-    if (!ack.ok || ack.shares === undefined) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Listing the shares failed: ${ack.ok ? "the server sent no shares" : ack.error}` });
+    if (!ack.ok) {
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Listing the shares failed: ${ack.error}` });
       return;
     }
     this.update({ status: "ready", shares: sortShares(ack.shares) });
@@ -83,7 +84,7 @@ export class SharesController {
       this.update({ error: `${what} failed: ${ack.error}` });
       return false;
     }
-    if (ack.shares !== undefined) this.update({ status: "ready", shares: sortShares(ack.shares) });
+    this.update({ status: "ready", shares: sortShares(ack.shares) });
     return true;
   }
 

@@ -6,7 +6,7 @@
  * in the server's words (a non-admin reads why they may not).
  */
 import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../../server/core/protocol/accounts-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import { passwordProblem } from "./auth-client";
 import type { LabTransport } from "./lab-client";
 
@@ -77,8 +77,8 @@ export class UsersController {
     const seq = ++this.seq;
     const ack = await this.transport.send({ op: "list-users" });
     if (seq !== this.seq) return;
-    if (!ack.ok || ack.users === undefined) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: refusal("Loading the users", ack, "users") });
+    if (!ack.ok) {
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Loading the users failed: ${ack.error}` });
       return;
     }
     this.update({ status: "ready", users: sortUsers(ack.users), error: this.state.status === "error" ? null : this.state.error });
@@ -88,15 +88,14 @@ export class UsersController {
   async create(input: NewUser): Promise<boolean> {
     const ack = await this.command({ op: "create-user", name: input.name.trim(), email: input.email.trim(), password: input.password, role: input.role }, "Creating the user");
     if (ack === null) return false;
-    if (ack.user !== undefined) this.upsert(ack.user);
-    else await this.refresh();
+    this.upsert(ack.user);
     return true;
   }
 
   async setRole(userId: string, role: AccountRole): Promise<boolean> {
     const ack = await this.command({ op: "set-user-role", userId, role }, "Changing the role");
     if (ack === null) return false;
-    if (ack.user !== undefined) this.upsert(ack.user);
+    this.upsert(ack.user);
     return true;
   }
 
@@ -125,7 +124,7 @@ export class UsersController {
     }
     const ack = await this.command({ op: "set-user-password", userId, password }, "Setting the password");
     if (ack === null) return false;
-    if (ack.user !== undefined) this.upsert(ack.user);
+    this.upsert(ack.user);
     this.update({ settingPassword: null, passwordSet: userId });
     return true;
   }
@@ -141,8 +140,7 @@ export class UsersController {
     this.update({ confirmingRemove: null });
     const ack = await this.command({ op: "remove-user", userId }, "Removing the user");
     if (ack === null) return false;
-    if (ack.users !== undefined) this.update({ users: sortUsers(ack.users) });
-    else await this.refresh();
+    this.update({ users: sortUsers(ack.users) });
     return true;
   }
 
@@ -155,13 +153,13 @@ export class UsersController {
     this.update({ users: sortUsers([...others, user]) });
   }
 
-  private async command(command: LabCommand, what: string): Promise<Extract<LabAck, { ok: true }> | null> {
+  private async command<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<LabReply<Op> | null> {
     this.update({ busy: true, error: null });
     const ack = await this.transport.send(command);
     ++this.seq; // a list asked before this answer is older than it
     this.update({ busy: false });
     if (!ack.ok) {
-      this.update({ error: refusal(what, ack, null) });
+      this.update({ error: `${what} failed: ${ack.error}` });
       return null;
     }
     return ack;
@@ -173,7 +171,3 @@ export class UsersController {
   }
 }
 
-/** "<what> failed: <the server's words>"; an answer without the expected field says so. */
-function refusal(what: string, ack: LabAck, expected: string | null): string {
-  return `${what} failed: ${ack.ok ? `the server sent no ${expected ?? "answer"}` : ack.error}`;
-}

@@ -8,7 +8,8 @@
  * the words are tested without a browser.
  */
 import type { ParameterValue } from "../../server/core/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabRequest } from "../../server/core/protocol/ops-lab";
+import type { Refusal } from "../../server/core/protocol/op-table";
 import { VERDICTS, type VerdictValue } from "../../server/core/protocol/verdict-model";
 import type { ParticipantKernelState, QuestionTally, RosterRow, WorkshopConsoleView, WorkshopPace, WorkshopSettings } from "../../server/core/protocol/workshop-model";
 import type { LiveLabTransport } from "./lab-client";
@@ -284,7 +285,7 @@ export interface BroadcastDraft {
 }
 
 /** The command the form sends, or why it cannot be sent. */
-export function broadcastCommand(workshopId: string, draft: BroadcastDraft): { ok: true; command: Extract<LabCommand, { op: "workshop-broadcast" }> } | { ok: false; error: string } {
+export function broadcastCommand(workshopId: string, draft: BroadcastDraft): { ok: true; command: LabRequest<"workshop-broadcast"> } | { ok: false; error: string } {
   const message = draft.message.trim();
   const hasPreset = draft.preset.trim() !== "";
   if (draft.scenarioId === "" && hasPreset) return { ok: false, error: "pick the scenario the preset is for" };
@@ -307,7 +308,7 @@ export function presetText(preset: { scenarioId: string; values: Record<string, 
     .join(", ")}`;
 }
 
-type WorkshopChange = Omit<Extract<LabCommand, { op: "update-workshop" }>, "op" | "workshopId">;
+type WorkshopChange = Omit<LabRequest<"update-workshop">, "op" | "workshopId">;
 
 export class WorkshopConsoleController {
   private state: WorkshopConsoleState = { status: "loading", view: null, error: null, busy: false, confirmingEnd: false, restarting: [], sent: 0, scenarioTitles: {} };
@@ -340,7 +341,7 @@ export class WorkshopConsoleController {
   /** Titles for the scenario picker of presets; without them the ids are shown, so a refusal here is not an error. */
   async loadScenarioTitles(): Promise<void> {
     const ack = await this.transport.send({ op: "list-scenarios" });
-    if (ack.ok && ack.scenarios !== undefined) this.update({ scenarioTitles: Object.fromEntries(ack.scenarios.map((scenario) => [scenario.id, scenario.title])) });
+    if (ack.ok) this.update({ scenarioTitles: Object.fromEntries(ack.scenarios.map((scenario) => [scenario.id, scenario.title])) });
   }
 
   stop(): void {
@@ -353,11 +354,11 @@ export class WorkshopConsoleController {
     const seq = ++this.seq;
     const ack = await this.transport.send({ op: "workshop-console", workshopId: this.workshopId });
     if (seq !== this.seq) return;
-    if (ack.ok && ack.console !== undefined) {
+    if (ack.ok) {
       this.receive(ack.console);
       return;
     }
-    if (!ack.ok && ack.code === "not-found") {
+    if (ack.code === "not-found") {
       this.update({ status: "not-found", view: null, error: ack.error });
       return;
     }
@@ -451,7 +452,7 @@ export class WorkshopConsoleController {
     this.update({ busy: true, error: null });
     const ack = await this.transport.send({ op: "update-workshop", workshopId: this.workshopId, ...changes });
     this.update({ busy: false });
-    if (!ack.ok || ack.console === undefined) {
+    if (!ack.ok) {
       this.update({ error: refusal(what, ack) });
       return false;
     }
@@ -465,6 +466,6 @@ export class WorkshopConsoleController {
   }
 }
 
-function refusal(what: string, ack: LabAck): string {
-  return `${what} failed: ${ack.ok ? "the server sent no workshop" : ack.error}`;
+function refusal(what: string, refused: Refusal): string {
+  return `${what} failed: ${refused.error}`;
 }

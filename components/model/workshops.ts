@@ -5,7 +5,8 @@
  */
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
 import type { ScenarioSummary } from "../../server/core/protocol/notebook-model";
-import { MAX_WORKSHOP_CAPACITY, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { MAX_WORKSHOP_CAPACITY } from "../../server/core/protocol/socket-api";
+import type { LabRequest } from "../../server/core/protocol/ops-lab";
 import type { WorkshopPace } from "../../server/core/protocol/workshop-model";
 import type { LabTransport } from "./lab-client";
 
@@ -102,7 +103,7 @@ export interface NewWorkshopFields {
 
 export const DEFAULT_WORKSHOP_FIELDS: NewWorkshopFields = { startsAt: "", endsAt: "", capacity: "60", gpusPerParticipant: "0", pace: "self" };
 
-export type NewWorkshopOptions = Pick<Extract<LabCommand, { op: "create-workshop" }>, "startsAt" | "endsAt" | "capacity" | "gpusPerParticipant" | "pace">;
+export type NewWorkshopOptions = Pick<LabRequest<"create-workshop">, "startsAt" | "endsAt" | "capacity" | "gpusPerParticipant" | "pace">;
 
 /**
  * A `datetime-local` value ("2026-11-26T09:00") as an ISO time with the
@@ -185,8 +186,8 @@ export class WorkshopsController {
     const seq = ++this.seq;
     const ack = await this.transport.send({ op: "list-workshops" });
     if (seq !== this.seq) return;
-    if (!ack.ok || ack.workshops === undefined) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: refusal("Loading the workshops", ack, "workshops") });
+    if (!ack.ok) {
+      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Loading the workshops failed: ${ack.error}` });
       return;
     }
     this.update({ status: "ready", workshops: sortWorkshops(ack.workshops), error: this.state.status === "error" ? null : this.state.error });
@@ -194,8 +195,8 @@ export class WorkshopsController {
 
   async loadScenarios(): Promise<void> {
     const ack = await this.transport.send({ op: "list-scenarios" });
-    if (ack.ok && ack.scenarios !== undefined) this.update({ scenarios: ack.scenarios });
-    else this.update({ error: refusal("Loading the scenarios", ack, "scenarios") });
+    if (ack.ok) this.update({ scenarios: ack.scenarios });
+    else this.update({ error: `Loading the scenarios failed: ${ack.error}` });
   }
 
   /** Makes a workshop (times, capacity, GPUs and pace as `fields` say; the server's defaults without them); the new one, or null with the reason shown. */
@@ -210,8 +211,8 @@ export class WorkshopsController {
     const ack = await this.transport.send({ op: "create-workshop", title: title.trim(), scenarioIds: [...scenarioIds], ...options.options });
     ++this.seq; // a list asked before this answer is older than it
     this.update({ creating: false });
-    if (!ack.ok || ack.workshop === undefined) {
-      this.update({ error: refusal("Creating the workshop", ack, "workshop") });
+    if (!ack.ok) {
+      this.update({ error: `Creating the workshop failed: ${ack.error}` });
       return null;
     }
     const made = ack.workshop;
@@ -227,10 +228,6 @@ export class WorkshopsController {
     this.state = { ...this.state, ...patch };
     for (const listener of this.listeners) listener();
   }
-}
-
-function refusal(what: string, ack: LabAck, expected: string): string {
-  return `${what} failed: ${ack.ok ? `the server sent no ${expected}` : ack.error}`;
 }
 
 /** Why this capacity cannot be sent, or null (the creation form and the console's capacity field). */

@@ -15,35 +15,14 @@
  * - Anything not allowed is "hidden": the caller answers 404, the same as
  *   for an id that does not exist, so guessing confirms nothing.
  */
+import type { LabAction, NotebookAction } from "../core/protocol/access-needs";
 import type { Actor, Role } from "./roles";
 
 /** What can be done with one notebook, from least to most. */
 export const NOTEBOOK_ACCESS = ["none", "read", "run", "edit"] as const;
 export type NotebookAccess = (typeof NOTEBOOK_ACCESS)[number];
 
-/** Actions on one notebook (its cells, kernel, runs, outputs, metrics, predictions, files). */
-export type NotebookAction =
-  /** Open, view, export, read its runs' metrics, copy it into one's own notebooks. */
-  | "read"
-  /** Run, interrupt, restart and shut down its kernel. */
-  | "run"
-  /** Change cells, parameters, predictions, kernel spec, title. */
-  | "edit"
-  /** Delete, restore, share. */
-  | "manage";
-
-/** Actions not about one notebook. */
-export type LabAction =
-  | "list-own"
-  | "create-notebook"
-  | "list-scenarios"
-  | "list-hosts"
-  | "check-host"
-  | "list-all-kernels"
-  | "manage-users"
-  | "run-workshops"
-  /** A participant's own workshop: admission, pace, broadcasts. */
-  | "see-own-workshop";
+export type { LabAction, NotebookAction } from "../core/protocol/access-needs";
 
 /** Facts about a notebook the policy needs, loaded by the gate. */
 export interface NotebookFacts {

@@ -1,103 +1,30 @@
 /**
  * Every socket event and every HTTP route of the lab, with what it needs:
- * the tables below (and /metrics, the operator's, at the end) are the lab's
+ * the op tables' `access` (server/core/protocol/ops-notebook.ts, ops-lab.ts),
+ * the routes below and /metrics, the operator's, at the end are the lab's
  * whole authorization surface. The socket edge and the HTTP edge call these
- * and nothing else decides. A new command or route that is not in a table
- * does not compile (sockets) or answers 404 (HTTP).
+ * and nothing else decides. A new op without an access need does not compile
+ * (tests/types/op-table.types.ts); a route not listed here answers 404.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { LabCommand, NotebookCommand } from "../core/protocol/socket-api";
+import { NOTEBOOK_OPS } from "../core/protocol/ops-notebook";
+import { LAB_OPS } from "../core/protocol/ops-lab";
+import type { LabRule } from "../core/protocol/access-needs";
 import type { NotebookAccessLevel } from "../core/protocol/accounts-model";
 import type { AccessGate } from "./access-gate";
-import type { LabAction, NotebookAction } from "./access-policy";
 import type { Actor } from "./roles";
 import { hostWithoutPort } from "../http/request-guard";
 
-/** What each notebook command needs of its notebook. */
-export const NOTEBOOK_COMMAND_NEEDS: Record<NotebookCommand["op"], NotebookAction> = {
-  open: "read",
-  presence: "read",
-  execute: "run",
-  // Completion and inspection read attributes in the kernel: that runs user code, as a cell does.
-  complete: "run",
-  inspect: "run",
-  interrupt: "run",
-  restart: "run",
-  shutdown: "run",
-  "insert-cell": "edit",
-  "delete-cell": "edit",
-  "move-cell": "edit",
-  "set-source": "edit",
-  "set-kind": "edit",
-  "clear-outputs": "edit",
-  "set-parameters": "edit",
-  "detach-template": "edit",
-  "reattach-template": "edit",
-  "undo-reattach": "edit",
-  "commit-prediction": "edit",
-  "set-kernel-spec": "edit",
-};
-
 /** The actor's access to the command's notebook, or the gate's refusal ("not-found"). */
 export async function authorizeNotebookCommand(gate: AccessGate, actor: Actor, command: NotebookCommand): Promise<NotebookAccessLevel> {
-  const access = await gate.requireNotebook(actor, command.notebookId, NOTEBOOK_COMMAND_NEEDS[command.op]);
+  const access = await gate.requireNotebook(actor, command.notebookId, NOTEBOOK_OPS[command.op].access);
   if (access === "none") throw new Error(`the gate let ${command.op} through without access`);
   return access;
 }
 
-type LabRule =
-  /** Anyone signed in. */
-  | { kind: "signed-in" }
-  /** A role permission (no id: a refusal may say so). */
-  | { kind: "lab"; action: LabAction }
-  /** Something done with the command's notebook. */
-  | { kind: "notebook"; action: NotebookAction; also?: LabAction }
-  /** Stopping the command's notebook's kernel. */
-  | { kind: "stop-kernel" }
-  /** The command's workshop, which must be the actor's own as its facilitator. */
-  | { kind: "workshop" };
-
-/**
- * What each lab command needs. Lists answer only with what the actor may
- * see (the handlers ask the gate for that); a participant's scenario
- * commands are checked against their workshop by the handler.
- */
-export const LAB_COMMAND_RULES: Record<LabCommand["op"], LabRule> = {
-  whoami: { kind: "signed-in" },
-  "list-notebooks": { kind: "lab", action: "list-own" },
-  "create-notebook": { kind: "lab", action: "create-notebook" },
-  "rename-notebook": { kind: "notebook", action: "manage" },
-  "duplicate-notebook": { kind: "notebook", action: "read", also: "create-notebook" },
-  "delete-notebook": { kind: "notebook", action: "manage" },
-  "restore-notebook": { kind: "notebook", action: "manage" },
-  "list-scenarios": { kind: "lab", action: "list-scenarios" },
-  "find-scenario-copy": { kind: "lab", action: "list-scenarios" },
-  "create-from-scenario": { kind: "lab", action: "list-scenarios" },
-  "list-kernels": { kind: "lab", action: "list-own" },
-  "shutdown-kernel": { kind: "stop-kernel" },
-  // Only a list of every kernel holds refs to notebooks the viewer may not name: only who may list all may use them.
-  "shutdown-listed-kernel": { kind: "lab", action: "list-all-kernels" },
-  "shutdown-all-kernels": { kind: "lab", action: "list-own" },
-  "list-hosts": { kind: "lab", action: "list-hosts" },
-  "check-host": { kind: "lab", action: "check-host" },
-  "list-users": { kind: "lab", action: "manage-users" },
-  "create-user": { kind: "lab", action: "manage-users" },
-  "set-user-role": { kind: "lab", action: "manage-users" },
-  "remove-user": { kind: "lab", action: "manage-users" },
-  "set-user-password": { kind: "lab", action: "manage-users" },
-  "list-shares": { kind: "notebook", action: "manage" },
-  "share-notebook": { kind: "notebook", action: "manage" },
-  "list-workshops": { kind: "lab", action: "run-workshops" },
-  "create-workshop": { kind: "lab", action: "run-workshops" },
-  "workshop-console": { kind: "workshop" },
-  "update-workshop": { kind: "workshop" },
-  "workshop-broadcast": { kind: "workshop" },
-  "restart-kernel": { kind: "notebook", action: "run" },
-  "my-workshop": { kind: "lab", action: "see-own-workshop" },
-};
-
 export async function authorizeLabCommand(gate: AccessGate, actor: Actor, command: LabCommand): Promise<void> {
-  const rule = LAB_COMMAND_RULES[command.op];
+  const rule: LabRule = LAB_OPS[command.op].access;
   switch (rule.kind) {
     case "signed-in":
       return;

@@ -12,8 +12,8 @@
  * the dead server reconnect through the load balancer to a live one and
  * re-open; their journal position tells the new driver what they miss.
  */
-import { notebookCommandSchema, type CommandAck } from "../core/protocol/socket-api";
-import { isErrorCode } from "../core/errors";
+import { notebookCommandSchema } from "../core/protocol/socket-api";
+import { driverAnswerOf, type DriverAnswer, type NotebookOp as CommandOp } from "../core/protocol/ops-notebook";
 import type { RunningKernel, RunningKernels } from "../core/protocol/kernels-model";
 import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { ClusterRequest } from "../core/protocol/cluster-messages";
@@ -130,13 +130,14 @@ export class LabCluster implements NotebookDrivers {
     return this.renewing;
   }
 
-  async command(notebookId: string, driven: DrivenCommand): Promise<CommandAck> {
+  async command<Op extends CommandOp>(notebookId: string, driven: DrivenCommand<Op>): Promise<DriverAnswer<Op>> {
     try {
       return await this.onDriver(
         notebookId,
         () => this.options.local.command(notebookId, driven),
         async (serverId) => {
-          const ack = parseAck(await this.options.link.request(serverId, { kind: "notebook-command", notebookId, command: driven.command, socketId: driven.socketId, participant: driven.participant }));
+          // Another lab server of this lab made it: checked as its op declares it (the document inside is not parsed again).
+          const ack = driverAnswerOf<Op>(driven.command.op, await this.options.link.request(serverId, { kind: "notebook-command", notebookId, command: driven.command, socketId: driven.socketId, participant: driven.participant }));
           // The socket joined the room before its driver was known here: the driver counts it as a viewer now (its idle shutdown asks).
           if (driven.command.op === "open" && ack.ok) this.viewer(notebookId, driven.socketId, "joined");
           return ack;
@@ -301,16 +302,4 @@ export class LabCluster implements NotebookDrivers {
   }
 }
 
-/**
- * The driver's acknowledgement, passed to the client as it is: its shape is
- * checked (another lab server of this lab made it: the document inside is
- * not parsed again).
- */
-function parseAck(value: unknown): CommandAck {
-  if (typeof value === "object" && value !== null) {
-    const ack = value as { ok?: unknown; error?: unknown; code?: unknown };
-    if (ack.ok === true) return value as CommandAck;
-    if (ack.ok === false && typeof ack.error === "string" && isErrorCode(ack.code)) return value as CommandAck;
-  }
-  throw new CommandError("internal", "another lab server answered with a malformed acknowledgement");
-}
+

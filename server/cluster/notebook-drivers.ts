@@ -7,11 +7,12 @@
  * is forwarded to it, and its events reach this server's viewers through
  * the socket.io adapter.
  */
-import type { CommandAck, NotebookCommand } from "../core/protocol/socket-api";
+import type { DriverAnswer, DriverReply, NotebookOp as CommandOp, NotebookRequest, NotebookSend } from "../core/protocol/ops-notebook";
 import type { RunningKernels } from "../core/protocol/kernels-model";
 import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { ClusterRequest } from "../core/protocol/cluster-messages";
 import type { NotebookHub } from "../notebook/notebook-hub";
+import type { NotebookRuntime } from "../notebook/notebook-runtime";
 import type { Workshops } from "../workshops/workshops";
 import { toClientError } from "../errors";
 
@@ -20,8 +21,8 @@ export const PARTICIPANT_KERNEL_LIMIT =
   "The lab is running as much code as it can hold right now, so your notebook cannot start running yet. Try again in a minute; your facilitator can see that the room is full.";
 
 /** A command as the socket edge passes it on, authorised. */
-export interface DrivenCommand {
-  command: NotebookCommand;
+export interface DrivenCommand<Op extends CommandOp = CommandOp> {
+  command: NotebookSend<Op>;
   /** The connection it came from (viewer bookkeeping, who changed what). */
   socketId: string;
   /** From a workshop participant: a led workshop's unrevealed steps are refused. */
@@ -34,7 +35,7 @@ export interface NotebookDrivers {
   /** Several lab servers share the lab (a console or viewer may be on any of them). */
   readonly several: boolean;
   /** Runs the command where the notebook is driven; failures come back as the ack's error (never thrown). */
-  command(notebookId: string, driven: DrivenCommand): Promise<CommandAck>;
+  command<Op extends CommandOp>(notebookId: string, driven: DrivenCommand<Op>): Promise<DriverAnswer<Op>>;
   /** A connection of this server joined or left the notebook's room. */
   viewer(notebookId: string, socketId: string, change: "joined" | "left"): void;
   /** A lab command's change to an open notebook (rename, delete, kernel shutdown or restart). */
@@ -48,6 +49,24 @@ export interface NotebookDrivers {
   close(): Promise<void>;
 }
 
+/** Where a notebook op runs, and for whom. */
+interface DriverContext {
+  runtime: NotebookRuntime;
+  notebookId: string;
+  socketId: string;
+  participant: boolean;
+}
+
+/** A notebook op's handler: its request in, its own reply out (a wrong reply does not compile); a refusal is thrown. */
+export type DriverHandler<Op extends CommandOp> = (command: NotebookRequest<Op>, context: DriverContext) => Promise<DriverReply<Op>>;
+type DriverHandlers = { readonly [Op in CommandOp]: DriverHandler<Op> };
+
+/** The ops that change the notebook or its kernel and answer nothing but `ok`. */
+async function handled(runtime: NotebookRuntime, command: Parameters<NotebookRuntime["handle"]>[0], socketId: string): Promise<{ ok: true }> {
+  await runtime.handle(command, socketId);
+  return { ok: true };
+}
+
 /** Runs each kind of request against this process's hub: the whole lab with one server, a driver's share with several. */
 export class LocalDriver {
   constructor(
@@ -56,21 +75,11 @@ export class LocalDriver {
     private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
   ) {}
 
-  async command(notebookId: string, { command, socketId, participant }: DrivenCommand): Promise<CommandAck> {
+  async command<Op extends CommandOp>(notebookId: string, { command, socketId, participant }: DrivenCommand<Op>): Promise<DriverAnswer<Op>> {
     try {
       const runtime = await this.hub.open(notebookId);
-      if (command.op === "open") return await runtime.join(command.resume);
-      if (command.op === "presence") {
-        this.hub.viewerVisibility(notebookId, socketId, command.visible);
-        return { ok: true };
-      }
-      // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
-      if (command.op === "execute" && participant) await this.workshops().checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
-      // Answered from the live kernel (never started for it), in the acknowledgement.
-      if (command.op === "complete") return { ok: true, completion: await runtime.complete(command.code, command.cursor) };
-      if (command.op === "inspect") return { ok: true, inspection: await runtime.inspect(command.code, command.cursor, command.detail ?? false) };
-      await runtime.handle(command, socketId);
-      return { ok: true };
+      const handler: DriverHandler<Op> = this.handlers[command.op];
+      return await handler(command, { runtime, notebookId, socketId, participant });
     } catch (error) {
       const { error: raw, code, conflict, expected } = toClientError(error);
       if (!expected) this.log("error", `${command.op} on notebook ${notebookId} failed: ${error instanceof Error ? (error.stack ?? raw) : raw}`);
@@ -79,6 +88,38 @@ export class LocalDriver {
       return conflict ? { ok: false, error: message, code, conflict } : { ok: false, error: message, code };
     }
   }
+
+  /** Each notebook op, run on the notebook's runtime; a handler answers its op's own reply (ops-notebook.ts). */
+  private readonly handlers: DriverHandlers = {
+    open: (command, { runtime }) => runtime.join(command.resume),
+    presence: (command, { notebookId, socketId }) => {
+      this.hub.viewerVisibility(notebookId, socketId, command.visible);
+      return Promise.resolve({ ok: true });
+    },
+    execute: async (command, { runtime, notebookId, socketId, participant }) => {
+      // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
+      if (participant) await this.workshops().checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
+      return handled(runtime, command, socketId);
+    },
+    // Answered from the live kernel (never started for it), in the acknowledgement.
+    complete: async (command, { runtime }) => ({ ok: true, completion: await runtime.complete(command.code, command.cursor) }),
+    inspect: async (command, { runtime }) => ({ ok: true, inspection: await runtime.inspect(command.code, command.cursor, command.detail ?? false) }),
+    "insert-cell": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "delete-cell": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "move-cell": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "set-source": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "set-kind": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "clear-outputs": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "set-parameters": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "detach-template": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "reattach-template": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "undo-reattach": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "commit-prediction": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    interrupt: (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    "set-kernel-spec": (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    restart: (command, { runtime, socketId }) => handled(runtime, command, socketId),
+    shutdown: (command, { runtime, socketId }) => handled(runtime, command, socketId),
+  };
 
   viewer(notebookId: string, socketId: string, change: "joined" | "left"): void {
     if (change === "joined") this.hub.viewerJoined(notebookId, socketId);
@@ -124,7 +165,7 @@ export class LocalDrivers implements NotebookDrivers {
 
   constructor(private readonly local: LocalDriver) {}
 
-  command(notebookId: string, driven: DrivenCommand): Promise<CommandAck> {
+  command<Op extends CommandOp>(notebookId: string, driven: DrivenCommand<Op>): Promise<DriverAnswer<Op>> {
     return this.local.command(notebookId, driven);
   }
 

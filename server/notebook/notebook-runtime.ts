@@ -20,7 +20,8 @@ import { applyServerEvent, newCell } from "../core/notebook/notebook-state";
 import type { Cell, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, NotebookDocument, ParameterValue } from "../core/protocol/notebook-model";
 import type { KernelMessageOf } from "../core/protocol/kernel-messages";
 import { toCodePoints, toUtf16, type CompletionAnswer, type InspectionAnswer } from "../core/protocol/assist-model";
-import type { CommandAck, JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
+import type { JournalPosition, NotebookCommand, NotebookEvent } from "../core/protocol/socket-api";
+import type { DriverReply } from "../core/protocol/ops-notebook";
 import { sourceHash } from "../core/protocol/source-hash";
 import { assertNever } from "../core/assert-never";
 import { KernelSession, type ExecutionOutput, type ExecutionSink, type HangReport, type KernelLaunch } from "../kernel/kernel-session";
@@ -223,12 +224,12 @@ export class NotebookRuntime {
    * still have them, else a snapshot — taken now, answered once everything
    * it shows is committed.
    */
-  async join(resume?: JournalPosition): Promise<Extract<CommandAck, { ok: true }>> {
+  async join(resume?: JournalPosition): Promise<DriverReply<"open">> {
     this.coalescer.flush();
     const journal = this.journal.position;
     const missed = resume ? this.journal.since(resume) : null;
     // The current document is the snapshot as it is: later events make new documents, they do not change this one.
-    const reply: Extract<CommandAck, { ok: true }> = missed ? { ok: true, missed, journal } : { ok: true, notebook: this.doc, journal };
+    const reply: DriverReply<"open"> = missed ? { ok: true, missed, journal } : { ok: true, notebook: this.doc, journal };
     await this.gate.durable();
     return reply;
   }

@@ -22,6 +22,19 @@ const templateSchema = z.object({
 const cellsSchema = z.array(z.object({ kind: z.enum(["code", "markdown"]), source: z.string(), template: templateSchema.nullable() }));
 const renderedSchema = z.object({ source: z.string(), template: templateSchema });
 
+/** What each of the catalog's ops answers (kernels/mgpulab_scenarios/service.py), checked before anything uses it. */
+const SCENARIO_REPLIES = { list: summarySchema, notebook: cellsSchema, render: renderedSchema };
+/** What each op takes. */
+interface ScenarioRequests {
+  list: Record<string, never>;
+  notebook: { scenario: string; params: ParameterValues };
+  render: { templateId: string; params: ParameterValues };
+}
+type ScenarioOp = keyof ScenarioRequests;
+type ScenarioReply<Op extends ScenarioOp> = z.output<(typeof SCENARIO_REPLIES)[Op]>;
+/** Typed by op, so a lookup by a generic op keeps the op's own reply type. */
+const REPLIES: { readonly [Op in ScenarioOp]: z.ZodType<ScenarioReply<Op>> } = SCENARIO_REPLIES;
+
 export interface ScenarioCell {
   kind: "code" | "markdown";
   source: string;
@@ -39,7 +52,7 @@ export class ScenarioCatalog {
   }
 
   list(): Promise<ScenarioSummary[]> {
-    this.summaries ??= this.ask("list", {}).then((result) => summarySchema.parse(result));
+    this.summaries ??= this.ask("list", {});
     this.summaries.catch(() => {
       this.summaries = null;
     });
@@ -47,13 +60,13 @@ export class ScenarioCatalog {
   }
 
   async notebookCells(scenarioId: string, params: ParameterValues): Promise<ScenarioCell[]> {
-    const cells = cellsSchema.parse(await this.ask("notebook", { scenario: scenarioId, params }));
+    const cells = await this.ask("notebook", { scenario: scenarioId, params });
     return cells.map((cell) => ({ ...cell, template: cell.template ? { ...cell.template, detached: false } : null }));
   }
 
   /** `templateId` rendered with `params` (all of the scenario's values, validated together). */
   async render(templateId: string, params: ParameterValues): Promise<{ source: string; template: CellTemplate }> {
-    const rendered = renderedSchema.parse(await this.ask("render", { templateId, params }));
+    const rendered = await this.ask("render", { templateId, params });
     return { source: rendered.source, template: { ...rendered.template, detached: false } };
   }
 
@@ -61,8 +74,8 @@ export class ScenarioCatalog {
     this.service.stop();
   }
 
-  /** The service's answer; its refusals and failures carry their codes as they are (server/errors.ts reports them). */
-  private ask(op: string, body: Record<string, unknown>): Promise<unknown> {
-    return this.service.request(op, body);
+  /** The service's answer to `op`, as `op` declares it; its refusals and failures carry their codes as they are (server/errors.ts reports them). */
+  private async ask<Op extends ScenarioOp>(op: Op, body: ScenarioRequests[Op]): Promise<ScenarioReply<Op>> {
+    return REPLIES[op].parse(await this.service.request(op, body));
   }
 }

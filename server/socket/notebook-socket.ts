@@ -8,12 +8,11 @@ import {
   labCommandSchema,
   notebookCommandSchema,
   type ClientToServerEvents,
-  type CommandAck,
-  type LabAck,
   type LabCommand,
   type ServerToClientEvents,
 } from "../core/protocol/socket-api";
-import { assertNever } from "../core/assert-never";
+import type { LabAnswer, LabOp, LabReply, LabRequest } from "../core/protocol/ops-lab";
+import type { NotebookAnswer, NotebookOp, NotebookSend } from "../core/protocol/ops-notebook";
 import type { ScenarioSummary } from "../core/protocol/notebook-model";
 import { MAX_MESSAGE_BYTES } from "../core/limits";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../notebook/kernel-policy";
@@ -25,7 +24,7 @@ import { CommandError, describeFieldRule, describeInvalid, toClientError } from 
 import type { LabAccess, Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
 import { newAccountSchema, type NewAccount } from "../auth/accounts";
-import type { Me, ShareView } from "../core/protocol/accounts-model";
+import type { Me, NotebookAccessLevel, ShareView } from "../core/protocol/accounts-model";
 import type { HolderName } from "../core/protocol/hosts-model";
 import { HolderNaming } from "../hosts/holder-names";
 import type { KernelListing, ListedKernel } from "../core/protocol/kernels-model";
@@ -100,6 +99,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   };
   const sessions = attachSocketSessions(io, services.access, services.repositories.accounts, services.drivers.several);
   watchViewers(io, services.drivers);
+  const handlers = labHandlers(services);
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
     participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),
@@ -115,7 +115,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
       socket.on("disconnect", () => services.workshops.live.disconnected(connected.userId, workshopId));
     }
     socket.on("notebook:command", (raw: unknown, ack: unknown) => {
-      const reply = typeof ack === "function" ? (ack as (reply: CommandAck) => void) : () => undefined;
+      const reply = typeof ack === "function" ? (ack as (reply: NotebookAnswer<NotebookOp>) => void) : () => undefined;
       sessions
         .current(socket)
         .then((actor) => handleCommand(socket, actor, services, raw))
@@ -125,10 +125,10 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
         });
     });
     socket.on("lab:command", (raw: unknown, ack: unknown) => {
-      const reply = typeof ack === "function" ? (ack as (reply: LabAck) => void) : () => undefined;
+      const reply = typeof ack === "function" ? (ack as (reply: LabAnswer<LabOp>) => void) : () => undefined;
       sessions
         .current(socket)
-        .then((actor) => handleLabCommand(socket, actor, services, raw))
+        .then((actor) => handleLabCommand(socket, actor, services, handlers, raw))
         .then(reply, (error: unknown) => {
           const { error: message, code } = fail(error, "lab command");
           reply({ ok: false, error: message, code });
@@ -137,66 +137,84 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   });
 }
 
-async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<CommandAck> {
+async function handleCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<NotebookAnswer<NotebookOp>> {
   const parsed = notebookCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command = parsed.data;
   const level = await authorizeNotebookCommand(services.access.gate, actor, command);
-  const room = roomOf(command.notebookId);
-  const driven = { command, socketId: socket.id, participant: actor.role === "participant" };
-  if (command.op === "open") {
-    // In the room first: an event sent while the snapshot is made arrives after it (and is skipped by its seq) instead of being lost.
-    const wasIn = socket.rooms.has(room);
-    await socket.join(room);
-    const ack = await services.drivers.command(command.notebookId, driven);
-    if (!ack.ok && !wasIn) await socket.leave(room);
-    // The facilitator's roster shows a participant on the copy they just opened.
-    if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
-    return ack.ok ? { ...ack, access: level } : ack;
-  }
-  if (!socket.rooms.has(room)) {
+  if (command.op === "open") return open(socket, actor, services, command, level);
+  if (!socket.rooms.has(roomOf(command.notebookId))) {
     throw new CommandError("invalid", `open notebook ${command.notebookId} before sending ${command.op}`);
   }
-  return services.drivers.command(command.notebookId, driven);
+  // Run where the notebook is driven (notebook-drivers.ts: each op's handler there).
+  return services.drivers.command(command.notebookId, { command, socketId: socket.id, participant: actor.role === "participant" });
 }
 
-async function handleLabCommand(socket: LabSocket, actor: Actor, services: SocketServices, raw: unknown): Promise<LabAck> {
-  const { hub, drivers, scenarios, hosts, access, workshops } = services;
+/** Joins the notebook's room and answers the snapshot (or the missed events) with what this viewer may do. */
+async function open(socket: LabSocket, actor: Actor, services: SocketServices, command: NotebookSend<"open">, level: NotebookAccessLevel): Promise<NotebookAnswer<"open">> {
+  const room = roomOf(command.notebookId);
+  // In the room first: an event sent while the snapshot is made arrives after it (and is skipped by its seq) instead of being lost.
+  const wasIn = socket.rooms.has(room);
+  await socket.join(room);
+  const ack = await services.drivers.command(command.notebookId, { command, socketId: socket.id, participant: actor.role === "participant" });
+  if (!ack.ok && !wasIn) await socket.leave(room);
+  // The facilitator's roster shows a participant on the copy they just opened.
+  if (ack.ok && actor.role === "participant" && actor.workshopId) services.workshops.live.opened(actor.userId, actor.workshopId, command.notebookId);
+  return ack.ok ? { ...ack, access: level } : ack;
+}
+
+/** A lab op's handler: its request in, its own reply out (a wrong reply does not compile); a refusal is thrown (CommandError). */
+export type LabHandler<Op extends LabOp> = (command: LabRequest<Op>, actor: Actor, socket: LabSocket) => Promise<LabReply<Op>>;
+type LabHandlers = { readonly [Op in LabOp]: LabHandler<Op> };
+
+async function handleLabCommand(socket: LabSocket, actor: Actor, services: SocketServices, handlers: LabHandlers, raw: unknown): Promise<LabAnswer<LabOp>> {
   const parsed = labCommandSchema.safeParse(raw);
   if (!parsed.success) throw new CommandError("invalid", describeInvalid(parsed.error.issues));
   const command: LabCommand = parsed.data;
-  await authorizeLabCommand(access.gate, actor, command);
-  switch (command.op) {
-    case "whoami":
-      return { ok: true, me: await describeMe(actor, services) };
-    case "list-notebooks":
-      return { ok: true, notebooks: await hub.catalog.list(command.state ?? "active", await access.gate.readableNotebooks(actor)) };
-    case "create-notebook": {
+  await authorizeLabCommand(services.access.gate, actor, command);
+  return dispatchLab(handlers, command.op, command, actor, socket);
+}
+
+function dispatchLab<Op extends LabOp>(handlers: LabHandlers, op: Op, command: LabRequest<Op>, actor: Actor, socket: LabSocket): Promise<LabReply<Op>> {
+  const handler: LabHandler<Op> = handlers[op];
+  return handler(command, actor, socket);
+}
+
+/** Each lab op's handler, over the services; the edge above has validated and authorised the command. */
+function labHandlers(services: SocketServices): LabHandlers {
+  const { hub, drivers, scenarios, hosts, access, workshops } = services;
+  const users = async (actor: Actor) => (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId }));
+  return {
+    whoami: async (_command, actor) => ({ ok: true, me: await describeMe(actor, services) }),
+    "list-notebooks": async (command, actor) => ({ ok: true, notebooks: await hub.catalog.list(command.state ?? "active", await access.gate.readableNotebooks(actor)) }),
+    "create-notebook": async (command, actor) => {
       const title = command.title ?? (await hub.catalog.freshTitle(actor.userId, UNTITLED));
       return { ok: true, notebook: await hub.catalog.create(actor.userId, title) };
-    }
-    case "duplicate-notebook":
-      return { ok: true, notebook: await hub.catalog.duplicate(actor.userId, command.notebookId) };
-    case "rename-notebook":
+    },
+    "duplicate-notebook": async (command, actor) => ({ ok: true, notebook: await hub.catalog.duplicate(actor.userId, command.notebookId) }),
+    "rename-notebook": async (command) => {
       await drivers.notebookOp(command.notebookId, { op: "rename", title: command.title });
       return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
-    case "delete-notebook":
+    },
+    "delete-notebook": async (command) => {
       await drivers.notebookOp(command.notebookId, { op: "deleted", deleted: true });
       return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
-    case "restore-notebook":
+    },
+    "restore-notebook": async (command) => {
       await drivers.notebookOp(command.notebookId, { op: "deleted", deleted: false });
       return { ok: true, notebook: await hub.catalog.summary(command.notebookId) };
-    case "list-scenarios": {
+    },
+    "list-scenarios": async (_command, actor) => {
       const offered = await offeredScenarios(actor, services);
       return { ok: true, scenarios: (await scenarios.list()).filter((scenario) => offered === null || offered.has(scenario.id)) };
-    }
-    case "find-scenario-copy": {
+    },
+    "find-scenario-copy": async (command, actor) => {
       const summary = await findScenario(actor, services, command.scenarioId);
       const existing = await hub.catalog.latestScenarioCopy(actor.userId, command.scenarioId);
       const freshTitle = await hub.catalog.freshTitle(actor.userId, summary.title);
       return existing ? { ok: true, notebook: existing, freshTitle } : { ok: true, freshTitle };
-    }
-    case "create-from-scenario": {
+    },
+    "create-from-scenario": async (command, actor) => {
       const summary = await findScenario(actor, services, command.scenarioId);
       // A participant's copy is filed under their workshop (once admitted, before the end); anybody else's needs the right to create notebooks.
       if (actor.role === "participant") await workshops.requireAdmitted(actor.userId);
@@ -204,84 +222,82 @@ async function handleLabCommand(socket: LabSocket, actor: Actor, services: Socke
       const cells = await scenarios.notebookCells(command.scenarioId, command.params ?? {});
       const title = await hub.catalog.freshTitle(actor.userId, summary.title);
       return { ok: true, notebook: await hub.catalog.createWithCells(actor.userId, title, cells, actor.workshopId) };
-    }
-    case "list-kernels":
-      return { ok: true, kernels: await visibleKernels(actor, services) };
-    case "shutdown-kernel":
+    },
+    "list-kernels": async (_command, actor) => ({ ok: true, kernels: await visibleKernels(actor, services) }),
+    "shutdown-kernel": async (command, actor) => {
       await drivers.notebookOp(command.notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
-    case "shutdown-listed-kernel": {
+    },
+    "shutdown-listed-kernel": async (command, actor) => {
       const running = (await drivers.listKernels()).kernels.map((kernel) => kernel.notebookId);
       const notebookId = access.kernelRefs.resolve(command.kernelRef, running);
       if (notebookId === null) throw new CommandError("not-found", "that kernel is no longer running");
       await drivers.notebookOp(notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
-    }
-    case "shutdown-all-kernels": {
+    },
+    "shutdown-all-kernels": async (_command, actor) => {
       const all = await drivers.listKernels();
       const stoppable = await access.gate.filterNotebooks(actor, all.kernels.map((kernel) => kernel.notebookId), "stop-kernel");
       for (const notebookId of stoppable) await drivers.notebookOp(notebookId, { op: "shutdown-kernel", reason: RUNNING_KERNELS_SHUTDOWN_REASON });
       return { ok: true, kernels: await visibleKernels(actor, services) };
-    }
-    case "list-hosts": {
+    },
+    "list-hosts": async (_command, actor) => {
       if (!hosts) return { ok: true, hosts: [] };
       const holders = await visibleHolders(actor, services);
       return { ok: true, hosts: await hosts.view((kernel) => holders.get(kernel) ?? null) };
-    }
-    case "check-host": {
+    },
+    "check-host": async (command, actor) => {
       if (!hosts) throw new CommandError("not-found", `no host "${command.hostId}": this lab runs its kernels without host agents`);
       const holders = await visibleHolders(actor, services);
       return { ok: true, host: await hosts.check(command.hostId, (kernel) => holders.get(kernel) ?? null) };
-    }
-    case "list-users":
-      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
-    case "create-user":
-      return { ok: true, user: await access.accounts.create(parseNewAccount(command)) };
-    case "set-user-role": {
+    },
+    "list-users": async (_command, actor) => ({ ok: true, users: await users(actor) }),
+    "create-user": async (command) => ({ ok: true, user: await access.accounts.create(parseNewAccount(command)) }),
+    "set-user-role": async (command) => {
       const user = await access.accounts.setRole(command.userId, command.role);
       // Open tabs keep working, under the new role from their next event.
       access.notices.roleChanged(command.userId, command.role);
       return { ok: true, user };
-    }
-    case "remove-user":
+    },
+    "remove-user": async (command, actor) => {
       await access.accounts.remove(command.userId, actor.userId);
       access.notices.ended({ userId: command.userId }, "removed");
-      return { ok: true, users: (await access.accounts.list()).map((user) => ({ ...user, you: user.id === actor.userId })) };
-    case "set-user-password": {
+      return { ok: true, users: await users(actor) };
+    },
+    "set-user-password": async (command) => {
       const user = await access.accounts.setPassword(command.userId, command.password);
       access.notices.ended({ userId: command.userId }, "revoked");
       return { ok: true, user };
-    }
-    case "list-shares":
-      return { ok: true, shares: await listShares(services.repositories, command.notebookId) };
-    case "share-notebook":
+    },
+    "list-shares": async (command) => ({ ok: true, shares: await listShares(services.repositories, command.notebookId) }),
+    "share-notebook": async (command, actor) => {
       await share(services, actor, command.notebookId, command.email, command.access);
       return { ok: true, shares: await listShares(services.repositories, command.notebookId) };
-    case "list-workshops":
-      return { ok: true, workshops: await workshops.listFor(actor.userId) };
-    case "create-workshop": {
+    },
+    "list-workshops": async (_command, actor) => ({ ok: true, workshops: await workshops.listFor(actor.userId) }),
+    "create-workshop": async (command, actor) => {
       const { op: _op, title, scenarioIds, ...options } = command;
       return { ok: true, workshop: await workshops.create(actor.userId, title, scenarioIds, options) };
-    }
-    case "workshop-console":
+    },
+    "workshop-console": async (command, _actor, socket) => {
       await socket.join(consoleRoom(command.workshopId));
       return { ok: true, console: await workshops.consoleView(command.workshopId) };
-    case "update-workshop": {
+    },
+    "update-workshop": async (command) => {
       const { op: _op, workshopId, ...changes } = command;
       await workshops.update(workshopId, changes);
       return { ok: true, console: await workshops.consoleView(workshopId) };
-    }
-    case "workshop-broadcast":
+    },
+    "workshop-broadcast": async (command) => {
       await workshops.broadcast(command.workshopId, command.message ?? null, command.preset ?? null);
       return { ok: true };
-    case "restart-kernel":
+    },
+    "restart-kernel": async (command) => {
       await drivers.notebookOp(command.notebookId, { op: "restart-kernel" });
       return { ok: true };
-    case "my-workshop":
-      return { ok: true, participantWorkshop: await workshops.participantView(actor.userId) };
-    default:
-      return assertNever(command, "lab command");
-  }
+    },
+    "my-workshop": async (_command, actor) => ({ ok: true, participantWorkshop: await workshops.participantView(actor.userId) }),
+  };
 }
 
 async function describeMe(actor: Actor, services: SocketServices): Promise<Me> {
@@ -334,7 +350,7 @@ function visibleHolders(actor: Actor, services: SocketServices): Promise<Map<str
   return new HolderNaming({ holders: () => services.drivers.agentHolders(), owners: services.repositories.access, gate: services.access.gate }).forActor(actor);
 }
 
-function parseNewAccount(command: Extract<LabCommand, { op: "create-user" }>): NewAccount {
+function parseNewAccount(command: LabRequest<"create-user">): NewAccount {
   const parsed = newAccountSchema.safeParse(command);
   // The admin's form: its field's rule, in words ("a password has at least 10 characters").
   if (!parsed.success) throw new CommandError("invalid", describeFieldRule(parsed.error.issues));

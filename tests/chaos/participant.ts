@@ -16,7 +16,7 @@ import { io } from "socket.io-client";
 import { NotebookController } from "../../components/model/notebook-controller";
 import type { NotebookSocket } from "../../components/model/connection";
 import type { Cell, CellOutput, NotebookDocument } from "../../server/core/protocol/notebook-model";
-import type { CommandAck } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer, NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { joinWorkshop } from "../helpers/lab-session";
 import { connectClient } from "../helpers/socket-harness";
 
@@ -104,7 +104,7 @@ export function resultText(outputs: readonly CellOutput[]): string | null {
 }
 
 /** The server's answer, or why there was none. */
-export function classifyAnswer(ack: CommandAck | null): Answer {
+export function classifyAnswer(ack: NotebookAnswer<NotebookOp> | null): Answer {
   if (ack === null) return { kind: "refused", error: "the page did not send it" };
   if (ack.ok) return { kind: "ok" };
   // No answer came, to the page (connection.ts NO_ANSWER) or to the server that forwarded it to the notebook's

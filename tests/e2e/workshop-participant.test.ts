@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
-import type { LabAck } from "../../server/core/protocol/socket-api";
+import type { LabAnswer, LabOp, LabReply } from "../../server/core/protocol/ops-lab";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { signIn } from "../helpers/lab-session";
@@ -20,7 +20,7 @@ import { connectClient, type TestClient } from "../helpers/socket-harness";
 const LIMIT = { timeout: 180_000 };
 const PASSWORD = "correct horse battery staple";
 
-function accepted(ack: LabAck): Extract<LabAck, { ok: true }> {
+function accepted<Op extends LabOp>(ack: LabAnswer<Op>): LabReply<Op> {
   assert.ok(ack.ok, ack.ok ? "" : ack.error);
   return ack;
 }

@@ -18,7 +18,9 @@ import { openLab, type Lab } from "../../server/lab";
 import type { LabHosts } from "../../server/hosts/lab-hosts";
 import type { KernelLimits } from "../../server/notebook/kernel-registry";
 import { createLogger } from "../../server/logger";
-import type { ClientToServerEvents, CommandAck, LabAck, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { isNotebookOp, notebookAnswerOf, type NotebookAnswer, type NotebookOp, type NotebookSend } from "../../server/core/protocol/ops-notebook";
+import { isLabOp, labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { labNames, type LabNames } from "../../server/http/request-guard";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
@@ -140,12 +142,24 @@ export class TestClient {
     });
   }
 
-  send(command: unknown): Promise<CommandAck> {
-    return this.socket.timeout(30_000).emitWithAck("notebook:command", command);
+  /** A notebook op: its own answer, read as the browser reads it (notebookAnswerOf). */
+  send<Op extends NotebookOp>(command: NotebookSend<Op>): Promise<NotebookAnswer<Op>>;
+  /** A probe that need not be a valid command: the server's answer as any notebook op's. */
+  send(command: unknown): Promise<NotebookAnswer<NotebookOp>>;
+  async send(command: unknown): Promise<NotebookAnswer<NotebookOp>> {
+    const reply = await this.socket.timeout(30_000).emitWithAck("notebook:command", command);
+    const op = typeof command === "object" && command !== null && "op" in command && typeof command.op === "string" && isNotebookOp(command.op) ? command.op : null;
+    return op === null ? reply : notebookAnswerOf(op, reply);
   }
 
-  sendLab(command: unknown): Promise<LabAck> {
-    return this.socket.timeout(30_000).emitWithAck("lab:command", command);
+  /** A lab op: its own answer, read as the browser reads it (labAnswerOf). */
+  sendLab<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>>;
+  /** A probe that need not be a valid command: the server's answer as any lab op's. */
+  sendLab(command: unknown): Promise<LabAnswer<LabOp>>;
+  async sendLab(command: unknown): Promise<LabAnswer<LabOp>> {
+    const reply = await this.socket.timeout(30_000).emitWithAck("lab:command", command);
+    const op = typeof command === "object" && command !== null && "op" in command && typeof command.op === "string" && isLabOp(command.op) ? command.op : null;
+    return op === null ? reply : labAnswerOf(op, reply);
   }
 
   /**
@@ -153,7 +167,7 @@ export class TestClient {
    * each source saved (set-source), then one execute with the ids and the
    * hashes of the text run. Resolves with the execute's acknowledgement.
    */
-  async run(notebookId: string, sources: Record<string, string>): Promise<CommandAck> {
+  async run(notebookId: string, sources: Record<string, string>): Promise<NotebookAnswer<"set-source" | "execute">> {
     for (const [cellId, source] of Object.entries(sources)) {
       const saved = await this.send({ op: "set-source", notebookId, cellId, source });
       if (!saved.ok) return saved;

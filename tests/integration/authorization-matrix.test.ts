@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { LabAck, CommandAck } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer, NotebookOp, NotebookRefusal } from "../../server/core/protocol/ops-notebook";
+import type { LabAnswer, LabOp } from "../../server/core/protocol/ops-lab";
 import { LOCAL_USER } from "../../server/persistence";
 import { joinWorkshop, labFetch, signIn } from "../helpers/lab-session";
 import { SocketHarness, connectClient, type TestClient } from "../helpers/socket-harness";
@@ -396,10 +397,10 @@ describe("authorization matrix", () => {
   }
 });
 
-function refusedByGate(reply: Extract<CommandAck, { ok: false }>): boolean {
+function refusedByGate(reply: NotebookRefusal): boolean {
   return reply.code === "forbidden" || reply.code === "unauthorized" || (reply.code === "not-found" && reply.error.startsWith("notebook "));
 }
 
-function fromAck(reply: LabAck | CommandAck): { ok: boolean; code?: string; error?: string } {
+function fromAck(reply: LabAnswer<LabOp> | NotebookAnswer<NotebookOp>): { ok: boolean; code?: string; error?: string } {
   return reply.ok ? { ok: true } : { ok: false, code: reply.code, error: reply.error };
 }

@@ -22,7 +22,8 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger } from "../../server/logger";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
-import type { ClientToServerEvents, CommandAck, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import type { ClientToServerEvents, ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { notebookAnswerOf, type NotebookAnswer, type NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { SOCKET_SERVER_OPTIONS, attachNotebookSocket, roomOf } from "../../server/socket/notebook-socket";
 import { batchedBroadcast } from "../../server/socket/notebook-events";
 import { LOCAL_USER } from "../../server/persistence";
@@ -94,7 +95,7 @@ class EdgeServer {
   async snapshot(notebookId: string): Promise<NotebookDocument> {
     const socket: NotebookSocket = connect(this.url, { transports: ["websocket"], forceNew: true, extraHeaders: { cookie: sessionCookie(this.url)! } });
     try {
-      const ack = await new Promise<CommandAck>((resolve) => socket.emit("notebook:command", { op: "open", notebookId }, resolve));
+      const ack = await new Promise<NotebookAnswer<"open">>((resolve) => socket.emit("notebook:command", { op: "open", notebookId }, (reply) => resolve(notebookAnswerOf("open", reply))));
       assert.ok(ack.ok && ack.notebook !== undefined, JSON.stringify(ack));
       return ack.notebook;
     } finally {
@@ -115,7 +116,7 @@ class EdgeServer {
         { op: "open", notebookId },
         { op: "set-source", notebookId, cellId, source },
       ]) {
-        const ack = await new Promise<CommandAck>((resolve) => socket.emit("notebook:command", command, resolve));
+        const ack = await new Promise<NotebookAnswer<NotebookOp>>((resolve) => socket.emit("notebook:command", command, resolve));
         assert.ok(ack.ok, JSON.stringify(ack));
       }
     } finally {

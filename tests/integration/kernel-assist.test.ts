@@ -7,14 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { CommandAck } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer } from "../../server/core/protocol/ops-notebook";
 import { signIn } from "../helpers/lab-session";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 
 const LIMIT = { timeout: 90_000 };
 const PASSWORD = "correct horse battery staple";
 
-function completion(ack: CommandAck) {
+function completion(ack: NotebookAnswer<"complete">) {
   assert.ok(ack.ok, ack.ok ? "" : ack.error);
   assert.ok(ack.completion, "the ack carries a completion");
   return ack.completion;

@@ -16,7 +16,7 @@ import { KernelSession } from "../../server/kernel/kernel-session";
 import { RUNNING_KERNELS_SHUTDOWN_REASON } from "../../server/notebook/kernel-policy";
 import type { KernelListing } from "../../server/core/protocol/kernels-model";
 import type { KernelStatus } from "../../server/core/protocol/notebook-model";
-import type { LabAck } from "../../server/core/protocol/socket-api";
+import type { LabAnswer } from "../../server/core/protocol/ops-lab";
 import { SocketHarness, type TestClient } from "../helpers/socket-harness";
 import { RunningCell, TestKernel } from "../helpers/test-kernel";
 
@@ -84,7 +84,7 @@ async function waitUntil(condition: () => boolean, limitMs = 10_000): Promise<vo
   }
 }
 
-function kernelsOf(ack: LabAck): KernelListing {
+function kernelsOf(ack: LabAnswer<"list-kernels" | "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels">): KernelListing {
   assert.ok(ack.ok, ack.ok ? "" : ack.error);
   assert.ok(ack.kernels, "the answer carries the kernel list");
   return ack.kernels;

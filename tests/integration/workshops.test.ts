@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { LabAck } from "../../server/core/protocol/socket-api";
+import type { LabAnswer, LabOp } from "../../server/core/protocol/ops-lab";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "../../server/core/protocol/workshop-model";
 import { WORKSHOP_ENDED_REASON } from "../../server/workshops/workshops";
 import { sourceHash } from "../../server/core/protocol/source-hash";
@@ -53,7 +53,7 @@ class WorkshopEvents {
   }
 }
 
-function ok<T extends LabAck>(reply: T): Extract<T, { ok: true }> {
+function ok<T extends LabAnswer<LabOp>>(reply: T): Extract<T, { ok: true }> {
   assert.ok(reply.ok, reply.ok ? "" : `${reply.code}: ${reply.error}`);
   return reply as Extract<T, { ok: true }>;
 }

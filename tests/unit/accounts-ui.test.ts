@@ -15,7 +15,8 @@ import { SharesController } from "../../components/model/shares";
 import { roleChoices, sessionsLabel, UsersController } from "../../components/model/users";
 import { joinUrl, newWorkshopProblem, workshopCard, WorkshopsController } from "../../components/model/workshops";
 import type { Me, Role, ShareView, UserView, WorkshopView } from "../../server/core/protocol/accounts-model";
-import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 
 function me(role: Role, name = "Ada"): Me {
   return {
@@ -45,7 +46,12 @@ class AccountsLab implements LabTransport {
     this.users.set(me.id, user(me.name, me.role));
   }
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     labCommandSchema.parse(command);
     this.sent.push(command.op);
     return Promise.resolve(this.answer(command));
@@ -54,8 +60,8 @@ class AccountsLab implements LabTransport {
   onConnect(): void {}
   close(): void {}
 
-  private answer(command: LabCommand): LabAck {
-    const refused = (what: string): LabAck => ({ ok: false, error: `a ${this.me.role} may not ${what}`, code: "forbidden" });
+  private answer(command: LabCommand): LabAnswer<LabOp> {
+    const refused = (what: string): LabAnswer<LabOp> => ({ ok: false, error: `a ${this.me.role} may not ${what}`, code: "forbidden" });
     switch (command.op) {
       case "whoami":
         return { ok: true, me: this.me };

@@ -10,7 +10,8 @@ import { describe, it } from "node:test";
 import type { AgentMessageOf } from "../../server/core/protocol/agent-messages";
 import { describeLeasedGpus, shortGpuId, UNKNOWN_HOLDER, type HostView } from "../../server/core/protocol/hosts-model";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
-import { labCommandSchema, notebookCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema, notebookCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import { applyServerEvent } from "../../server/core/notebook/notebook-state";
 import { buildHostView, type HostFacts } from "../../server/hosts/host-view";
 import type { HostLinkState } from "../../server/hosts/host-agent";
@@ -347,7 +348,12 @@ class FakeHostsLab implements LabTransport {
   readonly sent: LabCommand[] = [];
   hosts: HostView[] = [buildHostView(facts({ state: { state: "disconnected" }, health: null }))];
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     this.sent.push(labCommandSchema.parse(command));
     if (command.op === "list-hosts") return Promise.resolve({ ok: true, hosts: this.hosts });
     if (command.op === "check-host") {

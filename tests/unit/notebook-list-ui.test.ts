@@ -9,7 +9,8 @@ import { importNotebook, importNotesKey, takeImportNotes } from "../../component
 import { NotebookListController, splitShared } from "../../components/model/notebook-list";
 import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
-import type { LabAck, LabCommand } from "../../server/core/protocol/socket-api";
+import type { LabCommand } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import { labCommandSchema } from "../../server/core/protocol/socket-api";
 
 function member(name: string, role: Me["role"] = "member"): Me {
@@ -33,7 +34,12 @@ class MemoryLab implements LabTransport {
   refuse: string | null = null;
   me: Me = member("Ada");
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     labCommandSchema.parse(command);
     return Promise.resolve(this.answer(command));
   }
@@ -48,7 +54,7 @@ class MemoryLab implements LabTransport {
 
   close(): void {}
 
-  private answer(command: LabCommand): LabAck {
+  private answer(command: LabCommand): LabAnswer<LabOp> {
     if (this.refuse !== null && command.op !== "list-notebooks") return { ok: false, error: this.refuse, code: "internal" };
     this.clock += 60_000;
     const now = new Date(this.clock).toISOString();

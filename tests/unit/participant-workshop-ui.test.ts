@@ -25,7 +25,8 @@ import {
 } from "../../components/model/participant-workshop";
 import type { Me, Role } from "../../server/core/protocol/accounts-model";
 import type { Cell, NotebookListItem, ParameterField, ParameterValue } from "../../server/core/protocol/notebook-model";
-import { labCommandSchema, notebookCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema, notebookCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import type { ParticipantWorkshopView, WorkshopBroadcast } from "../../server/core/protocol/workshop-model";
 
 function me(role: Role): Me {
@@ -89,7 +90,12 @@ class WorkshopLab implements LiveLabTransport {
     public current: ParticipantWorkshopView,
   ) {}
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     labCommandSchema.parse(command);
     this.sent.push(command.op);
     if (this.offline) return Promise.resolve({ ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" });
@@ -99,7 +105,7 @@ class WorkshopLab implements LiveLabTransport {
       case "my-workshop": {
         if (this.me.role !== "participant") return Promise.resolve({ ok: false, error: "you are not in a workshop", code: "not-found" });
         // The answer is computed now, as the server reads the database when asked.
-        const answer: LabAck = { ok: true, participantWorkshop: structuredClone(this.current) };
+        const answer: LabAnswer<LabOp> = { ok: true, participantWorkshop: structuredClone(this.current) };
         if (this.held === null) return Promise.resolve(answer);
         const held = this.held;
         return new Promise((resolve) => held.push(() => resolve(answer)));

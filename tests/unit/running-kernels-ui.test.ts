@@ -8,7 +8,8 @@ import { describe, it } from "node:test";
 import type { LabTransport } from "../../components/model/lab-client";
 import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/model/running-kernels";
 import type { KernelListing, ListedKernel } from "../../server/core/protocol/kernels-model";
-import { labCommandSchema, type LabAck, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -41,7 +42,12 @@ class KernelLab implements LabTransport {
   hold = false;
   private readonly held: Array<() => void> = [];
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     labCommandSchema.parse(command);
     this.sent.push(command);
     const answer = this.answer(command);
@@ -61,7 +67,7 @@ class KernelLab implements LabTransport {
     return { kernels: [...this.kernels], maxKernels: 16, idleShutdownMs: 60 * MIN, memoryMethod: "VmRSS summed" };
   }
 
-  private answer(command: LabCommand): LabAck {
+  private answer(command: LabCommand): LabAnswer<LabOp> {
     if (this.refuse !== null) return { ok: false, error: this.refuse, code: "internal" };
     switch (command.op) {
       case "list-kernels":

@@ -16,11 +16,11 @@ import type { NotebookDocument } from "../../server/core/protocol/notebook-model
 import {
   notebookCommandSchema,
   type ClientToServerEvents,
-  type CommandAck,
   type NotebookCommand,
   type NotebookEvent,
   type ServerToClientEvents,
 } from "../../server/core/protocol/socket-api";
+import type { NotebookAnswer, NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 
 const LIMIT = { timeout: 20_000 };
@@ -66,7 +66,7 @@ class ProtocolServer {
     return new Promise((resolve) => void this.io.close(() => resolve()));
   }
 
-  private handle(command: NotebookCommand, by: string): CommandAck {
+  private handle(command: NotebookCommand, by: string): NotebookAnswer<NotebookOp> {
     this.ops.push(command.op);
     const doc = this.docs.get(command.notebookId);
     if (doc === undefined) return { ok: false, error: `notebook ${command.notebookId} not found`, code: "not-found" };

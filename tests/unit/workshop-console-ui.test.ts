@@ -28,7 +28,8 @@ import {
 } from "../../components/model/workshop-console";
 import { DEFAULT_WORKSHOP_FIELDS, localDateTimeToIso, newWorkshopOptions, workshopCard, WorkshopsController } from "../../components/model/workshops";
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
-import { labCommandSchema, type LabAck, type LabCommand, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { labCommandSchema, type LabCommand, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
+import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import type { QuestionTally, RosterRow, WorkshopConsoleView } from "../../server/core/protocol/workshop-model";
 
 const T0 = Date.parse("2026-11-26T09:00:00Z");
@@ -101,9 +102,14 @@ class ConsoleLab implements LiveLabTransport {
   /** Answers held back until released (a slow server). */
   hold = false;
   private held: Array<() => void> = [];
-  refuse: LabAck | null = null;
+  refuse: LabAnswer<LabOp> | null = null;
 
-  send(command: LabCommand): Promise<LabAck> {
+  send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+    return this.sendRaw(command).then((answer) => labAnswerOf<Op>(command.op, answer));
+  }
+
+  /** The answer as the server would send it, read by the browser's own labAnswerOf above. */
+  private sendRaw(command: LabCommand): Promise<LabAnswer<LabOp>> {
     labCommandSchema.parse(command);
     this.sent.push(command);
     const answer = this.answer(command);
@@ -147,9 +153,9 @@ class ConsoleLab implements LiveLabTransport {
     return this.pushes.size;
   }
 
-  private answer(command: LabCommand): LabAck {
+  private answer(command: LabCommand): LabAnswer<LabOp> {
     if (this.refuse !== null) return this.refuse;
-    const notFound = (id: string): LabAck => ({ ok: false, error: `workshop ${id} not found`, code: "not-found" });
+    const notFound = (id: string): LabAnswer<LabOp> => ({ ok: false, error: `workshop ${id} not found`, code: "not-found" });
     switch (command.op) {
       case "workshop-console":
         return command.workshopId === this.view.workshop.id ? { ok: true, console: this.view } : notFound(command.workshopId);
@@ -487,13 +493,16 @@ describe("workshops list: the console link and the new-workshop form's plan", ()
     assert.deepEqual(newWorkshopOptions({ ...DEFAULT_WORKSHOP_FIELDS, startsAt: "2026-13-01T10:00" }), { ok: false, error: "the start is not a date and time" });
 
     const sent: LabCommand[] = [];
+    const answer = (command: LabCommand): LabAnswer<LabOp> => {
+      labCommandSchema.parse(command);
+      sent.push(command);
+      if (command.op !== "create-workshop") return { ok: true };
+      const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", pace: "self", capacity: 60, sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] }, participants: [] };
+      return { ok: true, workshop: made };
+    };
     const lab = {
-      send(command: LabCommand): Promise<LabAck> {
-        labCommandSchema.parse(command);
-        sent.push(command);
-        if (command.op !== "create-workshop") return Promise.resolve({ ok: true });
-        const made: WorkshopView = { id: "ws-9", title: command.title, joinCode: "ABCD", scenarioIds: command.scenarioIds, closedAt: null, endedAt: null, startsAt: command.startsAt ?? null, endsAt: command.endsAt ?? null, createdAt: "2026-11-26T09:00:00Z", pace: "self", capacity: 60, sizing: { verdict: "fits", summary: "This lab can hold 60 participants.", details: [], advice: [] }, participants: [] };
-        return Promise.resolve({ ok: true, workshop: made });
+      send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
+        return Promise.resolve(labAnswerOf<Op>(command.op, answer(command)));
       },
       onConnect() {},
       close() {},
