@@ -6,32 +6,17 @@
  * fixture can be linted at paths where no such file exists).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { describe, it } from "node:test";
-import { ESLint } from "eslint";
+import { fixtureLinter } from "../helpers/lint-fixture";
 
-const ROOT = path.resolve(__dirname, "../..");
 const FIXTURE = "tests/fixtures/upward-imports.ts";
-const LAYER_RULES = new Set(["import-x/no-restricted-paths", "import-x/no-nodejs-modules", "no-restricted-globals"]);
-
-const eslint = new ESLint({
-  cwd: ROOT,
-  overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
-  ruleFilter: ({ ruleId }) => LAYER_RULES.has(ruleId),
-});
-const text = readFileSync(path.join(ROOT, FIXTURE), "utf8");
+const lintAs = fixtureLinter(FIXTURE, new Set(["import-x/no-restricted-paths", "import-x/no-nodejs-modules", "no-restricted-globals"]));
 
 /** What is refused when the fixture is linted as `where`: the offending import (or global) with the rule that refused it. */
 async function refusals(where: string): Promise<string[]> {
-  const [result] = await eslint.lintText(text, { filePath: path.join(ROOT, where) });
-  assert.ok(result);
-  const lines = text.split("\n");
-  return result.messages.map((message) => {
-    assert.ok(message.ruleId, message.message); // a parse error would hide everything else
-    const line = lines[message.line - 1] ?? "";
+  return (await lintAs(where)).map(({ ruleId, line }) => {
     const from = /from "([^"]+)"/.exec(line)?.[1] ?? /\b(Buffer)\b/.exec(line)?.[1] ?? line;
-    return `${from} (${message.ruleId})`;
+    return `${from} (${ruleId})`;
   });
 }
 

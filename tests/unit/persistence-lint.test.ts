@@ -6,31 +6,17 @@
  * fixture can be linted at paths where no such file exists).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { describe, it } from "node:test";
-import { ESLint } from "eslint";
+import { fixtureLinter } from "../helpers/lint-fixture";
 
-const ROOT = path.resolve(__dirname, "../..");
 const FIXTURE = "tests/fixtures/prisma-outside-persistence.ts";
-const RULES = new Set(["no-restricted-imports", "no-restricted-syntax"]);
-
-const eslint = new ESLint({
-  cwd: ROOT,
-  overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
-  ruleFilter: ({ ruleId }) => RULES.has(ruleId),
-});
-const text = readFileSync(path.join(ROOT, FIXTURE), "utf8");
+const lintAs = fixtureLinter(FIXTURE, new Set(["no-restricted-imports", "no-restricted-syntax"]));
 
 /** What is refused when the fixture is linted as `where`: the offending line's code, trimmed, with the rule that refused it. */
 async function refusals(where: string): Promise<string[]> {
-  const [result] = await eslint.lintText(text, { filePath: path.join(ROOT, where) });
-  assert.ok(result);
-  const lines = text.split("\n");
-  return result.messages.map((message) => {
-    assert.ok(message.ruleId, message.message); // a parse error would hide everything else
-    if (message.ruleId === "no-restricted-syntax") assert.match(message.message, /goes through server\/persistence/);
-    return `${(lines[message.line - 1] ?? "").trim()} (${message.ruleId})`;
+  return (await lintAs(where)).map(({ ruleId, message, line }) => {
+    if (ruleId === "no-restricted-syntax") assert.match(message, /goes through server\/persistence/);
+    return `${line.trim()} (${ruleId})`;
   });
 }
 
