@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, KernelSpec, LiveMetrics, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
 import type { DevicePlan } from "../core/protocol/kernel-messages";
-import type { LiveTail, MetricInput } from "../persistence/types";
+import type { JsonValue, LiveTail, MetricInput } from "../persistence/types";
 import { newRunId, type MetricRepository, type NotebookRepository, type PredictionRepository, type RunRepository } from "../persistence";
 import { isDatabaseUnreachable, NotDrivingError } from "../persistence/errors";
 import type { RunWrite } from "../persistence/run-writes";
@@ -46,17 +46,15 @@ export interface NotebookPersistence {
   setKernelSpec(spec: KernelSpec): Promise<void>;
   clearOutputs(cellId: string): void;
   /** A cell started running on a kernel described by `kernel`, as execution `executionId`. */
-  executionStarted(
-    execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
-    kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
-  ): ExecutionRecord;
+  executionStarted(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, kernel: RunKernel & { info: KernelInfo }): ExecutionRecord;
   /**
-   * A cell was queued to run: stored as queued at once (or, before the
-   * kernel has a run, right after the first execution that starts one), so
-   * that a server that dies before it starts leaves it to the next one (the
-   * takeover runs it). `stored`: it already is (a takeover queues it again).
+   * A cell was queued to run: stored as queued at once, under the kernel's
+   * run (stored now if this is the run's first cell, even while its kernel
+   * is still starting), so that a server that dies before it starts leaves
+   * it to the next one (the takeover runs it or ends it, saying why).
+   * `{ stored: true }`: it already is (a takeover queues it again).
    */
-  executionQueued(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, options?: { stored?: boolean }): void;
+  executionQueued(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, where: { kernel: RunKernel } | { stored: true }): void;
   /**
    * A queued execution ended without starting (aborted behind a cell that
    * failed, an interrupt, a dead kernel): stored as its cell's last run when
@@ -85,6 +83,16 @@ export interface Repositories {
 }
 
 type QueuedExecution = { id: string; cellId: string; source: string; template: CellTemplate | null };
+
+/** The kernel a run is on: `info` is null while it is still starting (it has not said what it is yet). */
+export interface RunKernel {
+  info: KernelInfo | null;
+  host: string;
+  agent: { hostId: string; agentKernelId: string } | null;
+}
+
+/** A run's device mode until its kernel says what it runs on. */
+export const KERNEL_STARTING = "not known yet: its kernel was starting";
 
 function templateRef(template: CellTemplate | null): { id: string; parameters: CellTemplate["parameters"] } | null {
   return template ? { id: template.id, parameters: template.parameters } : null;
@@ -122,8 +130,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private writtenPosition = 0;
   /** Executions stored as queued that have not started: their start only marks them running. */
   private readonly storedQueued = new Set<string>();
-  /** Executions queued before the kernel had a run: stored behind the first one that starts it. */
-  private unstoredQueued: QueuedExecution[] = [];
+  /** The current run was stored before its kernel said what it is: told at its first start (run-identified). */
+  private runUnidentified = false;
   /** Set once a group commit was refused because another server drives the notebook now (see commit()). */
   private notDriving: NotDrivingError | null = null;
 
@@ -197,14 +205,12 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     this.writtenPosition = 0;
   }
 
-  executionQueued(execution: QueuedExecution, { stored = false }: { stored?: boolean } = {}): void {
-    if (stored) this.storedQueued.add(execution.id);
-    else if (this.runId) this.storeQueued(this.runId, [execution]);
-    else this.unstoredQueued.push(execution);
+  executionQueued(execution: QueuedExecution, where: { kernel: RunKernel } | { stored: true }): void {
+    if ("stored" in where) this.storedQueued.add(execution.id);
+    else this.storeQueued(this.ensureRun(where.kernel), execution);
   }
 
   queuedExecutionEnded(executionId: string, end: { status: ExecutionStatus; executionCount: number | null; outputs: CellOutput[] }): boolean {
-    this.unstoredQueued = this.unstoredQueued.filter((execution) => execution.id !== executionId);
     if (!this.storedQueued.delete(executionId)) return false;
     this.flushWrites(); // its queued row first
     this.queue.fire("an execution that never started", () => this.repos.runs.finishExecution(executionId, { ...end, durationMs: 0 }));
@@ -212,29 +218,23 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   /** Stored with the next commit, in the same transaction as the run writes before them. */
-  private storeQueued(runId: string, executions: QueuedExecution[]): void {
-    const at = new Date();
-    for (const execution of executions) {
-      this.storedQueued.add(execution.id);
-      this.writes.push({ kind: "execution-queued", runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template: templateRef(execution.template), at });
-    }
+  private storeQueued(runId: string, execution: QueuedExecution): void {
+    this.storedQueued.add(execution.id);
+    this.writes.push({ kind: "execution-queued", runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template: templateRef(execution.template), at: new Date() });
     this.later();
   }
 
-  executionStarted(
-    execution: { id: string; cellId: string; source: string; template: CellTemplate | null },
-    kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null },
-  ): ExecutionRecord {
-    this.unstoredQueued = this.unstoredQueued.filter((each) => each.id !== execution.id);
+  executionStarted(execution: { id: string; cellId: string; source: string; template: CellTemplate | null }, kernel: RunKernel & { info: KernelInfo }): ExecutionRecord {
     const runId = this.ensureRun(kernel);
+    if (this.runUnidentified) {
+      // Stored while its kernel was starting: what it runs on, and the agent's id a takeover needs, are known now.
+      this.runUnidentified = false;
+      this.writes.push({ kind: "run-identified", runId, deviceMode: kernel.info.deviceMode, agent: agentOf(kernel) });
+    }
     const template = templateRef(execution.template);
     // Stored as queued already: its row is marked running (or inserted, should that write have failed).
     const queued = this.storedQueued.delete(execution.id);
     this.writes.push({ kind: "execution-started", notebookId: this.notebookId, runId, executionId: execution.id, cellId: execution.cellId, source: execution.source, template, at: new Date(), queued });
-    // The cells queued behind it before the kernel had a run are stored now, behind it.
-    const waiting = this.unstoredQueued;
-    this.unstoredQueued = [];
-    if (waiting.length > 0) this.storeQueued(runId, waiting);
     return this.recordFor(execution.id, runId, execution.cellId);
   }
 
@@ -348,6 +348,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     if (!runId) return;
     this.writeProgress();
     this.runId = null;
+    this.runUnidentified = false;
     this.writtenPosition = 0;
     this.queue.fire("the end of a kernel run", () => this.repos.runs.finish(runId, { status, exitReason: reason }));
   }
@@ -371,12 +372,18 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     await this.queue.drain();
   }
 
-  private ensureRun(kernel: { info: KernelInfo; host: string; agent: { hostId: string; agentKernelId: string } | null }): string {
+  /**
+   * The current run, stored with the next commit when there is none: at a
+   * kernel's first queued or started cell, whether or not the kernel is up
+   * yet (a Run taken while it starts is stored, and ends with the run).
+   */
+  private ensureRun(kernel: RunKernel): string {
     if (!this.runId) {
       this.writtenPosition = 0;
       this.runId = newRunId();
-      const agent = kernel.agent ? { ...kernel.agent, kernelInfo: { ...kernel.info } } : null;
-      this.writes.push({ kind: "run-started", runId: this.runId, notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode: kernel.info.deviceMode, agent, at: new Date() });
+      this.runUnidentified = kernel.info === null;
+      const deviceMode = kernel.info?.deviceMode ?? KERNEL_STARTING;
+      this.writes.push({ kind: "run-started", runId: this.runId, notebookId: this.notebookId, userId: this.userId, host: kernel.host, deviceMode, agent: agentOf(kernel), at: new Date() });
     }
     return this.runId;
   }
@@ -389,6 +396,11 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
       this.version = version;
     });
   }
+}
+
+/** A kernel a host agent owns, with what it said of itself (what a takeover needs); null on the server's own PTY or before it said. */
+function agentOf(kernel: RunKernel): { hostId: string; agentKernelId: string; kernelInfo: JsonValue } | null {
+  return kernel.agent && kernel.info ? { ...kernel.agent, kernelInfo: { ...kernel.info } } : null;
 }
 
 const NO_RECORD: ExecutionRecord = { output: () => undefined, tailChanged: () => undefined, heard: () => undefined, devicePlan: () => undefined, finished: () => undefined };

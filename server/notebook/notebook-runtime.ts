@@ -30,7 +30,7 @@ import { DurabilityGate } from "./durability-gate";
 import { EventJournal } from "./event-journal";
 import { checkKernelSpec, type KernelHosts } from "./kernel-hosts";
 import { startsKernel } from "./kernel-policy";
-import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence } from "./notebook-persistence";
+import { NO_PERSISTENCE, mergeLiveMetrics, type ExecutionRecord, type NotebookPersistence, type RunKernel } from "./notebook-persistence";
 import { CommandError, SourceConflictError } from "../errors";
 import { deleteCell, findCell, insertCell, moveCell, setKind, setSource } from "./notebook-ops";
 import { preloadModules } from "./kernel-preload";
@@ -122,6 +122,8 @@ export class NotebookRuntime {
     this.kernel.onStatus((status) => {
       if (status.state !== "idle" && status.state !== "busy" && status.state !== "interrupting") this.ranInKernel.clear();
       if (status.state === "dead") this.persistence.kernelEnded("died", status.reason);
+      // Refused before it started (the server's kernel cap, a GPU queue): a run stored for cells taken meanwhile ends, saying why.
+      else if (status.state === "refused") this.persistence.kernelEnded("interrupted", status.reason);
       else if (status.state === "shutdown" && this.stopping) this.persistence.kernelEnded("interrupted", this.stopping.reason);
       else if (status.state === "restarting") this.persistence.kernelEnded("finished", null);
       else if (status.state === "shutdown") this.persistence.kernelEnded("finished", status.reason);
@@ -502,9 +504,20 @@ export class NotebookRuntime {
       this.setRunState(cell.id, "queued");
       // The id is the stored execution's: what the kernel records evidence under is what the charts read.
       const executionId = randomUUID();
-      this.persistence.executionQueued({ id: executionId, cellId: cell.id, source: cell.source, template: cell.template });
+      this.persistence.executionQueued({ id: executionId, cellId: cell.id, source: cell.source, template: cell.template }, { kernel: this.runKernel() });
       this.kernel.execute(cell.source, this.sinkFor(cell.id, executionId, sourceHash(cell.source)), { cellId: cell.id, executionId });
     }
+  }
+
+  /** The kernel a run is stored on, as far as it is known (before it is up: where it is being started). */
+  private runKernel(): RunKernel {
+    const status = this.kernel.status;
+    const placement = this.kernel.placement;
+    return {
+      info: "info" in status ? status.info : null,
+      host: this.kernel.host?.id ?? this.doc.kernelSpec.hostId,
+      agent: placement?.agentKernelId ? { hostId: placement.hostId, agentKernelId: placement.agentKernelId } : null,
+    };
   }
 
   /** `resumedRecord`: the execution was already running under the previous server (no start). */
@@ -519,9 +532,7 @@ export class NotebookRuntime {
         const status = this.kernel.status;
         if ("info" in status && cell) {
           const execution = { id: executionId, cellId, source: cell.source, template: cell.template };
-          const placement = this.kernel.placement;
-          const agent = placement?.agentKernelId ? { hostId: placement.hostId, agentKernelId: placement.agentKernelId } : null;
-          record = this.persistence.executionStarted(execution, { info: status.info, host: this.kernel.host?.id ?? this.doc.kernelSpec.hostId, agent });
+          record = this.persistence.executionStarted(execution, { ...this.runKernel(), info: status.info });
           this.liveRecord = record;
         }
         // Starting clears the previous run's live metrics too (the reducer's rule for a run that starts).

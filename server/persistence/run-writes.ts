@@ -28,6 +28,13 @@ export type RunWrite =
       at: Date;
     }
   | {
+      /** A run stored while its kernel was starting: what the kernel said of itself once it was up. */
+      kind: "run-identified";
+      runId: string;
+      deviceMode: string;
+      agent: { hostId: string; agentKernelId: string; kernelInfo: JsonValue } | null;
+    }
+  | {
       kind: "execution-started";
       notebookId: string;
       runId: string;
@@ -91,6 +98,15 @@ export async function applyRunWrites(tx: SqlQueries, writes: readonly RunWrite[]
     switch (write.kind) {
       case "run-started":
         await insertRun(tx, write);
+        break;
+      case "run-identified":
+        await tx.run(`UPDATE "KernelRun" SET "deviceMode" = ?, "hostId" = ?, "agentKernelId" = ?, "kernelInfo" = ? WHERE "id" = ?`, [
+          write.deviceMode,
+          write.agent?.hostId ?? null,
+          write.agent?.agentKernelId ?? null,
+          write.agent ? JSON.stringify(write.agent.kernelInfo) : null,
+          write.runId,
+        ]);
         break;
       case "execution-started": {
         const marked = write.queued === true ? await tx.run(`UPDATE "CellExecution" SET "status" = 'running', "startedAt" = ? WHERE "id" = ? AND "status" = 'queued'`, [tx.time(write.at), write.executionId]) : 0;

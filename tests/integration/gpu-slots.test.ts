@@ -119,6 +119,12 @@ describe("GPU slots through the lab", () => {
       const waiting = await refused.client.waitFor((event) => event.type === "kernel-status" && event.status.state === "refused");
       assert.ok(waiting.type === "kernel-status" && waiting.status.state === "refused");
       assert.match(waiting.status.reason, /no GPU free on refusing box: 1 asked, 0 free; held by Local user's 'holds a strict GPU', Local user's 'holds the other'/);
+      // The Run it took is stored, and ended with the refusal (viewers see the cell end only once that is stored).
+      const ended = await refused.client.waitFor((event) => event.type === "cell-finished" && event.cellId === refused.cellId);
+      assert.ok(ended.type === "cell-finished" && ended.status === "no-kernel");
+      const runs = await harness.lab.repositories.runs.list(refused.notebookId);
+      assert.deepEqual(runs.map((run) => [run.status, run.exitReason]), [["interrupted", waiting.status.reason]], "the run stored for the Run ends, saying why");
+      assert.deepEqual((await harness.lab.repositories.runs.listExecutions(runs[0]!.id)).map((execution) => execution.status), ["no-kernel"]);
 
       // One holder's kernel crashes: its GPU is free again, however it ended.
       await one.client.run(one.notebookId, { [one.cellId]: "import os\nos._exit(3)" });
