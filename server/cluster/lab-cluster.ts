@@ -23,6 +23,8 @@ import { DrivenElsewhere } from "./driven-elsewhere";
 import type { DriverLeases } from "../persistence/driver-leases";
 import type { DrivenCommand, LocalDriver, NotebookDrivers, NotebookOp } from "./notebook-drivers";
 import type { ServerLink } from "./server-link";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 export interface LabClusterOptions {
   hub: NotebookHub;
@@ -35,7 +37,7 @@ export interface LabClusterOptions {
   localViewers: (notebookId: string) => string[];
   /** Tells every viewer of the notebook, on any server, to re-open it: its runtime (and journal) starts anew here. */
   resync: (notebookId: string) => void;
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
 }
 
 export class LabCluster implements NotebookDrivers {
@@ -99,7 +101,7 @@ export class LabCluster implements NotebookDrivers {
           await this.takeOverOnce(notebookId);
         }
       } catch (error) {
-        this.options.log?.("warning", `sweep for orphaned kernels failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.log?.("warning", `sweep for orphaned kernels failed: ${errorMessage(error)}`);
       }
     })().finally(() => (this.sweeping = null));
     return this.sweeping;
@@ -119,7 +121,7 @@ export class LabCluster implements NotebookDrivers {
         }
         this.held = held;
       } catch (error) {
-        this.options.log?.("warning", `could not renew this server's notebook leases: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.log?.("warning", `could not renew this server's notebook leases: ${errorMessage(error)}`);
         if (Date.now() - this.lastRenewedAt > this.options.leases.leaseMs) {
           // Past the lease, other servers may have taken these notebooks: driving them on would double their output.
           for (const notebookId of this.options.hub.openNotebookIds()) await this.options.hub.drop(notebookId);
@@ -207,7 +209,7 @@ export class LabCluster implements NotebookDrivers {
     await this.sweeping;
     await this.renewing;
     await this.options.leases.releaseAll().catch((error: unknown) => {
-      this.options.log?.("warning", `could not give up this server's leases (they lapse by themselves): ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log?.("warning", `could not give up this server's leases (they lapse by themselves): ${errorMessage(error)}`);
     });
     await this.options.link.close();
   }

@@ -15,6 +15,7 @@ import type { NotebookHub } from "../notebook/notebook-hub";
 import type { NotebookRuntime } from "../notebook/notebook-runtime";
 import type { Workshops } from "../workshops/workshops";
 import { toClientError } from "../errors";
+import type { Log } from "../logger";
 
 /** What a workshop participant reads when the lab has no room for one more kernel. */
 export const PARTICIPANT_KERNEL_LIMIT =
@@ -72,7 +73,7 @@ export class LocalDriver {
   constructor(
     private readonly hub: NotebookHub,
     private readonly workshops: () => Workshops,
-    private readonly log: (level: "info" | "warning" | "error", message: string) => void = () => undefined,
+    private readonly log: Log = () => undefined,
   ) {}
 
   async command<Op extends CommandOp>(notebookId: string, { command, socketId, participant }: DrivenCommand<Op>): Promise<DriverAnswer<Op>> {

@@ -20,6 +20,8 @@ import {
   type ClusterReply,
   type ClusterRequest,
 } from "../core/protocol/cluster-messages";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** The part of a node-redis client the link uses. */
 interface RedisClient {
@@ -38,7 +40,7 @@ export interface ServerLinkOptions {
   serverId: string;
   /** How long a request waits for its reply. */
   timeoutMs?: number;
-  log?: (level: "info" | "warning" | "error", message: string) => void;
+  log?: Log;
 }
 
 const DEFAULT_TIMEOUT_MS = 8_000;
@@ -59,7 +61,7 @@ export class ServerLink {
   static async open(options: ServerLinkOptions, connectDeadlineMs?: number): Promise<ServerLink> {
     const publisher = createClient({ url: options.redisUrl, disableOfflineQueue: true });
     const subscriber = createClient({ url: options.redisUrl });
-    const say = (which: string) => (error: unknown) => options.log?.("warning", `redis (${which}): ${error instanceof Error ? error.message : String(error)}`);
+    const say = (which: string) => (error: unknown) => options.log?.("warning", `redis (${which}): ${errorMessage(error)}`);
     publisher.on("error", say("server link"));
     subscriber.on("error", say("server link subscriber"));
     await Promise.all([connectWithin(publisher, options.redisUrl, "server link", connectDeadlineMs), connectWithin(subscriber, options.redisUrl, "server link", connectDeadlineMs)]);
@@ -96,7 +98,7 @@ export class ServerLink {
     try {
       receivers = await this.publisher.publish(this.channelOf(serverId), JSON.stringify(envelope));
     } catch (error) {
-      this.settle(id, { ok: false, code: "unavailable", error: `the lab's servers cannot reach each other (Redis: ${error instanceof Error ? error.message : String(error)})` });
+      this.settle(id, { ok: false, code: "unavailable", error: `the lab's servers cannot reach each other (Redis: ${errorMessage(error)})` });
       return unwrap(await replied);
     }
     if (receivers === 0) this.settle(id, { ok: false, code: "unavailable", error: `lab server ${serverId} is not running` });
@@ -127,7 +129,7 @@ export class ServerLink {
       if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
       envelope = parsed.data;
     } catch (error) {
-      this.options.log?.("warning", `ignored a malformed message on this server's channel: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log?.("warning", `ignored a malformed message on this server's channel: ${errorMessage(error)}`);
       return;
     }
     if (envelope.type === "reply") {
@@ -142,12 +144,12 @@ export class ServerLink {
     try {
       reply = { ok: true, result: (await this.handler(request, from)) ?? null };
     } catch (error) {
-      reply = error instanceof CommandError ? { ok: false, code: error.code, error: error.message } : { ok: false, code: "internal", error: error instanceof Error ? error.message : String(error) };
+      reply = error instanceof CommandError ? { ok: false, code: error.code, error: error.message } : { ok: false, code: "internal", error: errorMessage(error) };
       if (!(error instanceof CommandError)) this.options.log?.("error", `${request.kind} for server ${from} failed: ${reply.error}`);
     }
     const envelope: ClusterEnvelope = { type: "reply", id, reply };
     await this.publisher.publish(this.channelOf(from), JSON.stringify(envelope)).catch((error: unknown) => {
-      this.options.log?.("warning", `the reply to server ${from} was lost (Redis: ${error instanceof Error ? error.message : String(error)})`);
+      this.options.log?.("warning", `the reply to server ${from} was lost (Redis: ${errorMessage(error)})`);
     });
   }
 }

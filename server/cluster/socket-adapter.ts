@@ -16,6 +16,8 @@
 import { createShardedAdapter } from "@socket.io/redis-adapter";
 import { createClient } from "redis";
 import { closeRedis, connectWithin } from "./redis-connect";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 export interface ClusterSocketAdapter {
   adapter: ReturnType<typeof createShardedAdapter>;
@@ -31,14 +33,14 @@ export async function openSocketAdapter(
   redisUrl: string,
   labId: string,
   onRecovered: () => void,
-  log: (level: "info" | "warning" | "error", message: string) => void,
+  log: Log,
 ): Promise<ClusterSocketAdapter> {
   const publisher = createClient({ url: redisUrl });
   const subscriber = publisher.duplicate();
   let lost = false;
   for (const client of [publisher, subscriber]) {
     client.on("error", (error: unknown) => {
-      if (!lost) log("warning", `redis (socket adapter): ${error instanceof Error ? error.message : String(error)}; viewers on other servers miss events until it is back`);
+      if (!lost) log("warning", `redis (socket adapter): ${errorMessage(error)}; viewers on other servers miss events until it is back`);
       lost = true;
     });
     client.on("ready", () => {

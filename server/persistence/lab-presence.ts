@@ -14,6 +14,8 @@
  */
 import pg from "pg";
 import type { DatabaseTarget } from "./database-target";
+import { errorMessage } from "../core/errors";
+import type { Log } from "../logger";
 
 /** The advisory lock's two keys: "mGPL" and 1 (the two-key form keeps clear of single bigint keys others use). */
 export const PRESENCE_LOCK_KEYS = [0x6d47504c, 1] as const;
@@ -25,7 +27,6 @@ export interface LabPresence {
   release(): Promise<void>;
 }
 
-type Log = (level: "info" | "warning" | "error", message: string) => void;
 
 /** Marks the database as used by a running lab; waits (saying so) while a restore holds it. A no-op on SQLite. */
 export async function holdLabPresence(target: DatabaseTarget, log?: Log): Promise<LabPresence> {
@@ -87,7 +88,7 @@ class PostgresPresence implements LabPresence {
     this.log?.("warning", `the lab's presence lock on PostgreSQL is not held (${reason}); taking it again in ${delay / 1000} s`);
     this.retry = setTimeout(() => {
       this.retry = null;
-      if (!this.released) this.hold().catch((error: unknown) => this.retryLater(error instanceof Error ? error.message : String(error)));
+      if (!this.released) this.hold().catch((error: unknown) => this.retryLater(errorMessage(error)));
     }, delay);
     this.retry.unref();
   }

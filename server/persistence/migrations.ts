@@ -12,6 +12,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapt
 import type { DatabaseProvider, DatabaseTarget } from "./database-target";
 import { postgresEngineAdapter } from "./postgres-engine-adapter";
 import { NO_FILTER, startSchemaEngine, type MigrationList, type SchemaEngine } from "./schema-engine";
+import { errorMessage } from "../core/errors";
 
 /**
  * The repository's prisma directory (schema.prisma and migrations/):
@@ -57,7 +58,7 @@ export async function readMigrationList(migrationsDir = MIGRATIONS_DIR): Promise
     directories.map(async (name) => {
       const content = await readFile(path.join(migrationsDir, name, "migration.sql"), "utf8").then(
         (value) => ({ tag: "ok" as const, value }),
-        (error: unknown) => ({ tag: "error" as const, value: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => ({ tag: "error" as const, value: errorMessage(error) }),
       );
       return { path: name, migrationFile: { path: "migration.sql", content } };
     }),

@@ -33,6 +33,7 @@ import {
   type RunSummary,
   type SequencedOutput,
 } from "./types";
+import { errorMessage } from "../core/errors";
 
 type Tx = Prisma.TransactionClient;
 
@@ -222,7 +223,7 @@ export class RunRepository {
         if (commit && isDatabaseUnreachable(error)) throw error;
         // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
         if (isDatabaseUnreachable(error)) failed.push(`${write.kind}: the database went away`);
-        else failed.push(`${write.kind}: ${error instanceof Error ? error.message : String(error)}`);
+        else failed.push(`${write.kind}: ${errorMessage(error)}`);
       }
     }
     if (failed.length > 0) throw new Error(`${failed.length} of ${writes.length} writes failed: ${failed.join("; ")}`);
