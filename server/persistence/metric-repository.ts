@@ -15,7 +15,7 @@ import { rowChunks, valuesList, type Sql, type SqlQueries } from "./sql";
 import { MAX_ID_CHARS, MAX_METRIC_STEP, MAX_METRIC_TAG_CHARS as MAX_TAG_CHARS, METRIC_NAME_PATTERN as NAME_PATTERN } from "../core/limits";
 import type { MetricSeriesData as ChartSeries, ExecutionSummary } from "../core/protocol/metrics-model";
 import type { ParameterValue } from "../core/protocol/notebook-model";
-import { parseDevicePlans } from "./run-repository";
+import { parseDevicePlans } from "./run-rows";
 import type { MetricInput, MetricSeriesData, SequencedMetric } from "./types";
 
 /** Points per INSERT statement at most (4 parameters each; SQLite allows 32,766, PostgreSQL 65,535). */

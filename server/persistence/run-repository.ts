@@ -10,62 +10,27 @@
  * ending each cut-off execution at the last thing the lab heard from it.
  */
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
 import type { CellOutput } from "../core/protocol/notebook-model";
-import { Prisma, type PrismaClient } from "./generated/client";
-import { checkCellId, checkSource, lastRunJson, outputsJson } from "./cell-rows";
-import { sqlOf } from "./database";
-import { InvalidDataError, isDatabaseUnreachable, NotDrivingError, NotFoundError } from "./errors";
-import { applyRunWrites, finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
-import type { Sql, SqlQueries, SqlRow } from "./sql";
 import { devicePlanSchema, type DevicePlan } from "../core/protocol/kernel-messages";
 import { cellOutputSchema } from "../core/protocol/notebook-schemas";
-import {
-  liveTailSchema,
-  EXECUTION_STATUSES,
-  RUN_STATUSES,
-  type EndedRunStatus,
-  type ExecutionStatus,
-  type ExecutionSummary,
-  type JsonValue,
-  type LastRunStatus,
-  type LiveTail,
-  type RunSummary,
-  type SequencedOutput,
-} from "./types";
-import { errorMessage } from "../core/errors";
+import type { Prisma, PrismaClient } from "./generated/client";
+import { checkCellId, checkSource } from "./cell-rows";
+import { sqlOf } from "./database";
+import { InvalidDataError, NotFoundError } from "./errors";
+import { writeGroupCommit, type GroupCommit } from "./group-commit";
+import { detachedRuns, endRun, type DetachedRun } from "./run-endings";
+import { executionSelect, outputSelect, parseDevicePlans, runSelect, toExecution, toRun, toSequencedOutput } from "./run-rows";
+import { finishExecutionRow, insertExecution, insertOutputs, insertRun, pointCellAt, setCellResult, setExecutionProgress, textOrNull, type RunWrite } from "./run-writes";
+import type { Sql, SqlRow } from "./sql";
+import { liveTailSchema, type EndedRunStatus, type ExecutionSummary, type JsonValue, type LastRunStatus, type LiveTail, type RunSummary, type SequencedOutput } from "./types";
 
-type Tx = Prisma.TransactionClient;
+export type { DetachedRun } from "./run-endings";
+export type { GroupCommit } from "./group-commit";
+export { foldOutputs, parseDevicePlans } from "./run-rows";
+
 
 export const SERVER_RESTARTED = "server restarted";
 const DEFAULT_REPLAY_LIMIT = 10_000;
-
-const runSelect = {
-  id: true,
-  notebookId: true,
-  userId: true,
-  host: true,
-  deviceMode: true,
-  status: true,
-  exitReason: true,
-  startedAt: true,
-  endedAt: true,
-} satisfies Prisma.KernelRunSelect;
-
-const executionSelect = {
-  id: true,
-  runId: true,
-  cellId: true,
-  source: true,
-  executionCount: true,
-  status: true,
-  queuedAt: true,
-  startedAt: true,
-  endedAt: true,
-  durationMs: true,
-} satisfies Prisma.CellExecutionSelect;
-
-const outputSelect = { seq: true, runId: true, executionId: true, cellId: true, payload: true } satisfies Prisma.CellOutputSelect;
 
 export interface StartRunInput {
   notebookId: string;
@@ -74,21 +39,6 @@ export interface StartRunInput {
   deviceMode: string;
   /** A kernel a host agent owns: which host, its id there, and what it said of itself (KernelInfo). */
   agent?: { hostId: string; agentKernelId: string; kernelInfo: JsonValue } | null;
-}
-
-/** A run whose kernel a host agent may still be running: a restarted server takes it over. */
-export interface DetachedRun {
-  id: string;
-  notebookId: string;
-  hostId: string;
-  agentKernelId: string;
-  /** Everything derived from the kernel's output up to here is stored. */
-  agentSeq: number;
-  kernelInfo: unknown;
-  /** The execution that was running, with the outputs stored so far (the live tail folded in). */
-  running: { id: string; cellId: string; outputs: CellOutput[]; executionCount: number | null; startedAt: Date | null } | null;
-  /** Executions queued behind it, in order, with the code each was asked to run: the next server runs them. */
-  queued: Array<{ id: string; cellId: string; source: string }>;
 }
 
 export type FinishedExecutionStatus = LastRunStatus;
@@ -112,37 +62,6 @@ export interface ExecutionProgress {
   liveTail?: LiveTail | null;
   /** When the lab last heard from the execution; undefined leaves it. */
   heardAt?: Date;
-}
-
-/** A group commit's identity (RunRepository.write): which notebook, its id, and whether an attempt came before. */
-export interface GroupCommit {
-  notebookId: string;
-  commitId: string;
-  retried: boolean;
-  /**
-   * With several lab servers on one database: this server's id. The commit is stored only while no
-   * other server holds the notebook's driver lease (NotDrivingError otherwise; see checkDriver).
-   */
-  driver?: string;
-}
-
-async function markCommit(tx: SqlQueries, notebookId: string, commitId: string): Promise<void> {
-  await tx.run(`UPDATE "Notebook" SET "lastCommitId" = ? WHERE "id" = ?`, [commitId, notebookId]);
-}
-
-/**
- * The fence between two servers of one notebook: inside the commit's transaction, the notebook's driver
- * row is read and (PostgreSQL) locked. A server that takes the lease over updates that row, so it either
- * waits for this commit and then reads a read position that includes it, or has already taken it and
- * this commit is refused: what it would store, the new driver replays from the kernel's output once.
- * No row (released at a clean stop, or never clustered) is no other driver. SQLite has one writer at a
- * time, so its read needs no lock.
- */
-async function checkDriver(tx: SqlQueries, provider: Sql["provider"], notebookId: string, serverId: string): Promise<void> {
-  const lock = provider === "postgresql" ? " FOR UPDATE" : "";
-  const rows = await tx.all(`SELECT "serverId" FROM "NotebookDriver" WHERE "notebookId" = ?${lock}`, [notebookId]);
-  const holder = rows[0]?.serverId;
-  if (typeof holder === "string" && holder !== serverId) throw new NotDrivingError(notebookId, holder);
 }
 
 export class RunRepository {
@@ -169,64 +88,11 @@ export class RunRepository {
 
   /**
    * The runtime's group commit: everything its kernel's output produced
-   * since the last commit (runs and executions started, outputs, metrics,
-   * executions finished, the read position), in one transaction. These come
-   * from the server itself (ids it made, outputs its recorder kept), so they
-   * are not checked again here. Should the transaction fail, each write is
-   * tried on its own, so one bad write does not take the others with it;
-   * the error names those that failed.
-   *
-   * With `commit`, the transaction also stores its id as the notebook's last
-   * commit (each write on its own stores `id/index`), so an attempt after
-   * the connection dropped during a COMMIT (`retried`) first reads whether
-   * that COMMIT went through and stores only what it did not: a line is
-   * never stored twice.
+   * since the last commit, in one transaction (group-commit.ts says how a
+   * failed or retried one is stored once).
    */
   async write(writes: readonly RunWrite[], commit?: GroupCommit): Promise<void> {
-    if (writes.length === 0) return;
-    let from = 0;
-    if (commit?.retried) {
-      const rows = await this.sql.all(`SELECT "lastCommitId" FROM "Notebook" WHERE "id" = ?`, [commit.notebookId]);
-      const stored = rows[0]?.lastCommitId;
-      if (stored === commit.commitId) return;
-      if (typeof stored === "string" && stored.startsWith(`${commit.commitId}/`)) from = Number(stored.slice(commit.commitId.length + 1)) + 1;
-    }
-    if (from === 0) {
-      try {
-        const committed = await this.sql.transaction(async (tx) => {
-          if (commit?.driver) await checkDriver(tx, this.sql.provider, commit.notebookId, commit.driver);
-          const done = await applyRunWrites(tx, writes);
-          if (commit) await markCommit(tx, commit.notebookId, commit.commitId);
-          return done;
-        });
-        committed();
-        return;
-      } catch (error) {
-        // Unreachable: the caller's queue tries it again (notebook-persistence.ts), and the check above tells.
-        if (writes.length === 1 || isDatabaseUnreachable(error) || error instanceof NotDrivingError) throw error;
-      }
-    }
-    const failed: string[] = [];
-    for (const [index, write] of writes.entries()) {
-      if (index < from) continue;
-      try {
-        const committed = await this.sql.transaction(async (tx) => {
-          if (commit?.driver) await checkDriver(tx, this.sql.provider, commit.notebookId, commit.driver);
-          const done = await applyRunWrites(tx, [write]);
-          if (commit) await markCommit(tx, commit.notebookId, `${commit.commitId}/${index}`);
-          return done;
-        });
-        committed();
-      } catch (error) {
-        if (error instanceof NotDrivingError) throw error;
-        // With a commit id, the writes stored so far are marked: the next attempt goes on after them.
-        if (commit && isDatabaseUnreachable(error)) throw error;
-        // Said in words, not the driver's: some writes are stored now, so this must not read as "unreachable" (retried whole).
-        if (isDatabaseUnreachable(error)) failed.push(`${write.kind}: the database went away`);
-        else failed.push(`${write.kind}: ${errorMessage(error)}`);
-      }
-    }
-    if (failed.length > 0) throw new Error(`${failed.length} of ${writes.length} writes failed: ${failed.join("; ")}`);
+    await writeGroupCommit(this.sql, writes, commit);
   }
 
   async get(runId: string): Promise<RunSummary> {
@@ -279,32 +145,8 @@ export class RunRepository {
   }
 
   /** Runs left "running" whose kernels a host agent owns (of one notebook, or all): candidates for a takeover. */
-  async detachedRuns(notebookId?: string): Promise<DetachedRun[]> {
-    const rows = await this.prisma.kernelRun.findMany({
-      where: { status: "running", agentKernelId: { not: null }, hostId: { not: null }, ...(notebookId !== undefined ? { notebookId } : {}) },
-      select: { id: true, notebookId: true, hostId: true, agentKernelId: true, agentSeq: true, kernelInfo: true },
-      orderBy: { startedAt: "asc" },
-    });
-    const runs: DetachedRun[] = [];
-    for (const row of rows) {
-      const execution = await this.prisma.cellExecution.findFirst({
-        where: { runId: row.id, status: "running" },
-        select: { id: true, cellId: true, executionCount: true, liveTail: true, startedAt: true },
-      });
-      let running: DetachedRun["running"] = null;
-      if (execution) {
-        const records = await this.prisma.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
-        const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
-        running = { id: execution.id, cellId: execution.cellId, outputs, executionCount: execution.executionCount, startedAt: execution.startedAt };
-      }
-      const queued = await this.prisma.cellExecution.findMany({
-        where: { runId: row.id, status: "queued" },
-        orderBy: [{ queuedAt: "asc" }, { id: "asc" }],
-        select: { id: true, cellId: true, source: true },
-      });
-      runs.push({ id: row.id, notebookId: row.notebookId, hostId: row.hostId!, agentKernelId: row.agentKernelId!, agentSeq: row.agentSeq, kernelInfo: row.kernelInfo, running, queued });
-    }
-    return runs;
+  detachedRuns(notebookId?: string): Promise<DetachedRun[]> {
+    return detachedRuns(this.prisma, notebookId);
   }
 
   /** A detached run that cannot be taken over: ended as interrupted at the last thing the lab heard from it. */
@@ -449,31 +291,6 @@ function text(row: SqlRow, column: string): string {
   return value;
 }
 
-/** Merges adjacent stream records of the same stream, as a viewer shows them. */
-export function foldOutputs(outputs: readonly CellOutput[]): CellOutput[] {
-  const folded: CellOutput[] = [];
-  for (const output of outputs) {
-    const last = folded[folded.length - 1];
-    if (output.kind === "stream" && last?.kind === "stream" && last.name === output.name) {
-      folded[folded.length - 1] = { ...last, text: last.text + output.text };
-    } else {
-      folded.push(output);
-    }
-  }
-  return folded;
-}
-
-const RUNNING_EXECUTION_END: Record<EndedRunStatus, FinishedExecutionStatus> = {
-  finished: "aborted",
-  interrupted: "interrupted",
-  died: "kernel-died",
-};
-
-/**
- * `at`: when the run ended. A run cut off by a crash of the lab server
- * (`at: "last-heard"`) ends at the last thing the lab heard from it, each of
- * its running executions at its own last-heard time, not at the next start.
- */
 function checkProgress(executionId: string, progress: ExecutionProgress): void {
   for (const [index, output] of progress.outputs.entries()) {
     if (!cellOutputSchema.safeParse(output).success) throw new InvalidDataError(`output ${index} of execution ${executionId} is not a valid CellOutput`);
@@ -481,80 +298,3 @@ function checkProgress(executionId: string, progress: ExecutionProgress): void {
   if (progress.liveTail && !liveTailSchema.safeParse(progress.liveTail).success) throw new InvalidDataError(`the live tail of execution ${executionId} is malformed`);
 }
 
-async function endRun(
-  tx: Tx,
-  run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>,
-  status: EndedRunStatus,
-  exitReason: string | null,
-  at: Date | "last-heard",
-): Promise<Prisma.KernelRunGetPayload<{ select: typeof runSelect }>> {
-  const running = await tx.cellExecution.findMany({
-    where: { runId: run.id, status: "running" },
-    select: { id: true, cellId: true, startedAt: true, queuedAt: true, executionCount: true, lastHeardAt: true, liveTail: true },
-  });
-  const executionStatus = RUNNING_EXECUTION_END[status];
-  let runEnd = at === "last-heard" ? await lastHeard(tx, run) : at;
-  for (const execution of running) {
-    const started = execution.startedAt ?? execution.queuedAt;
-    const endedAt = at === "last-heard" ? (execution.lastHeardAt ?? started) : at;
-    if (endedAt > runEnd) runEnd = endedAt;
-    const durationMs = endedAt.getTime() - started.getTime();
-    await tx.cellExecution.update({ where: { id: execution.id }, data: { status: executionStatus, endedAt, durationMs, liveTail: Prisma.DbNull }, select: { id: true } });
-    const records = await tx.cellOutput.findMany({ where: { executionId: execution.id }, orderBy: { seq: "asc" }, select: outputSelect });
-    const outputs = foldOutputs([...records.map((record) => toSequencedOutput(record).output), ...liveTailOutputs(execution.liveTail)]);
-    await tx.cell.updateMany({
-      where: { notebookId: run.notebookId, id: execution.cellId },
-      data: {
-        outputs: outputsJson(outputs),
-        executionCount: execution.executionCount,
-        lastRun: lastRunJson({ status: executionStatus, durationMs }),
-      },
-    });
-  }
-  // Queued ones never ran: aborted, in no time.
-  await tx.cellExecution.updateMany({ where: { runId: run.id, status: "queued" }, data: { status: "aborted", endedAt: runEnd, durationMs: 0 } });
-  return tx.kernelRun.update({ where: { id: run.id }, data: { status, exitReason, endedAt: runEnd }, select: runSelect });
-}
-
-/** The latest moment the lab knew a run to be alive: its start, or any execution's start, end or last output. */
-async function lastHeard(tx: Tx, run: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>): Promise<Date> {
-  const latest = await tx.cellExecution.aggregate({ where: { runId: run.id }, _max: { lastHeardAt: true, startedAt: true, endedAt: true } });
-  const candidates = [run.startedAt, latest._max.lastHeardAt, latest._max.startedAt, latest._max.endedAt].filter((date): date is Date => date !== null);
-  return new Date(Math.max(...candidates.map((date) => date.getTime())));
-}
-
-/** A stored live tail as the outputs a viewer saw: the elided count, then the tail's text. */
-function liveTailOutputs(stored: Prisma.JsonValue | null): CellOutput[] {
-  const parsed = liveTailSchema.safeParse(stored);
-  if (stored === null || !parsed.success) return [];
-  const tail: LiveTail = parsed.data;
-  const outputs: CellOutput[] = tail.elidedBytes > 0 ? [{ kind: "elided", elidedBytes: tail.elidedBytes }] : [];
-  for (const segment of tail.segments) outputs.push({ kind: "stream", name: segment.name, text: segment.text });
-  return outputs;
-}
-
-function toRun(row: Prisma.KernelRunGetPayload<{ select: typeof runSelect }>): RunSummary {
-  const status = RUN_STATUSES.find((candidate) => candidate === row.status);
-  if (!status) throw new InvalidDataError(`run ${row.id}: stored status ${JSON.stringify(row.status)} is unknown`);
-  return { ...row, status };
-}
-
-function toExecution(row: Prisma.CellExecutionGetPayload<{ select: typeof executionSelect }>): ExecutionSummary {
-  const status: ExecutionStatus | undefined = EXECUTION_STATUSES.find((candidate) => candidate === row.status);
-  if (!status) throw new InvalidDataError(`execution ${row.id}: stored status ${JSON.stringify(row.status)} is unknown`);
-  return { ...row, status };
-}
-
-function toSequencedOutput(row: Prisma.CellOutputGetPayload<{ select: typeof outputSelect }>): SequencedOutput {
-  const parsed = cellOutputSchema.safeParse(row.payload);
-  if (!parsed.success) throw new InvalidDataError(`output ${row.seq} of run ${row.runId}: stored payload is not a CellOutput`);
-  return { seq: row.seq, runId: row.runId, executionId: row.executionId, cellId: row.cellId, output: parsed.data };
-}
-
-const devicePlansSchema = z.record(z.string(), devicePlanSchema);
-
-/** A stored {tag: plan} map; anything malformed reads as no plans (the charts then say nothing rather than something wrong). */
-export function parseDevicePlans(stored: Prisma.JsonValue | null): Record<string, DevicePlan> {
-  const parsed = devicePlansSchema.safeParse(stored ?? {});
-  return parsed.success ? parsed.data : {};
-}
