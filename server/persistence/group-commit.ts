@@ -4,8 +4,9 @@
  * several servers share the database, and marked with the commit's id so a
  * retry after a COMMIT whose answer was lost stores nothing twice. Kept apart
  * from RunRepository because it is the one write path whose correctness is
- * about transactions rather than rows (tests/unit/group-commit.test.ts and
- * tests/integration/driver-leases.test.ts, persistence-runs.test.ts).
+ * about transactions rather than rows (tested on SQLite and PostgreSQL by
+ * tests/integration/persistence-runs.test.ts, a COMMIT whose answer is lost,
+ * and driver-leases.test.ts, the fence).
  */
 import { errorMessage } from "../core/errors";
 import { isDatabaseUnreachable, NotDrivingError } from "./errors";
