@@ -1,16 +1,17 @@
 /**
  * Every socket event and every HTTP route of the lab, with what it needs:
  * the op tables' `access` (server/core/protocol/ops-notebook.ts, ops-lab.ts),
- * the routes below and /metrics, the operator's, at the end are the lab's
+ * the HTTP routes' (routes-http.ts) and /metrics, the operator's, at the end are the lab's
  * whole authorization surface. The socket edge and the HTTP edge call these
  * and nothing else decides. A new op without an access need does not compile
- * (tests/types/op-table.types.ts); a route not listed here answers 404.
+ * (tests/types/op-table.types.ts); a route not in routes-http.ts answers 404.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { LabCommand, NotebookCommand } from "../core/protocol/socket-api";
 import { NOTEBOOK_OPS } from "../core/protocol/ops-notebook";
 import { LAB_OPS } from "../core/protocol/ops-lab";
 import type { LabRule } from "../core/protocol/access-needs";
+import { routeRuleOf, type ApiRoute, type RouteRule } from "../core/protocol/routes-http";
 import type { NotebookAccessLevel } from "../core/protocol/accounts-model";
 import type { AccessGate } from "./access-gate";
 import type { Actor } from "./roles";
@@ -54,50 +55,31 @@ function notebookIdOf(command: LabCommand): string {
   return command.notebookId;
 }
 
-/** The lab's own HTTP API (besides Better Auth's sign-in routes, allow-listed in the HTTP edge). */
-export type ApiRoute =
-  | { name: "import-notebook" }
-  | { name: "export-notebook"; notebookId: string }
-  | { name: "list-executions" }
-  | { name: "execution-metrics"; executionId: string }
-  | { name: "workshop-summary"; workshopId: string };
-
-const EXPORT_PATH = /^\/api\/notebooks\/([A-Za-z0-9_-]{1,64})\/export$/;
-const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;
-const WORKSHOP_SUMMARY_PATH = /^\/api\/workshops\/([A-Za-z0-9_-]{1,64})\/summary\.csv$/;
-
-/** Which API route a path is; null: no such route (404). */
-export function apiRouteOf(pathname: string): ApiRoute | null {
-  if (pathname === "/api/notebooks/import") return { name: "import-notebook" };
-  if (pathname === "/api/executions") return { name: "list-executions" };
-  const exported = EXPORT_PATH.exec(pathname);
-  if (exported) return { name: "export-notebook", notebookId: exported[1]! };
-  const metrics = METRICS_PATH.exec(pathname);
-  if (metrics) return { name: "execution-metrics", executionId: metrics[1]! };
-  const summary = WORKSHOP_SUMMARY_PATH.exec(pathname);
-  if (summary) return { name: "workshop-summary", workshopId: summary[1]! };
-  return null;
-}
-
 /** Throws the gate's refusal; lists (executions) are filtered by their handler through the gate. */
 export async function authorizeApiRoute(gate: AccessGate, actor: Actor, route: ApiRoute): Promise<void> {
-  switch (route.name) {
-    case "import-notebook":
-      gate.requireLab(actor, "create-notebook");
+  const rule: RouteRule = routeRuleOf(route);
+  switch (rule.kind) {
+    case "lab":
+      gate.requireLab(actor, rule.action);
       return;
-    case "export-notebook":
-      await gate.requireNotebook(actor, route.notebookId, "read");
+    case "notebook":
+      if (!("notebookId" in route)) throw ruleWithoutId(route, "notebookId");
+      await gate.requireNotebook(actor, route.notebookId, rule.action);
       return;
-    case "list-executions":
-      gate.requireLab(actor, "list-own");
-      return;
-    case "execution-metrics":
+    case "execution":
+      if (!("executionId" in route)) throw ruleWithoutId(route, "executionId");
       await gate.requireExecution(actor, route.executionId);
       return;
-    case "workshop-summary":
+    case "workshop":
+      if (!("workshopId" in route)) throw ruleWithoutId(route, "workshopId");
       await gate.requireWorkshop(actor, route.workshopId);
       return;
   }
+}
+
+/** A route table mistake (an id rule on a path without that id): refused, never let through. */
+function ruleWithoutId(route: ApiRoute, param: string): Error {
+  return new Error(`route ${route.name} has a ${param} rule but its path carries no ${param}`);
 }
 
 /**

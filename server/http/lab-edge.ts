@@ -21,7 +21,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { toNodeHandler } from "better-auth/node";
 import { actorOf, AUTH_BASE_PATH, CLIENT_IP_HEADER, type Actor } from "../auth";
-import { apiRouteOf, authorizeApiRoute, authorizeMetrics, metricsRequestOf, type ApiRoute } from "../auth/authorize";
+import { authorizeApiRoute, authorizeMetrics, metricsRequestOf } from "../auth/authorize";
+import { apiRouteOf, type ApiRoute, type HttpRouteName } from "../core/protocol/routes-http";
 import { LOCAL_TOKEN_PATH } from "../auth/local-token";
 import type { Lab } from "../lab";
 import { serveWorkshopSummary } from "./workshop-routes";
@@ -114,24 +115,47 @@ async function anonymous(req: IncomingMessage, res: ServerResponse, url: URL, op
   redirect(res, `/login?next=${encodeURIComponent(`${path}${url.search}`)}`);
 }
 
-function serveApi(req: IncomingMessage, res: ServerResponse, api: ApiRoute, actor: Actor, options: EdgeOptions): void {
-  const { lab } = options;
+/** What an API handler works with: the request's actor, and where its failures are reported. */
+interface ApiContext {
+  actor: Actor;
+  options: EdgeOptions;
+  onError: (error: unknown) => void;
+}
+
+type ApiHandler<Name extends HttpRouteName> = (req: IncomingMessage, res: ServerResponse, route: Extract<ApiRoute, { name: Name }>, context: ApiContext) => void;
+
+/** Each route of the table (core/protocol/routes-http.ts) with its handler, authorised before it is called. */
+const API_HANDLERS: { [Name in HttpRouteName]: ApiHandler<Name> } = {
+  "import-notebook": (req, res, _route, context) => notebookFiles(req, res, context),
+  "export-notebook": (req, res, _route, context) => notebookFiles(req, res, context),
+  "list-executions": (req, res, _route, context) => executionRoutes(req, res, context),
+  "execution-metrics": (req, res, _route, context) => executionRoutes(req, res, context),
+  "workshop-summary": (req, res, route, { options, onError }) => serveWorkshopSummary(req, res, options.lab.workshops, route.workshopId, onError),
+};
+
+function serveApi<Name extends HttpRouteName>(req: IncomingMessage, res: ServerResponse, api: Extract<ApiRoute, { name: Name }>, actor: Actor, options: EdgeOptions): void {
   const onError = (error: unknown) => options.onError(error, `${req.method ?? ""} ${req.url ?? ""}`);
+  const handler: ApiHandler<Name> = API_HANDLERS[api.name];
+  handler(req, res, api, { actor, options, onError });
+}
+
+function notebookFiles(req: IncomingMessage, res: ServerResponse, { actor, options, onError }: ApiContext): void {
+  const { lab } = options;
+  handleNotebookFiles(req, res, {
+    notebooks: lab.catalog.repos.notebooks,
+    predictions: lab.catalog.repos.predictions,
+    ownerId: actor.userId,
+    onError,
+    chartOf: (executionId) => executionChartSvg(lab.repositories.metrics, executionId),
+    templates: lab.scenarios,
+    hostIds: options.hostIds,
+    freshTitle: (base) => lab.catalog.freshTitle(actor.userId, base),
+  });
+}
+
+function executionRoutes(req: IncomingMessage, res: ServerResponse, { actor, options, onError }: ApiContext): void {
+  const { lab } = options;
   const readable = async (notebookIds: readonly string[]) => lab.access.gate.filterNotebooks(actor, notebookIds, "read");
-  if (api.name === "import-notebook" || api.name === "export-notebook") {
-    handleNotebookFiles(req, res, {
-      notebooks: lab.catalog.repos.notebooks,
-      predictions: lab.catalog.repos.predictions,
-      ownerId: actor.userId,
-      onError,
-      chartOf: (executionId) => executionChartSvg(lab.repositories.metrics, executionId),
-      templates: lab.scenarios,
-      hostIds: options.hostIds,
-      freshTitle: (base) => lab.catalog.freshTitle(actor.userId, base),
-    });
-    return;
-  }
-  if (api.name === "workshop-summary") return serveWorkshopSummary(req, res, lab.workshops, api.workshopId, onError);
   handleExecutionRoutes(req, res, { metrics: lab.repositories.metrics, onError, readable });
 }
 

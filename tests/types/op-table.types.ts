@@ -10,6 +10,7 @@ import { defineNotebookOps, NOTEBOOK_OPS, type NotebookReply } from "../../serve
 import { nothing } from "../../server/core/protocol/op-table";
 import type { LabHandler } from "../../server/socket/notebook-socket";
 import type { DriverHandler } from "../../server/cluster/notebook-drivers";
+import { defineHttpRoutes, HTTP_ROUTES, type ApiRoute } from "../../server/core/protocol/routes-http";
 
 const ping = z.object({ op: z.literal("ping") });
 
@@ -59,3 +60,16 @@ export const completeOk: DriverHandler<"complete"> = () => Promise.resolve({ ok:
 export const completeEmpty: DriverHandler<"complete"> = () => Promise.resolve({ ok: true });
 // @ts-expect-error complete answers a completion, not an inspection
 export const completeWrong: DriverHandler<"complete"> = () => Promise.resolve({ ok: true, inspection: { status: "unavailable", reason: "busy" } });
+
+// HTTP routes (routes-http.ts): a whole entry compiles; one without an access need, or whose path answers another route's name, does not.
+defineHttpRoutes({ ...HTTP_ROUTES, "list-kernels": { match: (path: string) => (path === "/api/kernels" ? { name: "list-kernels" as const } : null), access: { kind: "lab", action: "list-all-kernels" } } });
+// @ts-expect-error access is required
+defineHttpRoutes({ ...HTTP_ROUTES, "list-kernels": { match: (path: string) => (path === "/api/kernels" ? { name: "list-kernels" as const } : null) } });
+// @ts-expect-error the route's match answers its own name
+defineHttpRoutes({ ...HTTP_ROUTES, "list-kernels": { match: (path: string) => (path === "/api/kernels" ? { name: "list-hosts" as const } : null), access: { kind: "lab", action: "list-all-kernels" } } });
+// @ts-expect-error a route's access is a RouteRule (a socket op's "signed-in" is not one: every route names what it needs)
+defineHttpRoutes({ ...HTTP_ROUTES, "list-kernels": { match: (path: string) => (path === "/api/kernels" ? { name: "list-kernels" as const } : null), access: { kind: "signed-in" } } });
+// A route's id is typed by the route: the workshop summary carries a workshopId, the execution list none.
+export const summaryId: Extract<ApiRoute, { name: "workshop-summary" }>["workshopId"] = "w1";
+// @ts-expect-error the execution list's path carries no id
+export const listId: Extract<ApiRoute, { name: "list-executions" }>["executionId"] = "e1";
