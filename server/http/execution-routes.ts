@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MetricRepository } from "../persistence";
 import { EXECUTIONS_PATH, type ExecutionMetrics, type ExecutionSummary } from "../core/protocol/metrics-model";
-import { renderExecutionChartsSvg } from "../charts/static-chart";
+import { renderExecutionChartsSvg } from "../core/charts/static/static-chart";
 import { replyError, sendError, sendJson } from "./json-reply";
 
 const METRICS_PATH = /^\/api\/executions\/([A-Za-z0-9_-]{1,64})\/metrics$/;

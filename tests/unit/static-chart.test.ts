@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { syntheticExecution, syntheticSummary } from "../helpers/chart-synthetic";
-import { renderExecutionChartsSvg } from "../../server/charts/static-chart";
+import { renderExecutionChartsSvg } from "../../server/core/charts/static/static-chart";
 
 const metrics = syntheticExecution("e1", [
   { tag: "1 device", ranks: 1, lossPoints: 5_000, timingSteps: 20, stepMs: 100, batch: 64 },

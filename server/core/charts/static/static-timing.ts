@@ -1,6 +1,6 @@
 /** The static chart's timing panel: per-device stacked step-time bars (ms), variants side by side. */
-import { escapeXml } from "../core/charts/chart-svg";
-import { PHASES, type TimingChart } from "../core/charts/chart-timing";
+import { escapeXml } from "../chart-svg";
+import { PHASES, type TimingChart } from "../chart-timing";
 import { linearScale, yAxis } from "./static-axes";
 import { el, text, type Box } from "./svg";
 

@@ -1,5 +1,5 @@
 /** Axes for the static chart: linear scales over nice ticks, grid lines, tick labels and axis titles. */
-import { integerTicks, niceTicks, tickText } from "../core/charts/chart-svg";
+import { integerTicks, niceTicks, tickText } from "../chart-svg";
 import { el, text, type Box } from "./svg";
 
 export interface Scale {

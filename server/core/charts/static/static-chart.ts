@@ -8,13 +8,13 @@
  * 3 draws its axes and series from effects after mount, so
  * renderToStaticMarkup returns only an empty wrapper <div>.
  */
-import type { ExecutionMetrics } from "../core/protocol/metrics-model";
-import { deviceNotice } from "../core/charts/chart-panel";
-import { lossLines } from "../core/charts/chart-loss";
-import { RunIndex } from "../core/charts/chart-run-index";
-import { timingChart, type TimingChart } from "../core/charts/chart-timing";
-import { MetricStore } from "../core/charts/metric-store";
-import type { LossLine } from "../core/charts/chart-loss";
+import type { ExecutionMetrics } from "../../protocol/metrics-model";
+import { deviceNotice } from "../chart-panel";
+import { lossLines } from "../chart-loss";
+import { RunIndex } from "../chart-run-index";
+import { timingChart, type TimingChart } from "../chart-timing";
+import { MetricStore } from "../metric-store";
+import type { LossLine } from "../chart-loss";
 import { lossPlot } from "./static-loss";
 import { timingPlot } from "./static-timing";
 import { el, FONT, legend, text, type StaticLegendEntry } from "./svg";

@@ -1,7 +1,7 @@
 /** The static chart's loss panel: the app's loss lines (downsampled, min/max per bucket), gaps where loss was non-finite. */
-import type { LossLine } from "../core/charts/chart-loss";
-import { sampleLoss } from "../core/charts/chart-loss";
-import { markerIndices, markerPath } from "../core/charts/chart-line-style";
+import type { LossLine } from "../chart-loss";
+import { sampleLoss } from "../chart-loss";
+import { markerIndices, markerPath } from "../chart-line-style";
 import { linearScale, xAxis, yAxis } from "./static-axes";
 import { el, px, type Box } from "./svg";
 

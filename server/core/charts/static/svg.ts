@@ -2,8 +2,8 @@
  * A few SVG writers for the static export chart: every attribute value and
  * text node goes through escapeXml, coordinates are rounded to 0.1 px.
  */
-import { labelWidth } from "../core/charts/chart-axis-layout";
-import { escapeXml } from "../core/charts/chart-svg";
+import { labelWidth } from "../chart-axis-layout";
+import { escapeXml } from "../chart-svg";
 
 export type Attrs = Record<string, string | number | undefined>;
 
