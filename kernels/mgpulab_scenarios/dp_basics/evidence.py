@@ -11,7 +11,7 @@ from typing import Any, Dict, Sequence
 import mgpulab as lab
 
 from .. import stats
-from ..evidence import Observed
+from ..observed import Observed
 
 
 def concurrency(intervals: Sequence[Sequence[float]]) -> float:

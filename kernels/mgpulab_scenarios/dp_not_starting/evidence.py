@@ -10,7 +10,7 @@ from typing import Any, Dict
 
 from .. import stats
 from ..core import clip
-from ..evidence import Observed
+from ..observed import Observed
 
 
 def e_padded(o: Observed) -> Dict[str, Any]:

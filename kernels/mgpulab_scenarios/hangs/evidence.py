@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from ..core import clip
-from ..evidence import Observed
+from ..observed import Observed
 
 
 def e_oom(o: Observed) -> Dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from .. import stats
-from ..evidence import Observed
+from ..observed import Observed
 
 
 def e_completeness(o: Observed) -> Dict[str, Any]:
