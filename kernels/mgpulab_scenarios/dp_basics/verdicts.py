@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from .. import stats
-from ..core import Verdict, fmt
 from ..stats import compare_spreads as _compare, spread_text as _spread_text
+from ..vocabulary import Verdict
+from ..wording import fmt
 
 
 def v_splits_evenly(e: Dict[str, Any]) -> Verdict:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from .. import stats
-from ..core import clip
 from ..observed import Observed
+from ..wording import clip
 
 
 def e_padded(o: Observed) -> Dict[str, Any]:

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from .. import stats
-from ..core import Verdict, fmt
 from ..stats import compare_spreads as _compare, spread_text as _spread_text
+from ..vocabulary import Verdict
+from ..wording import fmt
 
 
 def _row(e: Dict[str, Any], tag: str) -> Optional[Dict[str, Any]]:

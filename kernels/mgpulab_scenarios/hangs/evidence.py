@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..core import clip
 from ..observed import Observed
+from ..wording import clip
 
 
 def e_oom(o: Observed) -> Dict[str, Any]:

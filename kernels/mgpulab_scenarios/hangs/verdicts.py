@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from .. import stats
-from ..core import Verdict, clip, fmt
 from ..stats import as_spread
+from ..vocabulary import Verdict
+from ..wording import clip, fmt
 
 
 def v_oom_hang(e: Dict[str, Any]) -> Verdict:

@@ -13,6 +13,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 import mgpulab as lab
+from mgpulab import metrics
 from mgpulab_wire import frames
 
 
@@ -35,7 +36,7 @@ class Sent:
 
     def __exit__(self, *exc: Any) -> None:
         if self.emit:
-            lab.metrics.flush_deferred(True)
+            metrics.flush_deferred(True)
             frames.remove_tap(self._tap)
 
 
