@@ -184,6 +184,22 @@ class Observed:
                                       stats.speedup_basis(self.metrics)))
 
 
+def concurrency(spans: Sequence[Sequence[float]]) -> float:
+    """How many of ``spans`` (``(start, end, ...)``: replica forwards, backward threads) ran at once on average:
+    their summed durations over the time at least one ran (1.0: one after another; N: all N side by side)."""
+    ordered = sorted((float(a), float(b)) for a, b, *_ in spans if b > a)
+    if not ordered:
+        return 1.0
+    busy, (start, end) = 0.0, ordered[0]
+    for a, b in ordered[1:]:
+        if a > end:
+            busy, start, end = busy + end - start, a, b
+        else:
+            end = max(end, b)
+    busy += end - start
+    return sum(b - a for a, b in ordered) / busy if busy > 0 else 1.0
+
+
 def plain(value: Any) -> Tuple[Any, Dict[str, Dict[str, Any]]]:
     """Evidence with :class:`Measured` numbers as plain floats, and ``{label: {value, ...source}}`` for them."""
     sources: Dict[str, Dict[str, Any]] = {}

@@ -6,28 +6,12 @@ functions run when a cell finishes its recording (``Experiment.evidence``, see
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Dict
 
 import mgpulab as lab
 
 from .. import stats
-from ..observed import Observed
-
-
-def concurrency(intervals: Sequence[Sequence[float]]) -> float:
-    """How many replica forwards ran at once on average: their summed durations over the time at least one
-    ran (1.0: one after another; N: all N side by side)."""
-    spans = sorted((float(a), float(b)) for a, b in intervals if b > a)
-    if not spans:
-        return 1.0
-    busy, (start, end) = 0.0, spans[0]
-    for a, b in spans[1:]:
-        if a > end:
-            busy, start, end = busy + end - start, a, b
-        else:
-            end = max(end, b)
-    busy += end - start
-    return sum(b - a for a, b in spans) / busy if busy > 0 else 1.0
+from ..observed import Observed, concurrency
 
 
 def _plan(n: int, engine: str, p: Dict[str, Any]) -> Dict[str, Any]:

@@ -6,10 +6,10 @@ functions run when a cell finishes its recording (``Experiment.evidence``, see
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
 
 from .. import stats
-from ..observed import Observed
+from ..observed import Observed, concurrency
 
 
 def e_completeness(o: Observed) -> Dict[str, Any]:
@@ -54,21 +54,6 @@ def _sweep_row(o: Observed, n: int, rows: int, size: str) -> Dict[str, Any]:
     return {"rows": rows, "one_ms": one, "dp_ms": dp,
             "ratio": dp["median"] / one["median"] if one and dp and one["median"] else None,
             "ratio_spread": spread.to_dict() if spread else None}
-
-
-def concurrency(spans: Sequence[Sequence[float]]) -> float:
-    """Summed durations over the time at least one ran: 1.0 one after another, N all N side by side."""
-    ordered = sorted((float(a), float(b)) for a, b, *_ in spans if b > a)
-    if not ordered:
-        return 1.0
-    busy, (start, end) = 0.0, ordered[0]
-    for a, b in ordered[1:]:
-        if a > end:
-            busy, start, end = busy + end - start, a, b
-        else:
-            end = max(end, b)
-    busy += end - start
-    return sum(b - a for a, b in ordered) / busy if busy > 0 else 1.0
 
 
 def e_backward(o: Observed) -> Dict[str, Any]:
