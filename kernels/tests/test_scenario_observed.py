@@ -49,6 +49,7 @@ def test_a_measured_number_keeps_its_source_through_pickling_and_loses_it_in_ari
 def test_concurrency_counts_how_many_spans_ran_at_once():
     assert concurrency([(0, 1), (1.5, 2.5)]) == 1.0  # one after another
     assert concurrency([(0, 1, "thread-a"), (0, 1, "thread-b")]) == 2.0  # side by side; extra fields ignored
+    assert concurrency([(0, 2), (0, 2), (3, 1)]) == 2.0  # a span that ends before it starts is left out
     assert concurrency([]) == 1.0
 
 
