@@ -6,8 +6,8 @@ experiments (one per experiment cell: the function that turns what the cell
 recorded into a JSON-able evidence dict, see :mod:`mgpulab_scenarios.evidence`)
 and claims (an article's sentence quoted verbatim plus a ``verdict(evidence)``
 function that computes holds | does-not-hold | partly | inconclusive from the
-run's own numbers). Its definition is checked when it is built
-(:mod:`.definition_checks`).
+run's own numbers). The pieces are :mod:`.parts`; the definition is checked
+when it is built (:mod:`.definition_checks`).
 
 Templates use ``{{name}}`` placeholders, filled with validated values as
 inert literals by :mod:`.rendering`. A template is a real Python file in
@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .definition_checks import check_definition
 from .parameters import Parameter, ParameterError
+from .parts import Cell, Claim, Experiment, Step
 from .rendering import PLACEHOLDER, render_text, verdicts_template
 from .vocabulary import (INTRO_CELL, STATUSES, VERDICTS, VERDICTS_ABOUT_CELL, VERDICTS_CELL, Evidence, Verdict,
                          check_verdict)
@@ -42,59 +43,6 @@ TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templa
 TEMPLATE_HEADER = ("from mgpulab_scenarios.templates.placeholders import PARAM"
                    "  # the template's placeholders: this line is not rendered\n")
 _PARAM_REFERENCE = re.compile(r"\bPARAM\.([A-Za-z_][A-Za-z0-9_]*)\b")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A templated code cell: ``template_id`` is global (``<scenario>/<cell>``)."""
-
-    id: str
-    template: str
-
-
-@dataclass(frozen=True)
-class Step:
-    """A step of the scenario. ``markdown`` is what is shown before the prediction (the setup, the question's
-    context); ``explanation`` is what would give the answer away: its own markdown cell, revealed after the
-    verdicts of ``claims``. Both may quote parameter values as ``{{name}}`` (re-rendered with the form)."""
-
-    id: str
-    markdown: str
-    cells: Tuple[Cell, ...] = ()
-    question: Optional[str] = None
-    choices: Tuple[str, ...] = ()
-    claims: Tuple[str, ...] = ()  # claim ids this step's prediction is about
-    explanation: str = ""
-    # Per choice, words that would tell it when the choice's own words are too plain to look for ("yes",
-    # "no", "K"): the give-away check (giveaways.py) looks for them in what is shown before predicting.
-    tells: Tuple[Tuple[str, ...], ...] = ()
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    quote: str  # verbatim from the source article
-    experiment: str  # id of the experiment whose evidence it reads
-    verdict: Callable[[Evidence], Verdict]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """What one experiment cell measures. ``id`` is the id of the cell that runs it; ``evidence`` computes
-    the evidence from what that cell observed (:class:`mgpulab_scenarios.evidence.Observed`: its metric
-    series and facts), when the cell finishes its recording.
-
-    ``provokes``: how its launches may end on purpose besides ``ok`` (:data:`mgpulab.outcome.OUTCOMES`:
-    ``hang``, ``failed:collective``…). A launch that ends any other way means the experiment failed: its
-    claims get "experiment failed" with the error, never a verdict."""
-
-    id: str
-    title: str
-    variants: Tuple[str, ...]
-    evidence: Callable[[Any], Evidence]
-    metrics: Tuple[str, ...] = ()
-    chart: str = ""
-    provokes: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -117,7 +65,8 @@ class Scenario:
 
     def __post_init__(self) -> None:
         self._params = {p.name: p for p in self.parameters}
-        check_definition(self)  # a definition bug fails at import
+        check_definition(self.id, self.parameters, self.steps, self.experiments, self.claims, self.outcomes,
+                         self.markdown_ids())  # a definition bug fails at import
 
     def parameter(self, name: str) -> Parameter:
         return self._params[name]

@@ -7,44 +7,46 @@ which piece is wrong; the model's methods then rely on them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Mapping, Sequence
 
 from mgpulab.outcome import OUTCOMES
 
+from .parameters import Parameter
+from .parts import Claim, Experiment, Step
 from .rendering import PLACEHOLDER
 from .vocabulary import VERDICTS, VERDICTS_CELL
 
-if TYPE_CHECKING:
-    from .core import Scenario
 
-
-def check_definition(scenario: "Scenario") -> None:
+def check_definition(scenario_id: str, parameters: Sequence[Parameter], steps: Sequence[Step],
+                     experiments: Sequence[Experiment], claims: Sequence[Claim],
+                     outcomes: Mapping[str, Sequence[Mapping[str, Sequence[str]]]],
+                     markdown_ids: Sequence[str]) -> None:
     """Raise AssertionError naming the scenario and the piece when its definition is inconsistent."""
-    names = {p.name for p in scenario.parameters}
-    for p in scenario.parameters:
+    names = {p.name for p in parameters}
+    for p in parameters:
         p.check(p.default)  # a definition bug fails at import
-    experiments = {e.id for e in scenario.experiments}
-    for claim in scenario.claims:
-        assert claim.experiment in experiments, (scenario.id, claim.id)
-    cell_ids = [cell.id for step in scenario.steps for cell in step.cells]
-    assert len(cell_ids) == len(set(cell_ids)), (scenario.id, cell_ids)
-    for experiment in scenario.experiments:  # an experiment is run (and recorded) by the cell of the same id
-        assert experiment.id in cell_ids, (scenario.id, experiment.id)
-        assert set(experiment.provokes) <= set(OUTCOMES) - {"ok"}, (scenario.id, experiment.id, experiment.provokes)
-    assert VERDICTS_CELL not in cell_ids, (scenario.id, "the verdicts cell id is reserved")
-    assert not set(cell_ids) & set(scenario.markdown_ids()), (scenario.id, "a code cell id is a markdown cell's")
-    for step in scenario.steps:
+    experiment_ids = {e.id for e in experiments}
+    for claim in claims:
+        assert claim.experiment in experiment_ids, (scenario_id, claim.id)
+    cell_ids = [cell.id for step in steps for cell in step.cells]
+    assert len(cell_ids) == len(set(cell_ids)), (scenario_id, cell_ids)
+    for experiment in experiments:  # an experiment is run (and recorded) by the cell of the same id
+        assert experiment.id in cell_ids, (scenario_id, experiment.id)
+        assert set(experiment.provokes) <= set(OUTCOMES) - {"ok"}, (scenario_id, experiment.id, experiment.provokes)
+    assert VERDICTS_CELL not in cell_ids, (scenario_id, "the verdicts cell id is reserved")
+    assert not set(cell_ids) & set(markdown_ids), (scenario_id, "a code cell id is a markdown cell's")
+    for step in steps:
         for cell in step.cells:
             for name in PLACEHOLDER.findall(cell.template):
-                assert name in names, (scenario.id, cell.id, name)
+                assert name in names, (scenario_id, cell.id, name)
         for name in PLACEHOLDER.findall(step.markdown + step.explanation):
-            assert name in names, (scenario.id, step.id, name)
-        assert len(step.tells) in (0, len(step.choices)), (scenario.id, step.id, "tells: one tuple per choice")
-    claim_ids = {claim.id for claim in scenario.claims}
-    steps = {step.id: step for step in scenario.steps}
-    for step_id, outcomes in scenario.outcomes.items():
-        assert step_id in steps and steps[step_id].question is not None, (scenario.id, step_id, "outcomes of no question")
-        assert len(outcomes) == len(steps[step_id].choices), (scenario.id, step_id, "one outcome per choice")
-        for outcome in outcomes:
+            assert name in names, (scenario_id, step.id, name)
+        assert len(step.tells) in (0, len(step.choices)), (scenario_id, step.id, "tells: one tuple per choice")
+    claim_ids = {claim.id for claim in claims}
+    by_id = {step.id: step for step in steps}
+    for step_id, choices in outcomes.items():
+        assert step_id in by_id and by_id[step_id].question is not None, (scenario_id, step_id, "outcomes of no question")
+        assert len(choices) == len(by_id[step_id].choices), (scenario_id, step_id, "one outcome per choice")
+        for outcome in choices:
             for claim_id, verdicts in outcome.items():
-                assert claim_id in claim_ids and set(verdicts) <= set(VERDICTS), (scenario.id, step_id, claim_id)
+                assert claim_id in claim_ids and set(verdicts) <= set(VERDICTS), (scenario_id, step_id, claim_id)
