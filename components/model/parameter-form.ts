@@ -1,6 +1,6 @@
 /**
  * What a scenario's parameter form accepts, mirroring the catalog's
- * `Parameter.parse`/`check` (kernels/mgpulab_scenarios/core.py). The server
+ * `Parameter.parse`/`check` (kernels/mgpulab_scenarios/parameters.py). The server
  * re-validates in Python and stays the authority (it also checks limits
  * across parameters); this gives instant feedback and keeps the form from
  * sending a value it already knows is invalid.

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from .core import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL, markdown_escape, render_markdown, table_cell
+from .rendering import markdown_escape, render_markdown, table_cell
+from .vocabulary import INTRO_CELL, VERDICTS_ABOUT_CELL, VERDICTS_CELL
 
 
 def notebook_cells(scenario: Any, params: Optional[Dict[str, Any]] = None) -> List[dict]:

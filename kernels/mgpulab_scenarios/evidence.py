@@ -32,6 +32,9 @@ heard, :mod:`mgpulab._launch_events`). Its claims then get "experiment
 failed" with that error, never a verdict. An attempt that never finished
 because it was interrupted stays ``running``: the verdicts cell then says to
 run the cell again rather than read older numbers.
+
+This module is the recording and its registry (process state: the active run, the latest attempt per
+cell); how one run's series are read into numbers with their sources is :mod:`.observed`.
 """
 from __future__ import annotations
 
@@ -41,206 +44,21 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from mgpulab import _launch_events
 from mgpulab.outcome import describe as describe_outcome
 from mgpulab_wire import frames
 
 from . import stats
-from .core import fmt
+# The reading of a run's series lives in .observed; these names stay importable from here, as before.
+from .observed import Evidence, EvidenceFunction, Measured, Observed, Source, plain
+
+__all__ = ["Evidence", "EvidenceFunction", "Measured", "Observed", "Source", "Execution", "current_execution",
+           "executing", "Record", "latest", "clear", "set_resolver", "start", "Run", "unexpected_launch",
+           "cell_ended"]
 
 MAX_MESSAGES = 200_000  # a recording that never finishes must not grow without bound
-
-
-# -- where a number came from ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Source:
-    """How to recompute a number from a cell's stored metric series.
-
-    ``statistic``: ``mean`` (the charts' step mean per rank, then the mean over
-    ``ranks``), ``peak`` (largest value over ranks and all steps), ``first`` /
-    ``last`` / ``value`` (the value at the first, last or only step of
-    ``steps``, averaged over ``ranks``), ``min`` / ``median`` / ``max`` (of the
-    per-step values — each the mean over ``ranks`` at that step — over
-    ``steps``, the warm-up left out as in means), ``speedup`` (the speed-up
-    chart's value of ``tag`` against ``baseline``, on ``basis`` "sample" or
-    "step").
-    """
-
-    tag: str
-    metric: str
-    ranks: Tuple[int, ...]
-    steps: Tuple[int, ...]
-    statistic: str
-    baseline: Optional[str] = None
-    basis: Optional[str] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"tag": self.tag, "metric": self.metric, "ranks": list(self.ranks),
-                               "steps": list(self.steps), "statistic": self.statistic}
-        if self.baseline is not None:
-            out["baseline"] = self.baseline
-            out["basis"] = self.basis
-        return out
-
-
-class Measured(float):
-    """A number read from the cell's own metric series, carrying its :class:`Source`.
-
-    Arithmetic on it gives a plain float: a derived number has no single source.
-    """
-
-    source: Source
-
-    def __new__(cls, value: float, source: Source) -> "Measured":
-        obj = super().__new__(cls, value)
-        obj.source = source
-        return obj
-
-    def __reduce__(self) -> Any:
-        return (Measured, (float(self), self.source))
-
-
-# -- reading a cell's series ------------------------------------------------------------------
-
-class Observed:
-    """What a cell saw: its parameter values, its metric series and its facts; statistics as the charts'."""
-
-    def __init__(self, params: Mapping[str, Any], metrics: stats.MetricSet, facts: Mapping[str, Any]) -> None:
-        self.params = dict(params)
-        self.metrics = metrics
-        self.facts = dict(facts)
-
-    def tags(self) -> List[str]:
-        return self.metrics.tags()
-
-    def ranks(self, tag: str, metric: str) -> List[int]:
-        return self.metrics.ranks(tag, metric)
-
-    def _series(self, tag: str, metric: str, ranks: Optional[Sequence[int]]) -> List[Tuple[int, stats.Series]]:
-        chosen = self.ranks(tag, metric) if ranks is None else list(ranks)
-        out = []
-        for rank in chosen:
-            series = self.metrics.get(tag, rank, metric)
-            if series is not None and len(series):
-                out.append((rank, series))
-        return out
-
-    def mean(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Optional[Measured]:
-        """The charts' mean over steps of each rank, averaged over ``ranks`` (default: every rank that logged it)."""
-        means: List[float] = []
-        used: List[int] = []
-        steps: Set[int] = set()
-        for rank, series in self._series(tag, metric, ranks):
-            value = stats.step_mean(series)
-            if value is None:
-                continue
-            means.append(value)
-            used.append(rank)
-            steps.update(s for s, _ in stats.used_points(series))
-        if not means:
-            return None
-        return Measured(sum(means) / len(means), Source(tag, metric, tuple(used), tuple(sorted(steps)), "mean"))
-
-    def peak(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Optional[Measured]:
-        best: Optional[float] = None
-        used: List[int] = []
-        steps: Set[int] = set()
-        for rank, series in self._series(tag, metric, ranks):
-            value = stats.peak(series)
-            if value is None:
-                continue
-            used.append(rank)
-            steps.update(series.steps)
-            best = value if best is None else max(best, value)
-        if best is None:
-            return None
-        return Measured(best, Source(tag, metric, tuple(used), tuple(sorted(steps)), "peak"))
-
-    def _at(self, tag: str, metric: str, ranks: Optional[Sequence[int]], pick: str) -> Optional[Measured]:
-        found = self._series(tag, metric, ranks)
-        if not found:
-            return None
-        steps = sorted({s for _, series in found for s, v in series.points if v is not None})
-        if not steps:
-            return None
-        step = steps[0] if pick == "first" else steps[-1]
-        values = [v for _, series in found for s, v in series.points if s == step and v is not None]
-        used = tuple(rank for rank, series in found if any(s == step and v is not None for s, v in series.points))
-        statistic = "value" if len(steps) == 1 else pick
-        return Measured(sum(values) / len(values), Source(tag, metric, used, (step,), statistic))
-
-    def first(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Optional[Measured]:
-        """The value at the first step that has one (mean over ``ranks`` there)."""
-        return self._at(tag, metric, ranks, "first")
-
-    def last(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Optional[Measured]:
-        """The value at the last step that has one (mean over ``ranks`` there)."""
-        return self._at(tag, metric, ranks, "last")
-
-    def values(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None,
-               warmup: bool = True) -> List[Tuple[int, float]]:
-        """Per step, the mean over ``ranks`` of the values there; ``warmup=False`` leaves out
-        the first step of each series as means do."""
-        by_step: Dict[int, List[float]] = {}
-        for _, series in self._series(tag, metric, ranks):
-            points: Sequence[Tuple[int, Optional[float]]] = series.points
-            if not warmup:
-                points = stats.used_points(series)
-            for s, v in points:
-                if v is not None:
-                    by_step.setdefault(s, []).append(v)
-        return [(s, sum(vs) / len(vs)) for s, vs in sorted(by_step.items())]
-
-    def spread(self, tag: str, metric: str, ranks: Optional[Sequence[int]] = None) -> Optional[Dict[str, Any]]:
-        """``{n, min, median, max, mean}`` of the per-step values after the warm-up (see :meth:`values`);
-        min/median/max/mean are :class:`Measured`. None without values."""
-        found = self._series(tag, metric, ranks)
-        points = self.values(tag, metric, ranks, warmup=False)
-        if not points:
-            return None
-        spread = stats.spread([v for _, v in points])
-        assert spread is not None
-        used = tuple(rank for rank, _ in found)
-        steps = tuple(s for s, _ in points)
-        mean = self.mean(tag, metric, ranks)
-        return {"n": spread.n,
-                "min": Measured(spread.min, Source(tag, metric, used, steps, "min")),
-                "median": Measured(spread.median, Source(tag, metric, used, steps, "median")),
-                "max": Measured(spread.max, Source(tag, metric, used, steps, "max")),
-                "mean": mean if mean is not None else Measured(spread.mean, Source(tag, metric, used, steps, "mean"))}
-
-    def speedup(self, tag: str, baseline: str) -> Optional[Measured]:
-        value = stats.speedup(self.metrics, tag, baseline)
-        timed = stats.variant_time(self.metrics, tag)
-        if value is None or timed is None:
-            return None
-        return Measured(value, Source(tag, "step_ms", timed.ranks, timed.steps, "speedup", baseline,
-                                      stats.speedup_basis(self.metrics)))
-
-
-def spread_text(s: Optional[Mapping[str, Any]], unit: str = "ms") -> str:
-    """An evidence spread as a verdict sentence says it: mean, then median, min, max and n."""
-    if not s:
-        return "no timing"
-    return f"{fmt(s['mean'])} {unit} (median {fmt(s['median'])}, min {fmt(s['min'])}, max {fmt(s['max'])}, n={s['n']})"
-
-
-def compare_spreads(a: Optional[Mapping[str, Any]], b: Optional[Mapping[str, Any]],
-                    unit: str = "ms") -> Optional[stats.Comparison]:
-    """The noise rule (:func:`stats.compare`) on two evidence spreads; None when either has no timing."""
-    sa, sb = as_spread(a), as_spread(b)
-    return stats.compare(sa, sb, unit) if sa is not None and sb is not None else None
-
-
-def as_spread(value: Optional[Mapping[str, Any]]) -> Optional[stats.Spread]:
-    """An evidence spread dict (``Observed.spread``) as a :class:`stats.Spread`."""
-    if not value:
-        return None
-    return stats.Spread(int(value["n"]), float(value["min"]), float(value["median"]), float(value["max"]),
-                        float(value["mean"]))
 
 
 # -- which execution ------------------------------------------------------------------------
@@ -415,7 +233,7 @@ class Run:
         except Exception as error:
             self._fail(broke or f"its evidence could not be computed: {type(error).__name__}: {error}")
             raise
-        evidence, sources = _plain(raw)
+        evidence, sources = plain(raw)
         self.record.evidence, self.record.sources = evidence, sources
         self.record.finished_at = _now()
         self.record.seconds = round(time.perf_counter() - self._started, 3)
@@ -453,26 +271,3 @@ def cell_ended(execution_id: Optional[str], status: str, error: Optional[str]) -
     _active = None
     if status == "error" and run.record.status == "running":
         run._fail(f"the cell raised {error}" if error else "the cell raised an error")
-
-
-def _plain(value: Any) -> Tuple[Any, Dict[str, Dict[str, Any]]]:
-    """Evidence with :class:`Measured` numbers as plain floats, and ``{label: {value, ...source}}`` for them."""
-    sources: Dict[str, Dict[str, Any]] = {}
-
-    def walk(obj: Any, label: str) -> Any:
-        if isinstance(obj, Measured):
-            sources[label] = {"value": float(obj), **obj.source.to_dict()}
-            return float(obj)
-        if isinstance(obj, dict):
-            return {str(k): walk(v, f"{label}.{k}" if label else str(k)) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
-            return [walk(v, f"{label}[{i}]") for i, v in enumerate(obj)]
-        if isinstance(obj, float):
-            return float(obj)
-        return obj
-
-    return walk(value, ""), sources
-
-
-Evidence = Dict[str, Any]
-EvidenceFunction = Callable[[Observed], Evidence]

@@ -30,7 +30,7 @@ FIXTURE = json.load(open(os.path.join(KERNELS, "protocol", "chart-statistic.json
 TIMING = {"step_ms", "data_ms", "forward_ms", "backward_ms", "comm_ms", "optimizer_ms", "apply_ms", "samples"}
 ALLOWED = {"timing": {"median", "min", "max", "speedup"}, "memory": {"peak"}, "loss": {"first", "last", "value"}}
 
-# Small values that still run every experiment (as test_scenarios.SMALL), with repeats enough for spreads.
+# Small values that still run every experiment (as conftest.SCENARIO_SMALL), with repeats enough for spreads.
 SMALL = {
     "dp-basics": {"devices": 2, "batch_size": 8, "hidden": 4, "d_in": 4, "steps": 1, "timing_repeats": 3},
     "dp-not-starting": {"devices": 2, "input_size": 16, "hidden_size": 16, "batch_size": 4, "num_steps": 3},

@@ -34,7 +34,6 @@ from mgpulab_scenarios.report import verdict_report
 
 _executing = evidence.executing
 
-
 @contextlib.contextmanager
 def marked(cell_id, execution_id):
     """The CLI's own executing(), after a line that says which execution the frames below belong to."""

@@ -33,7 +33,6 @@ elif any("mgpulab._rank_keeper" in a for a in argv):
     os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGKILL))
 '''
 
-
 @pytest.fixture
 def ranks_killed_at_start(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(KILL_RANKS)

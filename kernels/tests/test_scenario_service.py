@@ -13,7 +13,6 @@ import mgpulab_scenarios as sc
 
 KERNELS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
 class Service:
     def __init__(self, *args: str) -> None:
         env = dict(os.environ, PYTHONPATH=KERNELS, PYTHONDONTWRITEBYTECODE="1")
@@ -40,7 +39,6 @@ class Service:
         self.proc.stdout.close()
         self.proc.stderr.close()
         return code
-
 
 @pytest.fixture(scope="module")
 def service():

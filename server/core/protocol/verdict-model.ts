@@ -21,7 +21,7 @@ export type VerdictValue = (typeof VERDICTS)[number];
 export const CLAIM_STATUSES = ["measured", "needs-run", "failed"] as const;
 export type ClaimStatus = (typeof CLAIM_STATUSES)[number];
 
-/** How a number is computed from its cell's stored metric series (see kernels/mgpulab_scenarios/evidence.py `Source`). */
+/** How a number is computed from its cell's stored metric series (see kernels/mgpulab_scenarios/observed.py `Source`). */
 export const NUMBER_STATISTICS = ["mean", "peak", "first", "last", "value", "min", "median", "max", "speedup"] as const;
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
