@@ -1,0 +1,92 @@
+"""mgpulab_agent.agent_settings: what a running agent takes from new settings, what it keeps, and
+the note it gives for each (test_agent_settings.py drives the same through a real agent)."""
+import sys
+
+import pytest
+
+from agent_parts import Clock, gpus, kernel
+from mgpulab_agent import agent_settings, host
+from mgpulab_agent.gpu_queue import GpuQueue
+from mgpulab_agent.slots import GpuSlots
+from mgpulab_agent.timers import Timers
+
+
+class Host:
+    def announce(self, kernel, requester=None, request_id=None):
+        pass
+
+    def pump(self, kernel):
+        pass
+
+    def start(self, kernel):
+        return None
+
+
+class Agent:
+    """An agent's configurable state, nothing more."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.lease_seconds = settings["leaseSeconds"]
+        self.python = sys.executable
+        self.probe = host.VersionProbe(self.python)
+        self.kernels = {}
+        self.queue = GpuQueue(GpuSlots(list(settings["gpus"]), "declared"), self.kernels, Timers(Clock()), Host())
+        self.samplers_started = 0
+
+    def start_sampler(self):
+        self.samplers_started += 1
+
+
+SETTINGS = {"leaseSeconds": 600, "bufferBytes": 1 << 20, "gpus": gpus(2), "whenFull": "queue", "interruptGraceMs": 2000, "python": None}
+
+
+@pytest.fixture
+def agent():
+    return Agent(dict(SETTINGS))
+
+
+def test_the_same_settings_change_nothing_and_say_nothing(agent):
+    assert agent_settings.adopt(agent, dict(SETTINGS)) == []
+
+
+def test_lease_and_grace_apply_at_once(agent):
+    notes = agent_settings.adopt(agent, {**SETTINGS, "leaseSeconds": 60, "interruptGraceMs": 500})
+    assert [(n["setting"], n["applied"], n["message"]) for n in notes] == [
+        ("leaseSeconds", True, "lease 60 s (was 600 s)"), ("interruptGraceMs", True, "interrupt grace 0.5 s (was 2 s)")]
+    assert agent.lease_seconds == 60 and agent.settings["interruptGraceMs"] == 500
+
+
+def test_buffer_and_python_are_for_kernels_started_from_now_on(agent):
+    running = kernel("a")
+    running.state = "running"
+    agent.kernels["a"] = running
+    notes = agent_settings.adopt(agent, {**SETTINGS, "bufferBytes": 4096, "python": "/usr/bin/python3"})
+    assert [n["message"] for n in notes] == [
+        "output buffer 4096 bytes for kernels started from now on; the 1 running kernel keeps theirs",
+        "kernels started from now on run /usr/bin/python3; the 1 running kernel keeps theirs"]
+    assert agent.python == "/usr/bin/python3" and agent.probe.python == "/usr/bin/python3"
+
+
+def test_a_gpu_that_left_the_file_stays_with_its_holder(agent):
+    holder = kernel("a", 2)
+    agent.kernels["a"] = holder
+    agent.queue.lease_gpus(holder)
+    notes = agent_settings.adopt(agent, {**SETTINGS, "gpus": gpus(1)})
+    assert [(n["applied"], n["message"]) for n in notes] == [
+        (True, "1 GPU as the hosts file declares (was 2)"),
+        (False, "GPU GPU-1 is no longer in the hosts file; kernel a holds it, so it stays until that kernel ends")]
+    assert agent_settings.kept(agent.queue.slots) == ["GPU GPU-1 is no longer in the hosts file; kernel a holds it until it ends"]
+    assert agent.samplers_started == 1
+
+
+def test_refuse_when_full_refuses_the_queued_kernels_at_once(agent):
+    holder = kernel("a", 2)
+    agent.kernels["a"] = holder
+    agent.queue.lease_gpus(holder)
+    waiting = kernel("b", 1)
+    agent.kernels["b"] = waiting
+    agent.queue.join(waiting)
+    notes = agent_settings.adopt(agent, {**SETTINGS, "whenFull": "refuse"})
+    assert [n["message"] for n in notes] == ["when full: refuse (was queue)"]
+    assert agent.queue.ids == [] and waiting.state == "exited" and waiting.refusal is not None
