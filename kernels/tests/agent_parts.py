@@ -8,9 +8,12 @@ import selectors
 import socket
 from typing import Any, Dict, List, Optional
 
+from mgpulab_agent.gpu_queue import GpuQueue
 from mgpulab_agent.kernel_proc import KernelProc
 from mgpulab_agent.links import Link
 from mgpulab_agent.outbuf import SeqBuffer
+from mgpulab_agent.slots import GpuSlots
+from mgpulab_agent.timers import Timers
 from mgpulab_wire.frames import FRAME_END, FRAME_PREFIX
 
 NONCE = "n" * 32
@@ -66,3 +69,37 @@ def link_pair(sel: selectors.BaseSelector, named: Optional[bool] = True) -> "tup
     link = Link(mine, nonce=NONCE if named else None)
     sel.register(mine, selectors.EVENT_READ, ("link", link))
     return link, Peer(theirs)
+
+
+class QuietHost:
+    """The daemon's side of the GPU queue where a test does not look at it: starting always works."""
+
+    def announce(self, kernel: KernelProc, requester: Optional[Link] = None, request_id: Optional[str] = None) -> None:
+        pass
+
+    def pump(self, kernel: KernelProc) -> None:
+        pass
+
+    def start(self, kernel: KernelProc) -> Optional[str]:
+        return None
+
+
+def quiet_queue(gpu_list: List[Dict[str, Any]], kernels: Dict[str, KernelProc]) -> GpuQueue:
+    return GpuQueue(GpuSlots(list(gpu_list), "declared"), kernels, Timers(Clock()), QuietHost())
+
+
+def holding(queue: GpuQueue, kernel_id: str, count: int) -> KernelProc:
+    """A running kernel holding ``count`` of the queue's GPUs."""
+    held = kernel(kernel_id, count)
+    queue.kernels[kernel_id] = held
+    queue.lease_gpus(held)
+    held.state = "running"
+    return held
+
+
+def waiting(queue: GpuQueue, kernel_id: str, count: int) -> KernelProc:
+    """A kernel queued for ``count`` GPUs."""
+    queued = kernel(kernel_id, count)
+    queue.kernels[kernel_id] = queued
+    queue.join(queued)
+    return queued

@@ -2,7 +2,7 @@
 waiting kernel told its place and wait when either changes, and orphans let go."""
 import pytest
 
-from agent_parts import Clock, gpus, kernel
+from agent_parts import Clock, gpus, holding, waiting
 from mgpulab_agent.gpu_queue import GpuQueue, plural
 from mgpulab_agent.slots import GpuSlots
 from mgpulab_agent.timers import Timers
@@ -39,37 +39,22 @@ def world():
     return queue, kernels, host, clock
 
 
-def _running(queue, kernels, kernel_id, count):
-    k = kernel(kernel_id, count)
-    kernels[kernel_id] = k
-    queue.lease_gpus(k)
-    k.state = "running"
-    return k
-
-
-def _queued(queue, kernels, kernel_id, count):
-    k = kernel(kernel_id, count)
-    kernels[kernel_id] = k
-    queue.join(k)
-    return k
-
-
 def test_a_request_waits_when_too_few_are_free_or_others_wait_before_it(world):
     queue, kernels, _, _ = world
     assert not queue.must_wait(2) and not queue.must_wait(0)
     assert queue.must_wait(3)
-    _running(queue, kernels, "a", 1)
+    holding(queue, "a", 1)
     assert queue.must_wait(2) and not queue.must_wait(1)
-    _queued(queue, kernels, "b", 2)
+    waiting(queue, "b", 2)
     assert queue.must_wait(1), "the free GPU is reserved for the head"
     assert not queue.must_wait(0)
 
 
 def test_the_head_starts_when_its_gpus_are_free_and_the_rest_move_up(world):
     queue, kernels, host, _ = world
-    a = _running(queue, kernels, "a", 2)
-    _queued(queue, kernels, "b", 1)
-    c = _queued(queue, kernels, "c", 2)
+    a = holding(queue, "a", 2)
+    waiting(queue, "b", 1)
+    c = waiting(queue, "c", 2)
     a.state = "exited"
     queue.release(a)
     queue.advance()
@@ -81,16 +66,16 @@ def test_the_head_starts_when_its_gpus_are_free_and_the_rest_move_up(world):
 def test_a_head_that_fails_to_start_leaves_the_queue_with_the_error(world):
     queue, kernels, host, _ = world
     host.broken.add("b")
-    b = _queued(queue, kernels, "b", 1)
+    b = waiting(queue, "b", 1)
     queue.advance()
     assert b.state == "exited" and "broken" in b.exit["reason"] and queue.ids == []
 
 
 def test_the_wait_names_holders_and_those_ahead_and_the_refusal_says_why(world):
     queue, kernels, _, _ = world
-    _running(queue, kernels, "a", 2)
-    _queued(queue, kernels, "b", 1)
-    c = _queued(queue, kernels, "c", 2)
+    holding(queue, "a", 2)
+    waiting(queue, "b", 1)
+    c = waiting(queue, "c", 2)
     wait = queue.wait(c)
     assert (wait["asked"], wait["free"], wait["total"]) == (2, 0, 2)
     assert [h["kernel"] for h in wait["holders"]] == ["a"] and [h["kernel"] for h in wait["ahead"]] == ["b"]
@@ -102,9 +87,9 @@ def test_the_wait_names_holders_and_those_ahead_and_the_refusal_says_why(world):
 
 def test_leaving_renumbers_those_behind_and_refuse_all_empties_the_queue_with_refusals(world):
     queue, kernels, host, _ = world
-    _running(queue, kernels, "a", 2)
-    b = _queued(queue, kernels, "b", 1)
-    c = _queued(queue, kernels, "c", 1)
+    holding(queue, "a", 2)
+    b = waiting(queue, "b", 1)
+    c = waiting(queue, "c", 1)
     queue.leave(b, "removed from the GPU queue", None, "r1")
     assert ("b", "exited", None, "r1") in host.announced and c.position == 1
     queue.refuse_all()
@@ -113,7 +98,7 @@ def test_leaving_renumbers_those_behind_and_refuse_all_empties_the_queue_with_re
 
 def test_a_closed_queue_lets_everyone_go_and_starts_nobody(world):
     queue, kernels, host, _ = world
-    b = _queued(queue, kernels, "b", 1)
+    b = waiting(queue, "b", 1)
     queue.close("lease expired")
     queue.advance()
     assert b.exit["reason"] == "removed from the GPU queue: lease expired" and host.started == []
@@ -122,9 +107,9 @@ def test_a_closed_queue_lets_everyone_go_and_starts_nobody(world):
 def test_an_orphaned_queued_kernel_leaves_after_the_wait_unless_a_link_took_it(world, monkeypatch):
     monkeypatch.setenv("MGPULAB_AGENT_ORPHAN_SECONDS", "5")
     queue, kernels, _, clock = world
-    _running(queue, kernels, "a", 2)
-    kept = _queued(queue, kernels, "kept", 1)
-    orphan = _queued(queue, kernels, "orphan", 1)
+    holding(queue, "a", 2)
+    kept = waiting(queue, "kept", 1)
+    orphan = waiting(queue, "orphan", 1)
     queue.forget_if_orphaned(kept)
     queue.forget_if_orphaned(orphan)
     kept.link = object()  # a link resumed it meanwhile

@@ -2,23 +2,9 @@
 import selectors
 import sys
 
-from agent_parts import Clock, gpus, kernel
+from agent_parts import gpus, holding, quiet_queue, waiting
 from mgpulab_agent import health, host
-from mgpulab_agent.gpu_queue import GpuQueue
 from mgpulab_agent.links import Links
-from mgpulab_agent.slots import GpuSlots
-from mgpulab_agent.timers import Timers
-
-
-class Host:
-    def announce(self, kernel, requester=None, request_id=None):
-        pass
-
-    def pump(self, kernel):
-        pass
-
-    def start(self, kernel):
-        return None
 
 
 class Agent:
@@ -28,7 +14,7 @@ class Agent:
         self.lease_seconds = 600
         self.started_mono = 0.0
         self.kernels = {}
-        self.queue = GpuQueue(GpuSlots(gpus(3), "declared"), self.kernels, Timers(Clock()), Host())
+        self.queue = quiet_queue(gpus(3), self.kernels)
         self.links = Links(selectors.DefaultSelector(), self.kernels, None)
         self.sampler = host.Sampler()
         self.probe = host.VersionProbe(sys.executable)
@@ -36,29 +22,18 @@ class Agent:
 
 def test_a_kernel_is_described_with_its_busiest_gpu_and_its_wait_while_queued():
     agent = Agent()
-    running = kernel("a", 2)
-    agent.kernels["a"] = running
-    agent.queue.lease_gpus(running)
-    running.state = "running"
+    running = holding(agent.queue, "a", 2)
     agent.sampler.latest = {"GPU-0": (100, 20.0), "GPU-1": (100, 75.0), "GPU-2": (0, 99.0)}
     assert health.describe(running, agent.sampler, agent.queue)["gpuUtilization"] == 75.0
     assert "wait" not in health.describe(running, agent.sampler, agent.queue)
-    waiting = kernel("b", 2)
-    agent.kernels["b"] = waiting
-    agent.queue.join(waiting)
-    described = health.describe(waiting, agent.sampler, agent.queue)
+    described = health.describe(waiting(agent.queue, "b", 2), agent.sampler, agent.queue)
     assert described["gpuUtilization"] is None and described["wait"]["free"] == 1
 
 
 def test_the_health_reply_marks_held_and_reserved_gpus():
     agent = Agent()
-    running = kernel("a", 2)
-    agent.kernels["a"] = running
-    agent.queue.lease_gpus(running)
-    running.state = "running"
-    waiting = kernel("b", 2)
-    agent.kernels["b"] = waiting
-    agent.queue.join(waiting)
+    holding(agent.queue, "a", 2)
+    waiting(agent.queue, "b", 2)
     reply = health.health_message(agent, "h1")
     by_uuid = {g["gpu"]["uuid"]: g for g in reply["gpus"]}
     assert by_uuid["GPU-0"]["kernel"] == "a" and "since" in by_uuid["GPU-0"]

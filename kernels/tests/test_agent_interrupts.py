@@ -2,6 +2,7 @@
 step only while it is still the same interrupt of a running kernel; one interrupt_result. The
 kernel's PTY is real (its tty end raw, so 0x03 and 0x1c arrive as bytes); its process is a sleeper
 in its own session, so the signals are real too."""
+import contextlib
 import os
 import selectors
 import subprocess
@@ -45,6 +46,21 @@ def world():
     sel.close()
 
 
+@contextlib.contextmanager
+def _sleeper(ignoring):
+    """A process in its own session that ignores ``ignoring`` (signal names), until SIGKILL."""
+    ignores = "".join(f"signal.signal(signal.{name}, signal.SIG_IGN); " for name in ignoring)
+    process = subprocess.Popen([sys.executable, "-c", f"import signal, time; {ignores}print('ready', flush=True); time.sleep(60)"],
+                               stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert process.stdout.readline() == b"ready\n"
+        yield process
+    finally:
+        process.kill()
+        process.wait()
+        process.stdout.close()
+
+
 def _typed(slave):
     try:
         return os.read(slave, 100)
@@ -77,11 +93,7 @@ def test_a_cell_that_stops_on_sigint_ends_the_interrupt_there(world):
 
 def test_a_cell_that_ignores_sigint_gets_stacks_then_sigterm_then_sigkill(world):
     escalation, busy, link, peer, clock, slave, _ = world
-    # A sleeper that ignores SIGTERM, so the last step is needed.
-    sleeper = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],
-                               stdout=subprocess.PIPE, start_new_session=True)
-    try:
-        assert sleeper.stdout.readline() == b"ready\n"
+    with _sleeper(["SIGTERM"]) as sleeper:  # it ignores SIGTERM, so the last step is needed
         busy.pid = sleeper.pid
         escalation.interrupt(link, "r1", busy, 1.0)
         assert _typed(slave) == b"\x03"
@@ -98,9 +110,6 @@ def test_a_cell_that_ignores_sigint_gets_stacks_then_sigterm_then_sigkill(world)
         escalation.done(busy)
         [result] = peer.frames()
         assert (result["requestId"], result["step"]) == ("r1", "sigkill")
-    finally:
-        sleeper.kill()
-        sleeper.wait()
 
 
 def test_the_result_goes_to_every_link_when_the_requester_has_gone(world):
@@ -115,16 +124,10 @@ def test_the_result_goes_to_every_link_when_the_requester_has_gone(world):
 
 def test_ending_a_tree_asks_then_kills_after_the_grace(world):
     escalation, busy, _, _, clock, _, _ = world
-    sleeper = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGHUP, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],
-                               stdout=subprocess.PIPE, start_new_session=True)
-    try:
-        assert sleeper.stdout.readline() == b"ready\n"
+    with _sleeper(["SIGTERM", "SIGHUP"]) as sleeper:
         busy.pid = sleeper.pid
         escalation.end_tree(busy, "stopped by the lab", 0.5)
         assert busy.ending == "stopped by the lab" and sleeper.poll() is None
         clock.now += 0.5
         escalation.timers.run_due()
         assert sleeper.wait(10) == -9
-    finally:
-        sleeper.kill()
-        sleeper.wait()

@@ -4,22 +4,8 @@ import sys
 
 import pytest
 
-from agent_parts import Clock, gpus, kernel
+from agent_parts import gpus, holding, kernel, quiet_queue, waiting
 from mgpulab_agent import agent_settings, host
-from mgpulab_agent.gpu_queue import GpuQueue
-from mgpulab_agent.slots import GpuSlots
-from mgpulab_agent.timers import Timers
-
-
-class Host:
-    def announce(self, kernel, requester=None, request_id=None):
-        pass
-
-    def pump(self, kernel):
-        pass
-
-    def start(self, kernel):
-        return None
 
 
 class Agent:
@@ -31,7 +17,7 @@ class Agent:
         self.python = sys.executable
         self.probe = host.VersionProbe(self.python)
         self.kernels = {}
-        self.queue = GpuQueue(GpuSlots(list(settings["gpus"]), "declared"), self.kernels, Timers(Clock()), Host())
+        self.queue = quiet_queue(settings["gpus"], self.kernels)
         self.samplers_started = 0
 
     def start_sampler(self):
@@ -69,9 +55,7 @@ def test_buffer_and_python_are_for_kernels_started_from_now_on(agent):
 
 
 def test_a_gpu_that_left_the_file_stays_with_its_holder(agent):
-    holder = kernel("a", 2)
-    agent.kernels["a"] = holder
-    agent.queue.lease_gpus(holder)
+    holding(agent.queue, "a", 2)
     notes = agent_settings.adopt(agent, {**SETTINGS, "gpus": gpus(1)})
     assert [(n["applied"], n["message"]) for n in notes] == [
         (True, "1 GPU as the hosts file declares (was 2)"),
@@ -81,12 +65,8 @@ def test_a_gpu_that_left_the_file_stays_with_its_holder(agent):
 
 
 def test_refuse_when_full_refuses_the_queued_kernels_at_once(agent):
-    holder = kernel("a", 2)
-    agent.kernels["a"] = holder
-    agent.queue.lease_gpus(holder)
-    waiting = kernel("b", 1)
-    agent.kernels["b"] = waiting
-    agent.queue.join(waiting)
+    holding(agent.queue, "a", 2)
+    queued = waiting(agent.queue, "b", 1)
     notes = agent_settings.adopt(agent, {**SETTINGS, "whenFull": "refuse"})
     assert [n["message"] for n in notes] == ["when full: refuse (was queue)"]
-    assert agent.queue.ids == [] and waiting.state == "exited" and waiting.refusal is not None
+    assert agent.queue.ids == [] and queued.state == "exited" and queued.refusal is not None
