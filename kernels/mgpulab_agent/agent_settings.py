@@ -8,7 +8,7 @@ lab shows on the hosts page (and a line in the agent's log)."""
 from __future__ import annotations
 
 import sys
-from typing import Callable, Dict, List, Literal, Optional, Protocol
+from typing import Any, Callable, Dict, List, Literal, Optional, Protocol
 
 from mgpulab_wire import agent_protocol_generated as wire
 
@@ -65,6 +65,23 @@ def adopt(agent: Configurable, wanted: wire.AgentSettings) -> List[wire.Settings
         if wanted["whenFull"] == "refuse":
             agent.queue.refuse_all()
     return notes
+
+
+def adopt_first_line(agent: Configurable, first: Dict[str, Any]) -> List[wire.SettingsNote]:
+    """The settings a link's first line carries, adopted. Settings the protocol does not define are
+    not taken (the agent keeps its own and logs why); a lab from before settings sends its lease alone."""
+    if "settings" in first:
+        try:
+            return adopt(agent, wire.check_agent_settings(first["settings"], "the link's settings"))
+        except wire.ProtocolError as exc:
+            runtime_dir.log(f"a link sent settings the protocol does not define; kept mine: {exc}")
+            return []
+    lease = first.get("leaseSeconds")
+    if isinstance(lease, int) and not isinstance(lease, bool) and 0 < lease <= 7 * 24 * 3600 and lease != agent.lease_seconds:
+        wanted = agent.settings.copy()
+        wanted["leaseSeconds"] = lease
+        return adopt(agent, wanted)
+    return []
 
 
 def _adopt_gpus(slots: GpuSlots, declared: Optional[List[wire.HostGpu]], note: Note) -> None:

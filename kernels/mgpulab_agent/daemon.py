@@ -192,19 +192,7 @@ class Agent:
             return
         # The settings are taken before the link is named: what they change (a queued kernel refused)
         # reaches the other links now, and this one in its hello, never before it.
-        notes: List[wire.SettingsNote] = []
-        if "settings" in first:
-            try:
-                notes = self.adopt(wire.check_agent_settings(first["settings"], "the link's settings"))
-            except wire.ProtocolError as exc:
-                _log(f"a link sent settings the protocol does not define; kept mine: {exc}")
-        else:
-            # A lab from before settings adoption sends its lease alone.
-            lease = first.get("leaseSeconds")
-            if isinstance(lease, int) and not isinstance(lease, bool) and 0 < lease <= 7 * 24 * 3600 and lease != self.lease_seconds:
-                wanted = self.settings.copy()
-                wanted["leaseSeconds"] = lease
-                notes = self.adopt(wanted)
+        notes = agent_settings.adopt_first_line(self, first)
         link.nonce = nonce
         self.links.send(link, wire.agent_hello_message(
             protocol=wire.AGENT_PROTOCOL_VERSION, agent_id=self.boot["agentId"], code_hash=self.boot["codeHash"],

@@ -70,3 +70,18 @@ def test_refuse_when_full_refuses_the_queued_kernels_at_once(agent):
     notes = agent_settings.adopt(agent, {**SETTINGS, "whenFull": "refuse"})
     assert [n["message"] for n in notes] == ["when full: refuse (was queue)"]
     assert agent.queue.ids == [] and queued.state == "exited" and queued.refusal is not None
+
+
+def test_a_first_line_with_settings_adopts_them_and_one_the_protocol_refuses_changes_nothing(agent):
+    notes = agent_settings.adopt_first_line(agent, {"nonce": "n", "settings": {**SETTINGS, "leaseSeconds": 90}})
+    assert [n["setting"] for n in notes] == ["leaseSeconds"] and agent.lease_seconds == 90
+    assert agent_settings.adopt_first_line(agent, {"nonce": "n", "settings": {"leaseSeconds": "soon"}}) == []
+    assert agent.settings["leaseSeconds"] == 90
+
+
+def test_an_older_lab_sends_its_lease_alone_and_only_a_sane_one_is_taken(agent):
+    assert agent_settings.adopt_first_line(agent, {"nonce": "n", "leaseSeconds": True}) == []
+    assert agent_settings.adopt_first_line(agent, {"nonce": "n", "leaseSeconds": 8 * 24 * 3600}) == []
+    assert agent_settings.adopt_first_line(agent, {"nonce": "n"}) == []
+    [note] = agent_settings.adopt_first_line(agent, {"nonce": "n", "leaseSeconds": 30})
+    assert note["message"] == "lease 30 s (was 600 s)" and agent.lease_seconds == 30

@@ -28,7 +28,9 @@ def test_a_cancelled_timer_never_runs_and_does_not_shorten_the_wait():
     timers.after(3.0, lambda: ran.append("kept"))
     early.cancel()
     assert timers.wait(10.0) == 3.0
-    clock.now += 3.0
+    behind = timers.after(4.0, lambda: ran.append("behind"))  # not at the head: still in the heap when due
+    behind.cancel()
+    clock.now += 5.0
     timers.run_due()
     assert ran == ["kept"]
 
