@@ -61,12 +61,13 @@ devices side by side:
 
 Tag the frames of one variant with ``run_id`` (``StepTimer(model,
 run_id="DataParallel x4")``) so charts can compare variants.
+
+The timer is the facade and the batching of step frames; its parts live beside it:
+``_step_phases`` (recording a step's phases and DDP comm), ``_step_memory`` (memory
+readings), ``_step_frames`` (what each frame carries).
 """
 from __future__ import annotations
 
-import os
-import resource
-import threading
 import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
@@ -76,14 +77,15 @@ import torch
 from mgpulab_wire import frames
 from mgpulab_wire import protocol_generated as wire
 
-from . import _deferred, _env, _run_tag, devices, heartbeat, metrics
+from . import _deferred, _env, _run_tag, heartbeat, metrics
+from ._step_frames import PHASES, memory_frames, step_frames
+from ._step_memory import MEMORY_INTERVAL_S, MIB, Memory, MemorySampler
+from ._step_phases import EventPair, Phase, PhaseRecorder
 
-MIB = float(1 << 20)
-PHASES = ("data", "forward", "backward", "comm", "optimizer")
-MEMORY_INTERVAL_S = 0.1
+__all__ = ["StepTimer", "PHASES", "MIB", "MEMORY_INTERVAL_S", "SEND_INTERVAL_S", "SEND_BACKLOG", "Memory"]
+
 SEND_INTERVAL_S = 0.05  # step frames go out in batches at most this far apart (see StepTimer.step)
 SEND_BACKLOG = 256  # or once this many steps wait
-Memory = List[Tuple[Optional[float], Optional[float]]]
 
 
 class _Pending:
@@ -91,7 +93,7 @@ class _Pending:
 
     __slots__ = ("step", "host", "events", "build", "capture", "memory", "pooled")
 
-    def __init__(self, step: int, host: Dict[str, float], events: List[Tuple[str, Any, Any]],
+    def __init__(self, step: int, host: Dict[str, float], events: List[EventPair],
                  build: Callable[["_Pending", bool], List[wire.MetricMessage]], capture: Optional[_deferred.Capture],
                  memory: Optional[Memory], pooled: int) -> None:
         self.step, self.host, self.events, self.build = step, host, events, build
@@ -111,37 +113,6 @@ class _Pending:
                 end.synchronize()
             times[name] = times.get(name, 0.0) + start.elapsed_time(end)
         return times
-
-
-class _Phase:
-    """``with timer.phase(name):`` — a plain context manager (a generator-based one costs more)."""
-
-    __slots__ = ("timer", "name", "started", "start_event", "stream")
-
-    def __init__(self, timer: "StepTimer", name: str) -> None:
-        self.timer, self.name = timer, name
-
-    def __enter__(self) -> None:
-        timer = self.timer
-        self.started = now = time.perf_counter()
-        if timer._step_start is None:
-            timer._step_start = now
-        if timer.cuda and self.name != "data":
-            self.start_event = timer._pool.take()
-            self.start_event.record(timer._step_stream())
-        else:
-            self.start_event = None
-
-    def __exit__(self, *exc: Any) -> None:
-        timer = self.timer
-        if self.start_event is not None:
-            end = timer._pool.take()
-            end.record(timer._step_stream())
-            with timer._lock:
-                timer._events.append((self.name, self.start_event, end))
-                timer._pooled += 2
-            return
-        timer._add(self.name, (time.perf_counter() - self.started) * 1000.0)
 
 
 class StepTimer:
@@ -165,22 +136,15 @@ class StepTimer:
         self.records: Deque[wire.MetricMessage] = deque(maxlen=keep)
         # duck-typed: any DataParallel wrapper that records last_phases (lab.DataParallel's both do)
         self._dp: Any = model if hasattr(model, "last_phases") else None
-        self._lock = threading.Lock()
-        self._host: Dict[str, float] = {}
-        self._events: List[Tuple[str, Any, Any]] = []
-        self._pooled = 0  # how many of _events' events came from the pool (the rest are DataParallel's)
-        self._pool = _deferred.EventPool(timing=True)
-        self._step_start: Optional[float] = None
-        self._stream: Any = None  # the device's current stream, looked up once per step (see _step_stream)
+        self._phases = PhaseRecorder(self.device)
+        self._memory = MemorySampler(self.device)
         self._pending: Deque[_Pending] = deque()
         self._sent_at = float("-inf")  # when step() last sent what was ready
-        self._memory_at: Optional[float] = None  # when CUDA memory was last sampled
         self._last_step: Optional[int] = None
         self._last_memory_sent = True
         self._ddp = None
         if self.cuda:
-            for index in self._cuda_indices(None):
-                devices.reset_cuda_peak(index)
+            self._memory.reset_peaks()
             _deferred.register(self)
         if model is not None and _is_ddp(model):
             self.attach_ddp(model)
@@ -190,7 +154,7 @@ class StepTimer:
     def _publish_plan(self, model: Any) -> None:
         """Name the devices this run's metrics come from (once per run tag): a DataParallel
         model's plan, else one device. DDP ranks are named by ``lab.launch`` itself."""
-        from . import metrics, plan as _plan
+        from . import plan as _plan
         if _env.world_size() > 1:
             return
         planned = getattr(model, "device_mode", None)
@@ -202,18 +166,9 @@ class StepTimer:
 
     # -- phases ---------------------------------------------------------------------------
 
-    def _step_stream(self) -> Any:
-        """The stream this step's phase events go on: the device's current stream when the step's first
-        phase began. Looked up once a step, not at every event: on a launch-bound loop each lookup is
-        host time the next kernel launch waits for. A loop that switches streams inside a step is timed
-        on the stream its step began on."""
-        if self._stream is None:
-            self._stream = torch.cuda.current_stream(self.device)
-        return self._stream
-
-    def phase(self, name: str) -> _Phase:
+    def phase(self, name: str) -> Phase:
         """Time a block as ``name`` (data, forward, backward, comm, optimizer, or your own)."""
-        return _Phase(self, name)
+        return Phase(self._phases, name)
 
     def data(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """Iterate ``iterable`` timing each ``next()`` as the ``data`` phase."""
@@ -226,57 +181,17 @@ class StepTimer:
                     return
             yield item
 
-    def _add(self, name: str, ms: float) -> None:
-        with self._lock:
-            self._host[name] = self._host.get(name, 0.0) + ms
-
-    # -- DDP communication ----------------------------------------------------------------
-
     def attach_ddp(self, ddp: Any) -> None:
         """Time DDP's allreduce through a comm hook (call before the first backward)."""
         if self._ddp is not None:
             return
+        recorder = self._phases
+
         def hook(state, bucket):  # unannotated: DDP rejects annotations other than its own types
-            return self._comm_hook(bucket)
+            return recorder.time_allreduce(bucket, self.comm_delay_ms)
 
         ddp.register_comm_hook(state=None, hook=hook)
         self._ddp = ddp
-
-    def _comm_hook(self, bucket: Any) -> Any:
-        from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
-        start_event = None
-        if self.cuda:
-            start_event = self._pool.take()
-            start_event.record(torch.cuda.current_stream(self.device))
-        started = time.perf_counter()
-        # None: the default process group (torch's stubs type the argument as a ProcessGroup)
-        future = allreduce_hook(None, bucket)  # type: ignore[arg-type]
-        delay = self.comm_delay_ms / 1000.0
-
-        def finished(value: Any) -> Any:
-            if start_event is not None:
-                end_event = self._pool.take()
-                end_event.record(torch.cuda.current_stream(self.device))
-                with self._lock:
-                    self._events.append(("comm", start_event, end_event))
-                    self._pooled += 2
-            else:
-                self._add("comm", (time.perf_counter() - started) * 1000.0)
-            return value
-
-        if delay <= 0:
-            return future.then(lambda fut: finished(fut.value()))
-        delayed: "torch.futures.Future[Any]" = torch.futures.Future(devices=[self.device] if self.cuda else None)
-
-        def complete_later(fut: Any) -> Any:
-            value = fut.value()
-            timer = threading.Timer(delay, lambda: delayed.set_result(finished(value)))
-            timer.daemon = True
-            timer.start()
-            return value
-
-        future.then(complete_later)
-        return delayed
 
     # -- closing a step -------------------------------------------------------------------
 
@@ -284,30 +199,26 @@ class StepTimer:
              **values: Any) -> None:
         """Close ``step``: emit its frame(s) now (CPU) or once its CUDA work is done (no sync)."""
         now = time.perf_counter()
-        with self._lock:
-            host, events, pooled = self._host, self._events, self._pooled
-            self._host, self._events, self._pooled = {}, [], 0
-        host["step"] = (now - (self._step_start if self._step_start is not None else now)) * 1000.0
-        self._step_start = now
+        host, events, pooled = self._phases.take(now)
         extra = dict(values)
         if loss is not None:
             extra["loss"] = loss
         capture = None
         if _deferred.has_cuda_tensor(extra):
             capture = _deferred.Capture(extra, metrics.to_metric_value,  # copied now, read when ready
-                                        self._step_stream() if self.cuda else None)
+                                        self._phases.step_stream() if self.cuda else None)
             extra = capture.values
         else:
             extra = {k: metrics.to_metric_value(k, v) for k, v in extra.items()}
         phases = self._dp.last_phases if self._dp is not None else None
-        memory = self._memory(phases, now)
+        memory = self._memory.sample(phases, now)
         if phases is not None and phases._events:
             for i, (start, end) in enumerate(phases._events):
                 events.append((f"apply@{i}", start, end))
         self._pending.append(_Pending(step, host, events, self._builder(step, samples, extra, phases),
                                       capture, memory, pooled))
         self._last_step, self._last_memory_sent = step, memory is not None
-        self._stream = None
+        self._phases.next_stream()
         if len(self._pending) == 1:
             _deferred.hold(self)  # sent at the cell's (or rank's) end even if the timer is dropped unclosed
         # Frames go out in batches: building and writing 50 frames in one go costs the training loop less
@@ -321,11 +232,17 @@ class StepTimer:
     def close(self) -> None:
         """Emit every step still waiting for the device (waits for it), with a last memory sample."""
         if self.cuda and not self._last_memory_sent and self._last_step is not None:
-            memory = self._memory(self._dp.last_phases if self._dp is not None else None, None)
+            phases = self._dp.last_phases if self._dp is not None else None
+            memory = self._memory.sample(phases, None)
             if self._pending:
                 self._pending[-1].memory = memory
             elif memory is not None:
-                self._emit_memory(self._last_step, memory)
+                # The closing memory sample of a step whose frame already went out without one.
+                for message in memory_frames(self._last_step, phases.devices if phases is not None else [self.rank],
+                                             memory, self.run_id):
+                    self.records.append(message)
+                    if self.emit:
+                        frames.emit(message)
             self._last_memory_sent = True
         self._resolve(block=True)
 
@@ -357,7 +274,7 @@ class StepTimer:
             pending = self._pending.popleft()
             out.extend(pending.build(pending, waited))
             if pending.pooled:  # phase and comm events come first; DataParallel's own follow
-                self._pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
+                self._phases.pool.give(e for _, start, end in pending.events[:pending.pooled // 2] for e in (start, end))
                 pending.pooled = 0
         self.records.extend(out)
         if self.emit and out:
@@ -374,78 +291,8 @@ class StepTimer:
             times = pending.times(waited)
             if pending.capture is not None:
                 extra.update(pending.capture.resolve())
-            memory = pending.memory
-            main: Dict[str, Any] = {f"{p}_ms": times.get(p, 0.0) for p in PHASES if p != "comm"}
-            main["step_ms"] = times.get("step", 0.0)
-            if self._ddp is not None or "comm" in times:
-                main["comm_ms"] = times.get("comm", 0.0)
-            for name, value in times.items():
-                if name not in PHASES and name != "step" and not name.startswith("apply@"):
-                    main[f"{name}_ms"] = value
-            if phases is None:
-                main["samples"] = samples
-                if memory is not None:
-                    main["memory_mib"], main["memory_peak_mib"] = memory[0]
-                main.update(extra)
-                return [self._message(step, self.rank, main, run_id)]
-            main.update(scatter_ms=phases.scatter_ms, replicate_ms=phases.replicate_ms,
-                        gather_ms=phases.gather_ms)
-            main.update(extra)
-            out = []
-            for i, device in enumerate(phases.devices):
-                apply_ms = times.get(f"apply@{i}", phases.apply_ms[i])
-                if i == 0:
-                    values = main
-                else:
-                    # What device i spent of the same step (see the module doc): its replica's
-                    # forward, the shared backward/data/step, no optimizer work, no loss.
-                    values = {"data_ms": main["data_ms"], "forward_ms": apply_ms,
-                              "backward_ms": main["backward_ms"], "optimizer_ms": 0.0,
-                              "step_ms": main["step_ms"]}
-                values["apply_ms"] = apply_ms
-                values["samples"] = phases.samples[i]
-                if memory is not None:
-                    values["memory_mib"], values["memory_peak_mib"] = memory[i] if i < len(memory) else (None, None)
-                out.append(self._message(step, device, values, run_id))
-            return out
+            return step_frames(step, self.rank, times, pending.memory, samples, extra, phases, self._ddp is not None, run_id)
         return build
-
-    def _message(self, step: int, rank: int, values: Dict[str, Any], run_id: Optional[str]) -> wire.MetricMessage:
-        return metrics.metric_message(step, values, rank=rank, run_id=run_id)
-
-    def _emit_memory(self, step: int, memory: Memory) -> None:
-        """The closing memory sample of a step whose frame already went out without one."""
-        phases = self._dp.last_phases if self._dp is not None else None
-        ranks = phases.devices if phases is not None else [self.rank]
-        for i, rank in enumerate(ranks):
-            if i < len(memory) and memory[i][0] is not None:
-                message = self._message(step, rank, {"memory_mib": memory[i][0], "memory_peak_mib": memory[i][1]},
-                                        self.run_id)
-                self.records.append(message)
-                if self.emit:
-                    frames.emit(message)
-
-    def _memory(self, phases: Any, now: Optional[float]) -> Optional[Memory]:
-        """Per device (allocated MiB, peak MiB); None on a CUDA step between samples."""
-        if phases is not None and phases.emulated:
-            return [(None if b is None else b / MIB, None) for b in phases.memory_bytes]
-        if self.cuda:
-            if now is not None and self._memory_at is not None and now - self._memory_at < MEMORY_INTERVAL_S:
-                return None
-            self._memory_at = now if now is not None else time.perf_counter()
-            out: Memory = []
-            for index in self._cuda_indices(phases):
-                allocated, peak = devices.cuda_memory(index)
-                out.append((allocated / MIB, peak / MIB))
-                devices.reset_cuda_peak(index)
-            return out
-        rss = _rss_bytes()
-        return [(rss / MIB, max(rss, _peak_rss_bytes()) / MIB)]
-
-    def _cuda_indices(self, phases: Any) -> List[int]:
-        if phases is not None:
-            return list(phases.devices)
-        return [self.device.index if self.device.index is not None else 0]
 
     # -- reading back ---------------------------------------------------------------------
 
@@ -473,25 +320,3 @@ def _model_device(model: Optional[torch.nn.Module]) -> torch.device:
     for tensor in model.parameters():
         return tensor.device
     return torch.device("cpu")
-
-
-_STATM_FD: Optional[int] = None
-_STATM_PID: Optional[int] = None
-_PAGE_SIZE = resource.getpagesize()
-
-
-def _rss_bytes() -> float:
-    # One pread on a descriptor kept open (per process: ranks fork) instead of
-    # open/read/close every step: the timer must cost a step microseconds.
-    global _STATM_FD, _STATM_PID
-    try:
-        if _STATM_FD is None or _STATM_PID != os.getpid():
-            _STATM_FD, _STATM_PID = os.open("/proc/self/statm", os.O_RDONLY), os.getpid()
-        pages = int(os.pread(_STATM_FD, 128, 0).split()[1])
-        return float(pages * _PAGE_SIZE)
-    except (OSError, ValueError, IndexError):
-        return _peak_rss_bytes()
-
-
-def _peak_rss_bytes() -> float:
-    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)  # KiB on Linux

@@ -28,6 +28,7 @@ _KERNEL_SNIPPET = ("import os\n"
                    "kernel.main({\"nonce\": os.environ.pop(\"MGPULAB_KERNEL_NONCE\")})\n")
 
 State = Literal["queued", "running", "exited"]
+InterruptStep = Literal["sigint", "sigterm", "sigkill"]
 
 
 def _controlling_tty() -> None:
@@ -68,7 +69,7 @@ class Interrupt:
     request_id: str
     link: Any
     started: float
-    step: Literal["sigint", "sigterm", "sigkill"] = "sigint"
+    step: InterruptStep = "sigint"
 
 
 @dataclass

@@ -10,9 +10,14 @@ once a new agent's socket exists (the code may be the new agent's)."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
-from typing import Optional
+import sys
+import time
+from typing import Optional, Tuple
+
+from mgpulab_wire import agent_protocol_generated as wire
 
 LOG_LIMIT_BYTES = 512 * 1024
 
@@ -39,6 +44,40 @@ def rotate_log() -> None:
     os.dup2(fresh, 1)
     os.dup2(fresh, 2)
     os.close(fresh)
+
+
+def log(message: str) -> None:
+    """One line to the agent's log (its stderr), rotating it first when it is past the limit."""
+    rotate_log()
+    sys.stderr.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} mgpulab agent[{os.getpid()}]: {message}\n")
+    sys.stderr.flush()
+
+
+def read_boot(path: str) -> Tuple[Optional[wire.AgentBoot], str]:
+    """The boot payload the bootstrap wrote (removed once read: it names the agent); None and why if unusable."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (OSError, ValueError) as exc:
+        return None, f"cannot read the boot payload: {exc}"
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    try:
+        return wire.check_agent_boot(raw, "boot payload"), ""
+    except wire.ProtocolError as exc:
+        return None, f"bad boot payload: {exc}"
+
+
+def remove_other_code(directory: str, code_dir: str) -> None:
+    """Code directories of earlier versions: left-overs, since no other agent with this id runs
+    (the bootstrap holds the launch lock and found no socket)."""
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if name.startswith("code-") and os.path.realpath(path) != os.path.realpath(code_dir):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_code(directory: str, socket_path: str) -> bool:
