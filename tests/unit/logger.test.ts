@@ -43,8 +43,8 @@ describe("logTo", () => {
 
   it("is the only logger shape: no module declares its own (level, message) function type", () => {
     // Files other engineers were rewriting when the type came (issue 28); each drops out of this list as it adopts Log.
-    const pendingFolders = ["server/workshops/", "server/cluster/", "server/persistence/", "server/core/protocol/"];
-    const pending = new Set(["server/socket/notebook-socket.ts", "server/auth/accounts.ts", "server/auth/authorize.ts", "server/http/execution-routes.ts"]);
+    const pendingFolders = ["server/cluster/", "server/persistence/", "server/core/protocol/"];
+    const pending = new Set(["server/auth/accounts.ts", "server/auth/authorize.ts", "server/http/execution-routes.ts"]);
     const shape = /\(level: "info" \| "warning" \| "error", message: string\) => void/;
     const root = path.resolve(__dirname, "..", "..");
     const found: string[] = [];
