@@ -15,13 +15,8 @@ import type { Log } from "../logger";
 import { CommandError, describeInvalid, toClientError } from "../errors";
 import type { Actor } from "../auth";
 import { authorizeLabCommand, authorizeNotebookCommand } from "../auth/authorize";
-import { accountHandlers } from "../auth/account-handlers";
-import { shareHandlers } from "../auth/share-handlers";
-import { catalogHandlers } from "../notebook/catalog-handlers";
-import { kernelHandlers } from "../notebook/kernel-handlers";
-import { scenarioHandlers } from "../scenarios/scenario-handlers";
-import { hostHandlers } from "../hosts/host-handlers";
-import { consoleRoom, workshopHandlers } from "../workshops/workshop-handlers";
+import { consoleRoom } from "../workshops/workshop-handlers";
+import { labHandlers } from "./lab-op-handlers";
 import type { NotebookDrivers } from "../cluster/notebook-drivers";
 import { attachSocketSessions, userRoom } from "./socket-sessions";
 import { dispatchLab, type LabHandlers, type LabServices, type LabSocket } from "./lab-handler";
@@ -76,15 +71,7 @@ export function attachNotebookSocket(io: LabServer, services: SocketServices): v
   };
   const sessions = attachSocketSessions(io, services.access, services.repositories.accounts, services.drivers.several);
   watchViewers(io, services.drivers);
-  const handlers: LabHandlers = {
-    ...accountHandlers(services),
-    ...shareHandlers(services),
-    ...catalogHandlers(services),
-    ...scenarioHandlers(services),
-    ...kernelHandlers(services),
-    ...hostHandlers(services),
-    ...workshopHandlers(services),
-  };
+  const handlers = labHandlers(services);
   services.workshops.attach({
     console: (workshopId, view) => io.to(consoleRoom(workshopId)).emit("workshop:console", workshopId, view),
     participant: (userId, view) => io.to(userRoom(userId)).emit("workshop:participant", view),

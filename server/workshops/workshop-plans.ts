@@ -51,14 +51,7 @@ export class WorkshopPlans {
         ? `${row.gpusPerParticipant} GPU${row.gpusPerParticipant === 1 ? "" : "s"} each on host ${host}, for up to ${row.capacity} participants`
         : `CPU emulation on host ${host} (no GPU per participant), for up to ${row.capacity} participants`;
     return {
-      id: row.id,
-      title: row.title,
-      joinCode: row.joinCode,
-      scenarioIds: row.scenarioIds,
-      startsAt: row.startsAt?.toISOString() ?? null,
-      endsAt: row.endsAt?.toISOString() ?? null,
-      closedAt: row.closedAt?.toISOString() ?? null,
-      endedAt: row.endedAt?.toISOString() ?? null,
+      ...identity(row),
       pace,
       revealedSteps: row.revealedSteps,
       plan: { hostId: row.hostId, gpusPerParticipant: row.gpusPerParticipant, capacity: row.capacity },
@@ -72,14 +65,7 @@ export class WorkshopPlans {
     const row = await this.stored.listing(workshopId);
     await this.countHeldElsewhere(workshopId);
     return {
-      id: row.id,
-      title: row.title,
-      joinCode: row.joinCode,
-      scenarioIds: row.scenarioIds,
-      closedAt: row.closedAt?.toISOString() ?? null,
-      endedAt: row.endedAt?.toISOString() ?? null,
-      startsAt: row.startsAt?.toISOString() ?? null,
-      endsAt: row.endsAt?.toISOString() ?? null,
+      ...identity(row),
       createdAt: row.createdAt.toISOString(),
       pace: row.pace === "led" ? "led" : "self",
       capacity: row.capacity,
@@ -132,6 +118,14 @@ export class WorkshopPlans {
       hostGpus: this.hub.hosts.gpuCount(hostId),
     });
   }
+}
+
+type Identified = Pick<WorkshopRow, "id" | "title" | "joinCode" | "scenarioIds" | "startsAt" | "endsAt" | "closedAt" | "endedAt">;
+
+/** What the settings and the list entry both say of a workshop: its names, its scenarios and its times (ISO text; null: not set). */
+function identity(row: Identified): Pick<WorkshopSettings, keyof Identified> {
+  const iso = (date: Date | null) => date?.toISOString() ?? null;
+  return { id: row.id, title: row.title, joinCode: row.joinCode, scenarioIds: row.scenarioIds, startsAt: iso(row.startsAt), endsAt: iso(row.endsAt), closedAt: iso(row.closedAt), endedAt: iso(row.endedAt) };
 }
 
 /** One participant's view: the workshop's settings and broadcasts, and their place in the queue (null: admitted). */
