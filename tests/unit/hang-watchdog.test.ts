@@ -10,6 +10,16 @@ import { HangWatchdog } from "../../server/kernel/hang-watchdog";
 import type { Execution, HangReport } from "../../server/kernel/kernel-execution";
 import type { ProcessStack } from "../../server/kernel/stack-summary";
 
+/** The watchdog's timer does not hold the process open (unref): the test does, while it waits for the report. */
+async function whileAlive<T>(work: Promise<T>): Promise<T> {
+  const alive = setInterval(() => undefined, 1_000);
+  try {
+    return await work;
+  } finally {
+    clearInterval(alive);
+  }
+}
+
 function quietCell(onHang: (report: HangReport) => void): Execution {
   const now = performance.now();
   const sink = { started: () => undefined, console: () => undefined, output: () => undefined, finished: () => undefined, hang: onHang };
@@ -24,7 +34,7 @@ describe("HangWatchdog", () => {
     const running = quietCell((report) => reportHang(report));
     const watchdog = new HangWatchdog({ hangAfterMs: 20, running: () => running, collectStacks: () => Promise.resolve(stacks), requestTtyStacks: () => assert.fail("the kernel answered") });
     watchdog.arm();
-    const report = await reported;
+    const report = await whileAlive(reported);
     watchdog.disarm();
     assert.equal(report.answeredBy, "kernel");
     assert.deepEqual(report.processes, stacks);
@@ -41,7 +51,7 @@ describe("HangWatchdog", () => {
     const running = quietCell((report) => reportHang(report));
     const watchdog = new HangWatchdog({ hangAfterMs: 20, running: () => running, collectStacks: () => Promise.resolve(null), requestTtyStacks: () => (tty += 1) });
     watchdog.arm();
-    const report = await reported;
+    const report = await whileAlive(reported);
     watchdog.disarm();
     assert.equal(report.answeredBy, "tty");
     assert.deepEqual(report.processes, []);
