@@ -23,6 +23,8 @@ import path from "node:path";
 import { openAccess, type AuthSettings, type LabAccess } from "./auth";
 import { loadAuthSecret } from "./auth/auth-secret";
 import { Workshops } from "./workshops/workshops";
+import { WorkshopNotebooks } from "./workshops/workshop-notebooks";
+import { CommandError } from "./errors";
 import { LocalDriver, LocalDrivers, type NotebookDrivers } from "./cluster/notebook-drivers";
 import { LabCluster } from "./cluster/lab-cluster";
 import { ServerLink } from "./cluster/server-link";
@@ -116,19 +118,15 @@ export async function openLab(options: LabOptions): Promise<Lab> {
   const serverId = options.cluster ? (options.cluster.serverId ?? randomUUID().replace(/-/g, "").slice(0, 16)) : null;
   const catalog = new DatabaseCatalog(repositories, (message) => options.log?.("error", message), kernelHosts.defaultHost, serverId);
   const scenarios = new ScenarioCatalog();
-  // Made once the hub exists; notebook events reach the workshops' live views after their writes commit.
-  let workshops: Workshops | null = null;
   const dataDir = options.dataDir ?? (process.env.MGPULAB_DATA_DIR || path.resolve("data"));
-  const access = openAccess(repositories, {
-    ...DEFAULT_AUTH,
-    ...options.auth,
-    secret: options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET),
-    onParticipantJoined: ({ workshopId }) => workshops!.arrived(workshopId),
-  });
+  const secret = options.auth?.secret ?? loadAuthSecret(dataDir, process.env.MGPULAB_AUTH_SECRET);
+  // Made once the drivers exist (an ended workshop's kernels shut down through them); notebook events reach its live views after their writes commit.
+  let workshops: Workshops | null = null;
+  // With several servers: made right after the hub, whose notebooks it drives (claimOn).
   let cluster: LabCluster | null = null;
   const hub = new NotebookHub({
     ...options,
-    claim: options.cluster ? (notebookId) => cluster!.claim(notebookId) : undefined,
+    claim: options.cluster ? (notebookId) => claimOn(cluster, notebookId) : undefined,
     hosts: kernelHosts,
     catalog,
     templates: scenarios,
@@ -137,15 +135,11 @@ export async function openLab(options: LabOptions): Promise<Lab> {
       workshops?.live.notebookEvent(notebookId, event);
     },
   });
-  const labWorkshops = new Workshops(repositories.workshops, repositories.roster, hub, scenarios, options.log);
-  workshops = labWorkshops;
-  labWorkshops.startClock();
   if (hosts) {
     hub.kernels.measureGpusWith((placement) => hosts.gpuUtilization(placement.hostId, placement.agentKernelId));
     hosts.startHealthChecks(options.healthIntervalMs ?? 60_000);
   }
-  const local = new LocalDriver(hub, () => labWorkshops, options.log);
-  let drivers: NotebookDrivers = new LocalDrivers(local);
+  const local = new LocalDriver(hub, new WorkshopNotebooks(repositories.workshops, hub), options.log);
   let resumed = 0;
   if (options.cluster && serverId) {
     const link = await ServerLink.open({ redisUrl: options.cluster.redisUrl, labId, serverId, log: options.log });
@@ -162,8 +156,18 @@ export async function openLab(options: LabOptions): Promise<Lab> {
       resync: options.cluster.resync ?? (() => undefined),
       log: options.log,
     });
-    drivers = cluster;
-    labWorkshops.endKernelsWith((workshopId) => cluster!.workshopEnded(workshopId));
+  }
+  const drivers: NotebookDrivers = cluster ?? new LocalDrivers(local);
+  const labWorkshops = new Workshops({ stored: repositories.workshops, roster: repositories.roster, hub, scenarios, kernels: drivers, log: options.log });
+  workshops = labWorkshops;
+  labWorkshops.startClock();
+  const access = openAccess(repositories, {
+    ...DEFAULT_AUTH,
+    ...options.auth,
+    secret,
+    onParticipantJoined: ({ workshopId }) => labWorkshops.arrived(workshopId),
+  });
+  if (cluster) {
     await cluster.sweep();
     cluster.start();
   } else if (hosts) {
@@ -208,6 +212,17 @@ export async function openLab(options: LabOptions): Promise<Lab> {
       await presence.release();
     },
   };
+}
+
+/**
+ * The hub's claim hook with several servers. The cluster is made right after
+ * the hub, before anything can open a notebook (the workshop clock and the
+ * socket edge start later); should a notebook open earlier, it is refused
+ * as a server still starting, never driven without its lease.
+ */
+function claimOn(cluster: LabCluster | null, notebookId: string): Promise<void> {
+  if (!cluster) return Promise.reject(new CommandError("unavailable", "this lab server is still starting: try again in a moment"));
+  return cluster.claim(notebookId);
 }
 
 /** Why a run on a server's own PTY ended when another server took its notebook over. */

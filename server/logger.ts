@@ -11,11 +11,7 @@ export type LogLevel = "info" | "warning" | "error";
 
 export type Log = (level: LogLevel, message: string, fields?: Record<string, unknown>) => void;
 
-/**
- * The pino instance behind the server's Log. Only the socket edge
- * (server/socket/notebook-socket.ts) still takes it whole, until its rewrite
- * (issue 28) moves it to Log.
- */
+/** The pino instance behind the server's Log: only the entry point (and tests) make one. */
 export type Logger = pino.Logger;
 
 export function createLogger(level = process.env.LOG_LEVEL ?? "info"): Logger {

@@ -116,8 +116,7 @@ async function main(): Promise<void> {
     workshops: () => workshopCounts(lab.repositories.workshops),
     sockets: () => io?.of("/").sockets.size ?? 0,
   });
-  // The socket edge still takes pino whole (server/logger.ts says why); everything else gets the Log.
-  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: logger });
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log });
 
   await new Promise<void>((resolve) => httpServer.listen(config.port, config.host, resolve));
   const address = httpServer.address();

@@ -13,7 +13,7 @@ import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { ClusterRequest } from "../core/protocol/cluster-messages";
 import type { NotebookHub } from "../notebook/notebook-hub";
 import type { NotebookRuntime } from "../notebook/notebook-runtime";
-import type { Workshops } from "../workshops/workshops";
+import type { WorkshopNotebookRules } from "../workshops/workshop-notebooks";
 import { toClientError } from "../errors";
 import type { Log } from "../logger";
 
@@ -72,7 +72,7 @@ async function handled(runtime: NotebookRuntime, command: Parameters<NotebookRun
 export class LocalDriver {
   constructor(
     private readonly hub: NotebookHub,
-    private readonly workshops: () => Workshops,
+    private readonly workshops: WorkshopNotebookRules,
     private readonly log: Log = () => undefined,
   ) {}
 
@@ -99,7 +99,7 @@ export class LocalDriver {
     },
     execute: async (command, { runtime, notebookId, socketId, participant }) => {
       // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
-      if (participant) await this.workshops().checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
+      if (participant) await this.workshops.checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
       return handled(runtime, command, socketId);
     },
     // Answered from the live kernel (never started for it), in the acknowledgement.
@@ -156,7 +156,7 @@ export class LocalDriver {
 
   /** Shuts down the kernels of the workshop's notebooks driven here. */
   workshopEnded(workshopId: string): Promise<void> {
-    return this.workshops().endLocalKernels(workshopId);
+    return this.workshops.endLocalKernels(workshopId);
   }
 }
 

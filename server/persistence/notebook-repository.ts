@@ -5,11 +5,11 @@
  * edits: `setCellOutputs` does not bump the version.
  *
  * Cell order is a fractional index, so insert and move write one row; a
- * full save rewrites only the cells that changed.
+ * full save rewrites only the cells that changed. How the rows are written
+ * inside an edit's transaction is cell-writes.ts's.
  */
 import { MAX_CELLS } from "../core/limits";
-import type { NotebookDocument } from "../core/protocol/notebook-model";
-import { Prisma, type PrismaClient } from "./generated/client";
+import type { Prisma, PrismaClient } from "./generated/client";
 import {
   byPosition,
   cellSelect,
@@ -19,19 +19,19 @@ import {
   checkCells,
   checkTitle,
   lastRunJson,
-  newCellData,
-  guideOf,
   templateData,
   outputsJson,
   rowToCell,
 } from "./cell-rows";
-import { InvalidDataError, NotFoundError, VersionConflictError } from "./errors";
+import { InvalidDataError, NotFoundError } from "./errors";
 import { checkPredictionInputs, type PredictionInput } from "./prediction-repository";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
-import type { CellInput, LastRun, NotebookSummary, StoredCell, StoredKernelSpec, StoredNotebook, StoredPrediction } from "./types";
+import type { CellInput, LastRun, NotebookSummary, StoredKernelSpec, StoredNotebook } from "./types";
 import type { CellOutput } from "../core/protocol/notebook-model";
+import { bumpVersion, CHUNK, insertCells, positions, renumber, type Tx } from "./cell-writes";
+import { checkKernelSpec } from "./notebook-document";
 
-type Tx = Prisma.TransactionClient;
+export { toNotebookDocument } from "./notebook-document";
 
 const summarySelect = {
   id: true,
@@ -58,8 +58,6 @@ const notebookSelect = {
   kernelGpus: true,
 } satisfies Prisma.NotebookSelect;
 
-/** Rows per statement when writing many cells (well under SQLite's variable limit). */
-const CHUNK = 200;
 
 export interface ListOptions {
   ownerId?: string;
@@ -339,80 +337,6 @@ export class NotebookRepository {
   private async requireExists(notebookId: string): Promise<void> {
     const found = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { id: true } });
     if (!found) throw new NotFoundError("notebook", notebookId);
-  }
-}
-
-/** Bounds the database holds a kernel spec to (the socket API checks the same, and the host's own GPU count). */
-function checkKernelSpec(spec: StoredKernelSpec): StoredKernelSpec {
-  if (spec.hostId !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(spec.hostId)) throw new InvalidDataError(`"${spec.hostId.slice(0, 80)}" is not a host id`);
-  if (!Number.isInteger(spec.gpus) || spec.gpus < 0 || spec.gpus > 1024) throw new InvalidDataError(`a kernel asks for 0 to 1024 GPUs, not ${spec.gpus}`);
-  return spec;
-}
-
-/**
- * The document the runtime and the socket API work on; the kernel is not
- * started. A spec that names no host gets `defaultHost`, the lab's default.
- */
-export function toNotebookDocument(notebook: StoredNotebook, predictions: readonly StoredPrediction[] = [], defaultHost = "local"): NotebookDocument {
-  return {
-    id: notebook.id,
-    title: notebook.title,
-    deleted: notebook.deletedAt !== null,
-    cells: notebook.cells,
-    kernel: { state: "not-started" },
-    kernelSpec: { hostId: notebook.kernelSpec.hostId ?? defaultHost, gpus: notebook.kernelSpec.gpus },
-    predictions: Object.fromEntries(
-      predictions.map((p) => [p.questionId, { questionId: p.questionId, choice: p.choice, afterRun: p.afterRun, committedAt: p.committedAt.toISOString() }]),
-    ),
-  };
-}
-
-/** Bumps the version first, so concurrent writers serialise on the notebook row (PostgreSQL) or the database lock (SQLite). */
-async function bumpVersion(tx: Tx, notebookId: string, expectedVersion: number | undefined): Promise<number> {
-  const where: Prisma.NotebookWhereInput = { id: notebookId, deletedAt: null };
-  if (expectedVersion !== undefined) where.version = expectedVersion;
-  const { count } = await tx.notebook.updateMany({ where, data: { version: { increment: 1 }, updatedAt: new Date() } });
-  const current = await tx.notebook.findUnique({ where: { id: notebookId }, select: { version: true, deletedAt: true } });
-  if (!current) throw new NotFoundError("notebook", notebookId);
-  if (count === 1) return current.version;
-  if (current.deletedAt) throw new NotFoundError("notebook", notebookId, "deleted");
-  throw new VersionConflictError(notebookId, expectedVersion ?? current.version, current.version);
-}
-
-async function positions(tx: Tx, notebookId: string): Promise<Array<{ id: string; position: string }>> {
-  const rows = await tx.cell.findMany({ where: { notebookId }, select: { id: true, position: true } });
-  return rows.sort(byPosition);
-}
-
-/**
- * Multi-row INSERTs: Prisma's createMany costs about 0.3 ms per cell here
- * (query compiler overhead), a 2,000-cell import ten times what SQLite needs.
- * JSON columns are bound as their text: SQLite stores Prisma's Json so, and
- * PostgreSQL gives a parameter sent without a type (node-postgres sends none)
- * the type of the column it is inserted into, jsonb. One statement serves
- * both; the persistence suite runs it on both.
- */
-async function insertCells(tx: Tx, notebookId: string, cells: readonly (CellInput | StoredCell)[], keys: readonly string[]): Promise<void> {
-  const now = new Date();
-  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-  for (let i = 0; i < cells.length; i += CHUNK) {
-    const rows = cells.slice(i, i + CHUNK).map((cell, offset) => {
-      const data = newCellData(cell);
-      const template = cell.template ?? null;
-      return Prisma.sql`(${notebookId}, ${data.id}, ${keys[i + offset]!}, ${data.kind}, ${data.source}, ${data.templateId}, ${json(template?.parameters ?? null)}, ${data.templateDetached}, ${json(template ? guideOf(template) : null)}, ${data.executionCount}, ${json(cell.outputs ?? [])}, ${json(cell.lastRun ?? null)}, ${now})`;
-    });
-    await tx.$executeRaw`INSERT INTO "Cell" ("notebookId", "id", "position", "kind", "source", "templateId", "parameters", "templateDetached", "templateGuide", "executionCount", "outputs", "lastRun", "updatedAt") VALUES ${Prisma.join(rows)}`;
-  }
-}
-
-/** Gives every cell of the notebook a fresh, short key, in the current order. */
-async function renumber(tx: Tx, notebookId: string): Promise<void> {
-  const order = await positions(tx, notebookId);
-  const keys = keysBetween(null, null, order.length);
-  for (const [index, row] of order.entries()) {
-    if (row.position !== keys[index]) {
-      await tx.cell.update({ where: { notebookId_id: { notebookId, id: row.id } }, data: { position: keys[index]! }, select: { id: true } });
-    }
   }
 }
 

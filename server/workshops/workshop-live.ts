@@ -12,6 +12,7 @@
 import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { ParticipantWorkshopView, WorkshopConsoleView } from "../core/protocol/workshop-model";
 import type { WorkshopRepository } from "../persistence/workshop-repository";
+import { errorMessage } from "../core/errors";
 
 export interface WorkshopPush {
   console(workshopId: string, view: WorkshopConsoleView): void;
@@ -175,7 +176,7 @@ export class WorkshopLive {
     try {
       await work();
     } catch (error) {
-      this.onError(`workshop ${workshopId}: the live view failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.onError(`workshop ${workshopId}: the live view failed: ${errorMessage(error)}`);
     }
   }
 }

@@ -19,7 +19,7 @@ import { Server } from "socket.io";
 import { labNames } from "../../server/http/request-guard";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
-import { createLogger } from "../../server/logger";
+import { createLogger, logTo } from "../../server/logger";
 import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { attachNotebookSocket, roomOf, socketServerOptions } from "../../server/socket/notebook-socket";
 import { batchedBroadcast } from "../../server/socket/notebook-events";
@@ -74,7 +74,7 @@ async function setUp(durable: boolean): Promise<Setup> {
     broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
   });
   if (!durable) tellAtOnce(lab);
-  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: createLogger("silent") });
+  attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: logTo(createLogger("silent")) });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const port = (http.address() as AddressInfo).port;
   await signInLocalAdmin(lab, `http://127.0.0.1:${port}`);

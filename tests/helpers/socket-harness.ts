@@ -17,7 +17,7 @@ import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import type { LabHosts } from "../../server/hosts/lab-hosts";
 import type { KernelLimits } from "../../server/notebook/kernel-registry";
-import { createLogger } from "../../server/logger";
+import { createLogger, logTo } from "../../server/logger";
 import type { ClientToServerEvents, NotebookEvent, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { isNotebookOp, notebookAnswerOf, type NotebookAnswer, type NotebookOp, type NotebookSend } from "../../server/core/protocol/ops-notebook";
 import { isLabOp, labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
@@ -69,7 +69,7 @@ export class SocketHarness {
       broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
       auth: { origins: () => [...names.origins], ...options.auth },
     });
-    const log = createLogger("silent");
+    const log = logTo(createLogger("silent"));
     attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: lab.hosts, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log });
     edge = createLabEdge({
       lab,

@@ -20,7 +20,7 @@ import { NotebookController } from "../../components/model/notebook-controller";
 import { draftKey } from "../../components/model/pending-edits";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
-import { createLogger } from "../../server/logger";
+import { createLogger, logTo } from "../../server/logger";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { ClientToServerEvents, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { notebookAnswerOf, type NotebookAnswer, type NotebookOp } from "../../server/core/protocol/ops-notebook";
@@ -67,7 +67,7 @@ class EdgeServer {
         next();
       });
     });
-    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: createLogger("silent") });
+    attachNotebookSocket(io, { hub: lab.hub, drivers: lab.drivers, scenarios: lab.scenarios, hosts: null, access: lab.access, workshops: lab.workshops, repositories: lab.repositories, log: logTo(createLogger("silent")) });
     await new Promise<void>((resolve) => http.listen(options.port ?? 0, "127.0.0.1", resolve));
     const port = (http.address() as AddressInfo).port;
     // The session is in the database: a restarted edge on the same directory accepts the same cookie.

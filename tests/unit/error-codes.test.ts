@@ -97,11 +97,10 @@ describe("errorMessage and errorDetail (server/core/errors.ts)", () => {
   it("are the only copy: no hand-written `e instanceof Error ? e.message : String(e)` left in the lab's code", () => {
     // Files other engineers were rewriting when the helper came (issue 28); each drops out of this list as it adopts it.
     const pending = new Set([
-      "server/socket/notebook-socket.ts",
       "components/model/notebook-controller.ts",
       "components/model/connection.ts",
     ]);
-    const pendingFolders = ["server/workshops/"];
+    const pendingFolders: string[] = [];
     const copy = /\b(\w+) instanceof Error \? \1\.message : String\(\1\)/;
     const root = path.resolve(__dirname, "..", "..");
     const found: string[] = [];
