@@ -101,8 +101,6 @@ describe("errorMessage and errorDetail (server/core/errors.ts)", () => {
       "server/auth/authorize.ts",
       "server/socket/notebook-socket.ts",
       "server/http/execution-routes.ts",
-      "components/model/notebook-controller.ts",
-      "components/model/connection.ts",
     ]);
     const pendingFolders = ["server/workshops/", "server/cluster/", "server/persistence/", "server/core/protocol/"];
     const copy = /\b(\w+) instanceof Error \? \1\.message : String\(\1\)/;
