@@ -33,6 +33,12 @@ export class ViewStore<S extends object> {
     this.emit();
   }
 
+  /** Replaces the whole state and tells the listeners now. */
+  set(next: S): void {
+    this.state = next;
+    this.emit();
+  }
+
   /** Changes the state without telling anyone yet (an `emit` or `emitSoon` follows, or the next update carries it). */
   replace(patch: Partial<S>): void {
     this.state = { ...this.state, ...patch };
