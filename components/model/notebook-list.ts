@@ -8,7 +8,9 @@
 import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
+import type { Refusal } from "../../server/core/protocol/op-table";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
+import { PollingStore } from "./polling-store";
 
 export interface UndoOffer {
   notebookId: string;
@@ -35,14 +37,16 @@ export interface NotebookListOptions {
   importer?: (text: string, fileName: string) => Promise<ImportResult>;
 }
 
+/** Both lists, or the first refusal. */
+type Lists = { ok: true; active: NotebookListItem[]; deleted: NotebookListItem[] };
+
 export class NotebookListController {
-  private state: NotebookListState = { status: "loading", active: [], deleted: [], error: null, undo: null, me: null };
-  private readonly listeners = new Set<() => void>();
+  private readonly store: PollingStore<NotebookListState, Lists>;
+  readonly subscribe: PollingStore<NotebookListState, Lists>["subscribe"];
+  readonly getState: PollingStore<NotebookListState, Lists>["getState"];
   private undoTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly undoMs: number;
   private readonly importer: (text: string, fileName: string) => Promise<ImportResult>;
-  /** Answers to older refreshes are dropped when a newer one was asked. */
-  private refreshSeq = 0;
 
   constructor(
     private readonly transport: LabTransport,
@@ -50,14 +54,18 @@ export class NotebookListController {
   ) {
     this.undoMs = options.undoMs ?? 10_000;
     this.importer = options.importer ?? ((text, fileName) => importNotebook(text, fileName));
+    this.store = new PollingStore<NotebookListState, Lists>(
+      { status: "loading", active: [], deleted: [], error: null, undo: null, me: null },
+      {
+        what: "Loading the notebooks",
+        failed: (error) => `Could not load the notebooks: ${error}`,
+        fetch: () => this.fetchLists(),
+        apply: (lists) => ({ active: sortActive(lists.active), deleted: sortDeleted(lists.deleted) }),
+      },
+    );
+    this.subscribe = this.store.subscribe;
+    this.getState = this.store.getState;
   }
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): NotebookListState => this.state;
 
   start(): void {
     this.transport.onConnect(() => {
@@ -76,27 +84,22 @@ export class NotebookListController {
 
   stop(): void {
     if (this.undoTimer !== null) clearTimeout(this.undoTimer);
+    this.store.stop();
     this.transport.close();
   }
 
-  async refresh(): Promise<void> {
-    const seq = ++this.refreshSeq;
+  refresh(): Promise<void> {
+    return this.store.refresh();
+  }
+
+  private async fetchLists(): Promise<Lists | Refusal> {
     const [active, deleted] = await Promise.all([
       this.transport.send({ op: "list-notebooks", state: "active" }),
       this.transport.send({ op: "list-notebooks", state: "deleted" }),
     ]);
-    if (seq !== this.refreshSeq) return;
-    if (!active.ok || !deleted.ok) {
-      const error = !active.ok ? active.error : !deleted.ok ? deleted.error : "";
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Could not load the notebooks: ${error}` });
-      return;
-    }
-    this.update({
-      status: "ready",
-      active: sortActive(active.notebooks),
-      deleted: sortDeleted(deleted.notebooks),
-      error: this.state.status === "error" ? null : this.state.error,
-    });
+    if (!active.ok) return active;
+    if (!deleted.ok) return deleted;
+    return { ok: true, active: active.notebooks, deleted: deleted.notebooks };
   }
 
   /** A new notebook with this title ("Untitled", numbered, without one); its id, or null (the reason is shown). */
@@ -192,9 +195,12 @@ export class NotebookListController {
     }, this.undoMs);
   }
 
+  private get state(): NotebookListState {
+    return this.store.getState();
+  }
+
   private update(patch: Partial<NotebookListState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
+    this.store.update(patch);
   }
 }
 

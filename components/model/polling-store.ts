@@ -20,8 +20,10 @@ export interface LoadState {
 }
 
 export interface PollingOptions<S, R extends { ok: true }> {
-  /** How a failed load is named in its message ("Loading the hosts"). */
+  /** How a failed load is named in its message ("Loading the hosts" failed: …). */
   what: string;
+  /** The message of a failed load in other words than "<what> failed: <why>". */
+  failed?: (error: string) => string;
   fetch(): Promise<R | Refusal>;
   /** What a good answer changes (a load's failure message is cleared unless this says otherwise). */
   apply(reply: R, state: S): Partial<S>;
@@ -81,13 +83,17 @@ export class PollingStore<S extends LoadState, R extends { ok: true }> extends V
 
   /** Says what failed and why; what was shown stays. */
   fail(what: string, refusal: Refusal): void {
-    const state = this.getState();
-    this.set({ ...state, status: state.status === "ready" ? "ready" : "error", error: `${what} failed: ${refusal.error}` });
+    this.showFailure(`${what} failed: ${refusal.error}`);
   }
 
   dismissError(): void {
     const state = this.getState();
     if (state.error !== null) this.set({ ...state, error: null });
+  }
+
+  private showFailure(message: string): void {
+    const state = this.getState();
+    this.set({ ...state, status: state.status === "ready" ? "ready" : "error", error: message });
   }
 
   private tick(): Promise<void> {
@@ -98,7 +104,7 @@ export class PollingStore<S extends LoadState, R extends { ok: true }> extends V
     const seq = ++this.seq;
     const run = this.options.fetch().then((answer) => {
       if (seq !== this.seq) return;
-      if (!answer.ok) return this.fail(this.options.what, answer);
+      if (!answer.ok) return this.showFailure(this.options.failed?.(answer.error) ?? `${this.options.what} failed: ${answer.error}`);
       const state = this.getState();
       this.set({ ...state, status: "ready", error: state.status === "error" ? null : state.error, ...this.options.apply(answer, state) });
     });

@@ -9,6 +9,7 @@ import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../..
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import { passwordProblem } from "./auth-client";
 import type { LabTransport } from "./lab-client";
+import { PollingStore } from "./polling-store";
 
 export interface UsersState {
   status: "loading" | "ready" | "error";
@@ -50,38 +51,33 @@ export function sortUsers(users: readonly UserView[]): UserView[] {
   return [...users].sort((a, b) => a.name.localeCompare(b.name) || a.email.localeCompare(b.email));
 }
 
+type ListReply = LabReply<"list-users">;
+
 export class UsersController {
-  private state: UsersState = { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false };
-  private readonly listeners = new Set<() => void>();
-  private seq = 0;
+  private readonly store: PollingStore<UsersState, ListReply>;
+  readonly subscribe: PollingStore<UsersState, ListReply>["subscribe"];
+  readonly getState: PollingStore<UsersState, ListReply>["getState"];
 
-  constructor(private readonly transport: LabTransport) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): UsersState => this.state;
+  constructor(private readonly transport: LabTransport) {
+    this.store = new PollingStore<UsersState, ListReply>(
+      { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false },
+      { what: "Loading the users", fetch: () => transport.send({ op: "list-users" }), apply: (reply) => ({ users: sortUsers(reply.users) }) },
+    );
+    this.subscribe = this.store.subscribe;
+    this.getState = this.store.getState;
+  }
 
   start(): void {
-    this.transport.onConnect(() => void this.refresh());
-    void this.refresh();
+    this.store.start(this.transport);
   }
 
   stop(): void {
+    this.store.stop();
     this.transport.close();
   }
 
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    const ack = await this.transport.send({ op: "list-users" });
-    if (seq !== this.seq) return;
-    if (!ack.ok) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Loading the users failed: ${ack.error}` });
-      return;
-    }
-    this.update({ status: "ready", users: sortUsers(ack.users), error: this.state.status === "error" ? null : this.state.error });
+  refresh(): Promise<void> {
+    return this.store.refresh();
   }
 
   /** Makes the account; true when made (the form clears), else the server's reason is shown. */
@@ -145,7 +141,7 @@ export class UsersController {
   }
 
   dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
+    this.store.dismissError();
   }
 
   private upsert(user: UserView): void {
@@ -156,7 +152,7 @@ export class UsersController {
   private async command<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<LabReply<Op> | null> {
     this.update({ busy: true, error: null });
     const ack = await this.transport.send(command);
-    ++this.seq; // a list asked before this answer is older than it
+    this.store.supersede(); // a list asked before this answer is older than it
     this.update({ busy: false });
     if (!ack.ok) {
       this.update({ error: `${what} failed: ${ack.error}` });
@@ -165,9 +161,12 @@ export class UsersController {
     return ack;
   }
 
+  private get state(): UsersState {
+    return this.store.getState();
+  }
+
   private update(patch: Partial<UsersState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
+    this.store.update(patch);
   }
 }
 

@@ -13,6 +13,7 @@ import type { WorkshopConsoleView, WorkshopPace } from "../../server/core/protoc
 import { broadcastCommand, type BroadcastDraft } from "./broadcast-form";
 import type { LiveLabTransport } from "./lab-client";
 import { capacityProblem } from "./workshops";
+import { ViewStore } from "./view-store";
 
 export interface WorkshopConsoleState {
   /** "not-found": no such workshop, or another facilitator's (the server says the same for both). */
@@ -41,8 +42,9 @@ export function newerView(current: WorkshopConsoleView | null, incoming: Worksho
 type WorkshopChange = Omit<LabRequest<"update-workshop">, "op" | "workshopId">;
 
 export class WorkshopConsoleController {
-  private state: WorkshopConsoleState = { status: "loading", view: null, error: null, busy: false, confirmingEnd: false, restarting: [], sent: 0, scenarioTitles: {} };
-  private readonly listeners = new Set<() => void>();
+  private readonly store = new ViewStore<WorkshopConsoleState>({ status: "loading", view: null, error: null, busy: false, confirmingEnd: false, restarting: [], sent: 0, scenarioTitles: {} });
+  readonly subscribe = this.store.subscribe;
+  readonly getState = this.store.getState;
   private unfollow: (() => void) | null = null;
   private seq = 0;
 
@@ -50,13 +52,6 @@ export class WorkshopConsoleController {
     readonly workshopId: string,
     private readonly transport: LiveLabTransport,
   ) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): WorkshopConsoleState => this.state;
 
   /** Follows the pushed views, and asks for the view (which subscribes this connection) now and after every reconnect. */
   start(): void {
@@ -190,9 +185,12 @@ export class WorkshopConsoleController {
     return true;
   }
 
+  private get state(): WorkshopConsoleState {
+    return this.store.getState();
+  }
+
   private update(patch: Partial<WorkshopConsoleState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
+    this.store.update(patch);
   }
 }
 
