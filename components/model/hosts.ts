@@ -8,7 +8,7 @@ import type { LabReply } from "../../server/core/protocol/ops-lab";
 import { assertNever } from "../../server/core/assert-never";
 import type { LabTransport } from "./lab-client";
 import { formatClock } from "./format";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 
 export interface HostsState {
   status: "loading" | "ready" | "error";
@@ -20,34 +20,12 @@ export interface HostsState {
 
 type HostsReply = LabReply<"list-hosts">;
 
-export class HostsController {
-  private readonly store: PollingStore<HostsState, HostsReply>;
-  readonly subscribe: PollingStore<HostsState, HostsReply>["subscribe"];
-  readonly getState: PollingStore<HostsState, HostsReply>["getState"];
-
+export class HostsController extends PolledPage<HostsState, HostsReply> {
   constructor(
     private readonly transport: LabTransport,
     pollMs = 5_000,
   ) {
-    this.store = new PollingStore<HostsState, HostsReply>(
-      { status: "loading", hosts: null, error: null, checking: [] },
-      { what: "Loading the hosts", fetch: () => transport.send({ op: "list-hosts" }), apply: (reply) => ({ hosts: reply.hosts, error: null }), pollMs },
-    );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
-  }
-
-  start(): void {
-    this.store.start(this.transport);
-  }
-
-  stop(): void {
-    this.store.stop();
-    this.transport.close();
-  }
-
-  refresh(): Promise<void> {
-    return this.store.refresh();
+    super(transport, { status: "loading", hosts: null, error: null, checking: [] }, { what: "Loading the hosts", fetch: () => transport.send({ op: "list-hosts" }), apply: (reply) => ({ hosts: reply.hosts, error: null }), pollMs });
   }
 
   /** Connects to the host now and asks its health; its card shows the answer, or why it is unreachable. */
@@ -67,9 +45,6 @@ export class HostsController {
     return true;
   }
 
-  dismissError(): void {
-    this.store.dismissError();
-  }
 }
 
 /** A kernel holding or waiting for GPUs, in words: who (the notebook only where the viewer may read it), a link to it, since when. */

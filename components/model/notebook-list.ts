@@ -10,7 +10,7 @@ import type { NotebookListItem } from "../../server/core/protocol/notebook-model
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import type { Refusal } from "../../server/core/protocol/op-table";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 
 export interface UndoOffer {
   notebookId: string;
@@ -40,10 +40,7 @@ export interface NotebookListOptions {
 /** Both lists, or the first refusal. */
 type Lists = { ok: true; active: NotebookListItem[]; deleted: NotebookListItem[] };
 
-export class NotebookListController {
-  private readonly store: PollingStore<NotebookListState, Lists>;
-  readonly subscribe: PollingStore<NotebookListState, Lists>["subscribe"];
-  readonly getState: PollingStore<NotebookListState, Lists>["getState"];
+export class NotebookListController extends PolledPage<NotebookListState, Lists> {
   private undoTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly undoMs: number;
   private readonly importer: (text: string, fileName: string) => Promise<ImportResult>;
@@ -52,22 +49,22 @@ export class NotebookListController {
     private readonly transport: LabTransport,
     options: NotebookListOptions = {},
   ) {
-    this.undoMs = options.undoMs ?? 10_000;
-    this.importer = options.importer ?? ((text, fileName) => importNotebook(text, fileName));
-    this.store = new PollingStore<NotebookListState, Lists>(
+    super(
+      transport,
       { status: "loading", active: [], deleted: [], error: null, undo: null, me: null },
       {
         what: "Loading the notebooks",
         failed: (error) => `Could not load the notebooks: ${error}`,
-        fetch: () => this.fetchLists(),
+        fetch: () => fetchLists(transport),
         apply: (lists) => ({ active: sortActive(lists.active), deleted: sortDeleted(lists.deleted) }),
       },
     );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
+    this.undoMs = options.undoMs ?? 10_000;
+    this.importer = options.importer ?? ((text, fileName) => importNotebook(text, fileName));
   }
 
-  start(): void {
+  /** Lists and who is signed in, now and after every reconnect (one listener: a transport may keep only one). */
+  override start(): void {
     this.transport.onConnect(() => {
       void this.refresh();
       void this.loadMe();
@@ -82,24 +79,9 @@ export class NotebookListController {
     if (ack.ok) this.update({ me: ack.me });
   }
 
-  stop(): void {
+  override stop(): void {
     if (this.undoTimer !== null) clearTimeout(this.undoTimer);
-    this.store.stop();
-    this.transport.close();
-  }
-
-  refresh(): Promise<void> {
-    return this.store.refresh();
-  }
-
-  private async fetchLists(): Promise<Lists | Refusal> {
-    const [active, deleted] = await Promise.all([
-      this.transport.send({ op: "list-notebooks", state: "active" }),
-      this.transport.send({ op: "list-notebooks", state: "deleted" }),
-    ]);
-    if (!active.ok) return active;
-    if (!deleted.ok) return deleted;
-    return { ok: true, active: active.notebooks, deleted: deleted.notebooks };
+    super.stop();
   }
 
   /** A new notebook with this title ("Untitled", numbered, without one); its id, or null (the reason is shown). */
@@ -158,10 +140,6 @@ export class NotebookListController {
     if (this.state.undo !== null) this.update({ undo: null });
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
-
   /** Import an .ipynb file's text; the new notebook's id, or null with the server's reason shown. */
   /** The new notebook's id and the import's notes, or null (the error is on the page). */
   async importFile(fileName: string, text: string): Promise<{ id: string; notes: string[] } | null> {
@@ -195,13 +173,13 @@ export class NotebookListController {
     }, this.undoMs);
   }
 
-  private get state(): NotebookListState {
-    return this.store.getState();
-  }
+}
 
-  private update(patch: Partial<NotebookListState>): void {
-    this.store.update(patch);
-  }
+async function fetchLists(transport: LabTransport): Promise<Lists | Refusal> {
+  const [active, deleted] = await Promise.all([transport.send({ op: "list-notebooks", state: "active" }), transport.send({ op: "list-notebooks", state: "deleted" })]);
+  if (!active.ok) return active;
+  if (!deleted.ok) return deleted;
+  return { ok: true, active: active.notebooks, deleted: deleted.notebooks };
 }
 
 /** The user's own notebooks, and those others shared with them (listed apart, with the owner's name). */

@@ -115,3 +115,54 @@ export class PollingStore<S extends LoadState, R extends { ok: true }> extends V
     return settled;
   }
 }
+
+/** Where a page's list comes from: reconnects to load again on, and a connection to close with the page. */
+export interface PageLink extends ReconnectSource {
+  close(): void;
+}
+
+/**
+ * A page over one polling store (hosts, kernels, users, workshops…): what
+ * React reads, start and stop, refresh and dismissing the error, written
+ * once; the page adds its own actions over `store`.
+ */
+export class PolledPage<S extends LoadState, R extends { ok: true }> {
+  protected readonly store: PollingStore<S, R>;
+  readonly subscribe: PollingStore<S, R>["subscribe"];
+  readonly getState: PollingStore<S, R>["getState"];
+
+  constructor(
+    private readonly link: PageLink | null,
+    initial: S,
+    options: PollingOptions<S, R>,
+  ) {
+    this.store = new PollingStore(initial, options);
+    this.subscribe = this.store.subscribe;
+    this.getState = this.store.getState;
+  }
+
+  start(): void {
+    if (this.link !== null) this.store.start(this.link);
+  }
+
+  stop(): void {
+    this.store.stop();
+    this.link?.close();
+  }
+
+  refresh(): Promise<void> {
+    return this.store.refresh();
+  }
+
+  dismissError(): void {
+    this.store.dismissError();
+  }
+
+  protected get state(): S {
+    return this.store.getState();
+  }
+
+  protected update(patch: Partial<S>): void {
+    this.store.update(patch);
+  }
+}

@@ -8,7 +8,7 @@ import { describePeriod, type KernelListing, type ListedKernel } from "../../ser
 import { formatBytes, formatDuration, formatRelativeTime } from "./format";
 import type { LabTransport } from "./lab-client";
 import type { LabReply, LabSend } from "../../server/core/protocol/ops-lab";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 import { assertNever } from "../../server/core/assert-never";
 
 export interface RunningKernelsState {
@@ -29,36 +29,19 @@ export interface RunningKernelsOptions {
 
 type ListReply = LabReply<"list-kernels">;
 
-export class RunningKernelsController {
-  private readonly store: PollingStore<RunningKernelsState, ListReply>;
-  readonly subscribe: PollingStore<RunningKernelsState, ListReply>["subscribe"];
-  readonly getState: PollingStore<RunningKernelsState, ListReply>["getState"];
+export class RunningKernelsController extends PolledPage<RunningKernelsState, ListReply> {
   private readonly confirm: (question: string) => boolean;
 
   constructor(
     private readonly transport: LabTransport,
     options: RunningKernelsOptions = {},
   ) {
-    this.confirm = options.confirm ?? (() => true);
-    this.store = new PollingStore<RunningKernelsState, ListReply>(
+    super(
+      transport,
       { status: "loading", listing: null, error: null, stopping: [] },
       { what: "Loading the kernels", fetch: () => transport.send({ op: "list-kernels" }), apply: (reply) => ({ listing: reply.kernels, error: null }), pollMs: options.pollMs ?? 3_000 },
     );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
-  }
-
-  start(): void {
-    this.store.start(this.transport);
-  }
-
-  stop(): void {
-    this.store.stop();
-    this.transport.close();
-  }
-
-  refresh(): Promise<void> {
-    return this.store.refresh();
+    this.confirm = options.confirm ?? (() => true);
   }
 
   /** By its notebook when the viewer may name it, else by its opaque ref (an admin's list of everyone's). */
@@ -82,9 +65,6 @@ export class RunningKernelsController {
     return ok;
   }
 
-  dismissError(): void {
-    this.store.dismissError();
-  }
 
   /** A shutdown answers with the listing after it: fresher than any list asked before. */
   private async act<Op extends "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels">(command: LabSend<Op>, what: string): Promise<boolean> {

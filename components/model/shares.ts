@@ -5,7 +5,7 @@
  */
 import type { ShareAccess, ShareView } from "../../server/core/protocol/accounts-model";
 import type { LabAnswer, LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 
 /** Sends a lab op over the page's socket; resolves with that op's answer. */
 export type ShareSend = <Op extends LabOp>(command: LabSend<Op>) => Promise<LabAnswer<Op>>;
@@ -29,21 +29,16 @@ export function sortShares(shares: readonly ShareView[]): ShareView[] {
 
 type ListReply = LabReply<"list-shares">;
 
-export class SharesController {
-  private readonly store: PollingStore<SharesState, ListReply>;
-  readonly subscribe: PollingStore<SharesState, ListReply>["subscribe"];
-  readonly getState: PollingStore<SharesState, ListReply>["getState"];
-
+export class SharesController extends PolledPage<SharesState, ListReply> {
   constructor(
     readonly notebookId: string,
     private readonly send: ShareSend,
   ) {
-    this.store = new PollingStore<SharesState, ListReply>(
+    super(
+      null,
       { open: false, status: "loading", shares: [], error: null, busy: false },
       { what: "Listing the shares", fetch: () => send({ op: "list-shares", notebookId }), apply: (reply) => ({ shares: sortShares(reply.shares) }) },
     );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
   }
 
   /** Opens the panel and lists the shares as they are now (another tab may have changed them). */
@@ -71,9 +66,6 @@ export class SharesController {
     return this.command(email, "none", "Stopping the share");
   }
 
-  dismissError(): void {
-    this.store.dismissError();
-  }
 
   private async command(email: string, access: ShareAccess | "none", what: string): Promise<boolean> {
     this.update({ busy: true, error: null });
@@ -88,7 +80,4 @@ export class SharesController {
     return true;
   }
 
-  private update(patch: Partial<SharesState>): void {
-    this.store.update(patch);
-  }
 }

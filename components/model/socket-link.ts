@@ -6,7 +6,7 @@
  * shows. Separate from the notebook on top of it: this knows nothing of
  * opening a notebook, only when the link is up.
  */
-import { io } from "socket.io-client";
+import { io, type ManagerOptions, type SocketOptions } from "socket.io-client";
 import { sessionEndWords, watchSession } from "./session-ended";
 import type { NotebookSocket } from "./socket-rpc";
 
@@ -36,6 +36,18 @@ export function classifyDisconnect(reason: string): DisconnectPolicy {
       return "auto-reconnect";
   }
 }
+
+/** How the notebook page's socket connects and reconnects (the chaos run's participants connect the same way). */
+export const NOTEBOOK_SOCKET_OPTIONS = {
+  // WebSocket only, as the server allows: behind a load balancer each connection stays on one lab server.
+  transports: ["websocket"],
+  autoConnect: false,
+  reconnection: true,
+  reconnectionDelay: 500,
+  reconnectionDelayMax: 5_000,
+  randomizationFactor: 0.5,
+  timeout: 10_000,
+} satisfies Partial<ManagerOptions & SocketOptions>;
 
 export interface LinkHooks {
   /** The socket (re)connected: open what rides on it. */
@@ -67,18 +79,7 @@ export class SocketLink {
 
   start(): void {
     if (this.live !== null) return;
-    const socket =
-      this.createSocket?.() ??
-      io({
-        // WebSocket only, as the server allows: behind a load balancer each connection stays on one lab server.
-        transports: ["websocket"],
-        autoConnect: false,
-        reconnection: true,
-        reconnectionDelay: 500,
-        reconnectionDelayMax: 5_000,
-        randomizationFactor: 0.5,
-        timeout: 10_000,
-      });
+    const socket = this.createSocket?.() ?? io(NOTEBOOK_SOCKET_OPTIONS);
     this.live = socket;
     socket.on("connect", () => this.hooks.connected(socket));
     socket.on("disconnect", (reason) => this.onDisconnect(reason));

@@ -46,6 +46,11 @@ export function requestNotebook<Op extends NotebookOp>(socket: NotebookSocket | 
 /** A notebook-list command (rename, restore…) over the same socket; resolves with the op's own answer ("unavailable" when none came). */
 export function requestLab<Op extends LabOp>(socket: NotebookSocket | null, command: LabSend<Op>, timeoutMs: number): Promise<LabAnswer<Op>> {
   if (socket === null || !socket.connected) return Promise.resolve({ ok: false, error: NOT_CONNECTED, code: "unavailable" });
+  return emitLab(socket, command, timeoutMs);
+}
+
+/** The same without asking whether the socket is up: socket.io buffers it until the (re)connect, within the time limit. */
+export function emitLab<Op extends LabOp>(socket: NotebookSocket, command: LabSend<Op>, timeoutMs: number): Promise<LabAnswer<Op>> {
   return new Promise((resolve) => {
     socket.timeout(timeoutMs).emit("lab:command", command, (err: Error | null, reply: unknown) => {
       resolve(err !== null ? { ok: false, error: NO_ANSWER, code: "unavailable" } : labAnswerOf<Op>(command.op, reply));

@@ -9,7 +9,7 @@ import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../..
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import { passwordProblem } from "./auth-client";
 import type { LabTransport } from "./lab-client";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 
 export interface UsersState {
   status: "loading" | "ready" | "error";
@@ -53,31 +53,13 @@ export function sortUsers(users: readonly UserView[]): UserView[] {
 
 type ListReply = LabReply<"list-users">;
 
-export class UsersController {
-  private readonly store: PollingStore<UsersState, ListReply>;
-  readonly subscribe: PollingStore<UsersState, ListReply>["subscribe"];
-  readonly getState: PollingStore<UsersState, ListReply>["getState"];
-
+export class UsersController extends PolledPage<UsersState, ListReply> {
   constructor(private readonly transport: LabTransport) {
-    this.store = new PollingStore<UsersState, ListReply>(
+    super(
+      transport,
       { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false },
       { what: "Loading the users", fetch: () => transport.send({ op: "list-users" }), apply: (reply) => ({ users: sortUsers(reply.users) }) },
     );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
-  }
-
-  start(): void {
-    this.store.start(this.transport);
-  }
-
-  stop(): void {
-    this.store.stop();
-    this.transport.close();
-  }
-
-  refresh(): Promise<void> {
-    return this.store.refresh();
   }
 
   /** Makes the account; true when made (the form clears), else the server's reason is shown. */
@@ -140,9 +122,6 @@ export class UsersController {
     return true;
   }
 
-  dismissError(): void {
-    this.store.dismissError();
-  }
 
   private upsert(user: UserView): void {
     const others = this.state.users.filter((u) => u.id !== user.id);
@@ -161,12 +140,5 @@ export class UsersController {
     return ack;
   }
 
-  private get state(): UsersState {
-    return this.store.getState();
-  }
-
-  private update(patch: Partial<UsersState>): void {
-    this.store.update(patch);
-  }
 }
 

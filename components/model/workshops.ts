@@ -9,7 +9,7 @@ import { MAX_WORKSHOP_CAPACITY } from "../../server/core/protocol/socket-api";
 import type { LabReply, LabRequest } from "../../server/core/protocol/ops-lab";
 import type { WorkshopPace } from "../../server/core/protocol/workshop-model";
 import type { LabTransport } from "./lab-client";
-import { PollingStore } from "./polling-store";
+import { PolledPage } from "./polling-store";
 
 export interface WorkshopsState {
   status: "loading" | "ready" | "error";
@@ -153,36 +153,22 @@ export function newWorkshopOptions(fields: NewWorkshopFields): { ok: true; optio
 
 type ListReply = LabReply<"list-workshops">;
 
-export class WorkshopsController {
-  private readonly store: PollingStore<WorkshopsState, ListReply>;
-  readonly subscribe: PollingStore<WorkshopsState, ListReply>["subscribe"];
-  readonly getState: PollingStore<WorkshopsState, ListReply>["getState"];
-
+export class WorkshopsController extends PolledPage<WorkshopsState, ListReply> {
   constructor(
     private readonly transport: LabTransport,
     pollMs = 10_000,
   ) {
-    this.store = new PollingStore<WorkshopsState, ListReply>(
+    super(
+      transport,
       { status: "loading", workshops: [], scenarios: null, error: null, creating: false },
       { what: "Loading the workshops", fetch: () => transport.send({ op: "list-workshops" }), apply: (reply) => ({ workshops: sortWorkshops(reply.workshops) }), pollMs },
     );
-    this.subscribe = this.store.subscribe;
-    this.getState = this.store.getState;
   }
 
   /** Lists the workshops and the scenarios; the list is refreshed while the page is open (participants keep joining). */
-  start(): void {
-    this.store.start(this.transport);
+  override start(): void {
+    super.start();
     void this.loadScenarios();
-  }
-
-  stop(): void {
-    this.store.stop();
-    this.transport.close();
-  }
-
-  refresh(): Promise<void> {
-    return this.store.refresh();
   }
 
   async loadScenarios(): Promise<void> {
@@ -212,9 +198,6 @@ export class WorkshopsController {
     return made;
   }
 
-  dismissError(): void {
-    this.store.dismissError();
-  }
 }
 
 /** Why this capacity cannot be sent, or null (the creation form and the console's capacity field). */
