@@ -5,7 +5,7 @@
  * The parent remounts it (a new key) after each broadcast sent, which clears it.
  */
 import { useState, type FormEvent } from "react";
-import { broadcastCommand, type BroadcastDraft } from "./model/workshop-console";
+import { broadcastCommand, type BroadcastDraft } from "./model/broadcast-form";
 
 import "./Broadcasts.css";
 

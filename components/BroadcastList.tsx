@@ -1,7 +1,8 @@
 "use client";
 /** The broadcasts sent so far, newest first. */
 import type { WorkshopBroadcast } from "../server/core/protocol/workshop-model";
-import { formatWhen, presetText } from "./model/workshop-console";
+import { presetText } from "./model/broadcast-form";
+import { formatWhen } from "./model/workshop-console-words";
 
 import "./Broadcasts.css";
 

@@ -7,7 +7,8 @@
 import { useState } from "react";
 import { MAX_WORKSHOP_CAPACITY } from "../server/core/protocol/socket-api";
 import { WORKSHOP_PACES } from "../server/core/protocol/workshop-model";
-import type { ConsoleHeader as Header, WorkshopConsoleController } from "./model/workshop-console";
+import type { WorkshopConsoleController } from "./model/workshop-console";
+import type { ConsoleHeader as Header } from "./model/workshop-console-words";
 import WorkshopSizingNote from "./WorkshopSizingNote";
 
 type Actions = Pick<WorkshopConsoleController, "setClosed" | "setCapacity" | "setPace" | "revealNextStep" | "askEnd" | "cancelEnd" | "endNow">;

@@ -2,7 +2,7 @@
 /** One "predict first" question across the class: per choice, how many predicted it beside how many measured it. */
 import type { QuestionTally } from "../server/core/protocol/workshop-model";
 import Markdown from "./Markdown";
-import { tallyCard } from "./model/workshop-console";
+import { tallyCard } from "./model/workshop-console-words";
 
 import "./QuestionTallyChart.css";
 

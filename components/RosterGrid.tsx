@@ -1,7 +1,7 @@
 "use client";
 /** The console's roster: one row per participant, in the order they joined. */
 import type { RosterRow } from "../server/core/protocol/workshop-model";
-import { rosterCard } from "./model/workshop-console";
+import { rosterCard } from "./model/workshop-console-words";
 import RosterRowView from "./RosterRowView";
 
 import "./RosterGrid.css";

@@ -5,7 +5,7 @@
  * peek at their notebook (read-only; the server never lets a facilitator edit it) and a
  * kernel restart.
  */
-import type { RosterCard } from "./model/workshop-console";
+import type { RosterCard } from "./model/workshop-console-words";
 
 interface Props {
   card: RosterCard;

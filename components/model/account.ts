@@ -7,6 +7,7 @@
 import type { Me } from "../../server/core/protocol/accounts-model";
 import { changePassword, type AuthResult } from "./auth-client";
 import { pageSession, type SessionWatch } from "./session-ended";
+import { ViewStore } from "./view-store";
 
 export interface PasswordChangeState {
   /** "changed": done; the page reloads once the server ends the old session. */
@@ -25,8 +26,9 @@ export interface PasswordChangeOptions {
 }
 
 export class PasswordChangeController {
-  private state: PasswordChangeState = { phase: "form", error: null };
-  private readonly listeners = new Set<() => void>();
+  private readonly store = new ViewStore<PasswordChangeState>({ phase: "form", error: null });
+  readonly subscribe = this.store.subscribe;
+  readonly getState = this.store.getState;
   private readonly change: (current: string, next: string) => Promise<AuthResult>;
   private readonly session: SessionWatch;
 
@@ -34,13 +36,6 @@ export class PasswordChangeController {
     this.change = options.change ?? ((current, next) => changePassword(current, next));
     this.session = options.session ?? pageSession;
   }
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): PasswordChangeState => this.state;
 
   /** True once changed; else the reason (the server's words, or too short) is shown and the form stays. */
   async submit(current: string, next: string): Promise<boolean> {
@@ -59,8 +54,11 @@ export class PasswordChangeController {
     return true;
   }
 
+  private get state(): PasswordChangeState {
+    return this.store.getState();
+  }
+
   private update(patch: Partial<PasswordChangeState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
+    this.store.update(patch);
   }
 }

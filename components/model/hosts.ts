@@ -4,10 +4,11 @@
  * pure functions (hostCard), so the component only renders.
  */
 import { describeHolder, formatUptime, gpuCountLabel, shortGpuId, type GpuUserView, type HostView } from "../../server/core/protocol/hosts-model";
-import type { Refusal } from "../../server/core/protocol/op-table";
+import type { LabReply } from "../../server/core/protocol/ops-lab";
 import { assertNever } from "../../server/core/assert-never";
 import type { LabTransport } from "./lab-client";
 import { formatClock } from "./format";
+import { PolledPage } from "./polling-store";
 
 export interface HostsState {
   status: "loading" | "ready" | "error";
@@ -17,73 +18,33 @@ export interface HostsState {
   checking: readonly string[];
 }
 
-export class HostsController {
-  private state: HostsState = { status: "loading", hosts: null, error: null, checking: [] };
-  private readonly listeners = new Set<() => void>();
-  private timer: ReturnType<typeof setInterval> | null = null;
-  /** An older list's answer never replaces a newer one (or a check's fresher view). */
-  private seq = 0;
+type HostsReply = LabReply<"list-hosts">;
 
-  constructor(private readonly transport: LabTransport, private readonly pollMs = 5_000) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): HostsState => this.state;
-
-  start(): void {
-    this.transport.onConnect(() => void this.refresh());
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.pollMs);
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    this.transport.close();
-  }
-
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    const ack = await this.transport.send({ op: "list-hosts" });
-    if (!ack.ok) {
-      this.failed("Loading the hosts", ack);
-      return;
-    }
-    if (seq === this.seq) this.update({ status: "ready", hosts: ack.hosts, error: null });
+export class HostsController extends PolledPage<HostsState, HostsReply> {
+  constructor(
+    private readonly transport: LabTransport,
+    pollMs = 5_000,
+  ) {
+    super(transport, { status: "loading", hosts: null, error: null, checking: [] }, { what: "Loading the hosts", fetch: () => transport.send({ op: "list-hosts" }), apply: (reply) => ({ hosts: reply.hosts, error: null }), pollMs });
   }
 
   /** Connects to the host now and asks its health; its card shows the answer, or why it is unreachable. */
   async check(hostId: string): Promise<boolean> {
-    this.update({ checking: [...this.state.checking, hostId] });
+    this.store.update({ checking: [...this.getState().checking, hostId] });
     const ack = await this.transport.send({ op: "check-host", hostId });
-    ++this.seq; // a list asked before this answer is older than it
-    this.update({ checking: this.state.checking.filter((id) => id !== hostId) });
+    this.store.supersede(); // a list asked before this answer is older than it
+    this.store.update({ checking: this.getState().checking.filter((id) => id !== hostId) });
     if (!ack.ok) {
-      this.failed(`Checking ${hostId}`, ack);
+      this.store.fail(`Checking ${hostId}`, ack);
       return false;
     }
     const fresh = ack.host;
-    const hosts = this.state.hosts ?? [];
+    const hosts = this.getState().hosts ?? [];
     const known = hosts.some((host) => host.id === fresh.id);
-    this.update({ status: "ready", hosts: known ? hosts.map((host) => (host.id === fresh.id ? fresh : host)) : [...hosts, fresh] });
+    this.store.update({ status: "ready", hosts: known ? hosts.map((host) => (host.id === fresh.id ? fresh : host)) : [...hosts, fresh] });
     return true;
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
-
-  private failed(what: string, refusal: Refusal): void {
-    this.update({ status: this.state.hosts === null ? "error" : "ready", error: `${what} failed: ${refusal.error}` });
-  }
-
-  private update(patch: Partial<HostsState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
 }
 
 /** A kernel holding or waiting for GPUs, in words: who (the notebook only where the viewer may read it), a link to it, since when. */

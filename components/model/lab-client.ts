@@ -7,8 +7,8 @@ import { io } from "socket.io-client";
 import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../server/core/limits";
 import { NOTEBOOK_IMPORT_PATH, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
-import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
-import type { NotebookSocket } from "./connection";
+import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
+import { emitLab, type NotebookSocket } from "./socket-rpc";
 import { watchSession } from "./session-ended";
 
 /** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
@@ -41,11 +41,7 @@ export class SocketLabTransport implements LiveLabTransport {
 
   send<Op extends LabOp>(command: LabSend<Op>): Promise<LabAnswer<Op>> {
     // Sent at once when connected, else buffered by socket.io until the (re)connect, within the time limit.
-    return new Promise((resolve) => {
-      this.socket.timeout(this.ackTimeoutMs).emit("lab:command", command, (err: Error | null, reply: unknown) => {
-        resolve(err !== null ? { ok: false, error: "no answer from the server (timed out or disconnected)", code: "unavailable" } : labAnswerOf<Op>(command.op, reply));
-      });
-    });
+    return emitLab(this.socket, command, this.ackTimeoutMs);
   }
 
   onConnect(listener: () => void): void {

@@ -8,6 +8,7 @@ import { assertNever } from "../../server/core/assert-never";
 import { signOut, type AuthResult } from "./auth-client";
 import type { LabTransport } from "./lab-client";
 import { pageSession, type SessionWatch } from "./session-ended";
+import { ViewStore } from "./view-store";
 
 export interface MeState {
   status: "loading" | "ready" | "error";
@@ -54,8 +55,9 @@ export interface MeOptions {
 }
 
 export class MeController {
-  private state: MeState = { status: "loading", me: null, error: null, signingOut: false };
-  private readonly listeners = new Set<() => void>();
+  private readonly store = new ViewStore<MeState>({ status: "loading", me: null, error: null, signingOut: false });
+  readonly subscribe = this.store.subscribe;
+  readonly getState = this.store.getState;
   private readonly doSignOut: () => Promise<AuthResult>;
   private readonly leave: (path: string) => void;
   private readonly session: SessionWatch;
@@ -69,13 +71,6 @@ export class MeController {
     this.leave = options.leave ?? ((path) => window.location.assign(path));
     this.session = options.session ?? pageSession;
   }
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): MeState => this.state;
 
   start(): void {
     this.transport.onConnect(() => void this.load());
@@ -110,8 +105,11 @@ export class MeController {
     return true;
   }
 
+  private get state(): MeState {
+    return this.store.getState();
+  }
+
   private update(patch: Partial<MeState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
+    this.store.update(patch);
   }
 }

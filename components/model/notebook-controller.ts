@@ -39,6 +39,7 @@ import type { KernelAssist } from "./kernel-assist";
 import { applyLocalAction, applyServerEvent, reuseUnchangedCells } from "../../server/core/notebook/notebook-state";
 import { rebase, type StructuralCommand } from "./pending-edits";
 import { saveStatus, saveStatusText, type SaveStatus } from "./save-status";
+import { nextFrame } from "./view-store";
 
 export interface Notice {
   id: number;
@@ -143,7 +144,7 @@ export class NotebookController {
     readonly notebookId: string,
     options: ControllerOptions = {},
   ) {
-    this.schedule = options.schedule ?? defaultSchedule;
+    this.schedule = options.schedule ?? nextFrame;
     this.confirm = options.confirm ?? (() => true);
     this.undoMs = options.undoMs ?? 10_000;
     this.connection = new NotebookConnection(
@@ -824,20 +825,3 @@ function describe(command: ControlCommand): string {
 function now(): number {
   return typeof performance !== "undefined" ? performance.now() : Date.now();
 }
-
-function defaultSchedule(run: () => void): void {
-  if (typeof requestAnimationFrame === "function") {
-    // rAF does not fire in background tabs; the timeout guarantees progress there.
-    let done = false;
-    const once = (): void => {
-      if (done) return;
-      done = true;
-      run();
-    };
-    requestAnimationFrame(once);
-    setTimeout(once, 100);
-  } else {
-    setTimeout(run, 16);
-  }
-}
-

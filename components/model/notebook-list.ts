@@ -8,7 +8,9 @@
 import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
+import type { Refusal } from "../../server/core/protocol/op-table";
 import { importNotebook, type ImportResult, type LabTransport } from "./lab-client";
+import { PolledPage } from "./polling-store";
 
 export interface UndoOffer {
   notebookId: string;
@@ -35,31 +37,34 @@ export interface NotebookListOptions {
   importer?: (text: string, fileName: string) => Promise<ImportResult>;
 }
 
-export class NotebookListController {
-  private state: NotebookListState = { status: "loading", active: [], deleted: [], error: null, undo: null, me: null };
-  private readonly listeners = new Set<() => void>();
+/** Both lists, or the first refusal. */
+type Lists = { ok: true; active: NotebookListItem[]; deleted: NotebookListItem[] };
+
+export class NotebookListController extends PolledPage<NotebookListState, Lists> {
   private undoTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly undoMs: number;
   private readonly importer: (text: string, fileName: string) => Promise<ImportResult>;
-  /** Answers to older refreshes are dropped when a newer one was asked. */
-  private refreshSeq = 0;
 
   constructor(
     private readonly transport: LabTransport,
     options: NotebookListOptions = {},
   ) {
+    super(
+      transport,
+      { status: "loading", active: [], deleted: [], error: null, undo: null, me: null },
+      {
+        what: "Loading the notebooks",
+        failed: (error) => `Could not load the notebooks: ${error}`,
+        fetch: () => fetchLists(transport),
+        apply: (lists) => ({ active: sortActive(lists.active), deleted: sortDeleted(lists.deleted) }),
+      },
+    );
     this.undoMs = options.undoMs ?? 10_000;
     this.importer = options.importer ?? ((text, fileName) => importNotebook(text, fileName));
   }
 
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): NotebookListState => this.state;
-
-  start(): void {
+  /** Lists and who is signed in, now and after every reconnect (one listener: a transport may keep only one). */
+  override start(): void {
     this.transport.onConnect(() => {
       void this.refresh();
       void this.loadMe();
@@ -74,29 +79,9 @@ export class NotebookListController {
     if (ack.ok) this.update({ me: ack.me });
   }
 
-  stop(): void {
+  override stop(): void {
     if (this.undoTimer !== null) clearTimeout(this.undoTimer);
-    this.transport.close();
-  }
-
-  async refresh(): Promise<void> {
-    const seq = ++this.refreshSeq;
-    const [active, deleted] = await Promise.all([
-      this.transport.send({ op: "list-notebooks", state: "active" }),
-      this.transport.send({ op: "list-notebooks", state: "deleted" }),
-    ]);
-    if (seq !== this.refreshSeq) return;
-    if (!active.ok || !deleted.ok) {
-      const error = !active.ok ? active.error : !deleted.ok ? deleted.error : "";
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Could not load the notebooks: ${error}` });
-      return;
-    }
-    this.update({
-      status: "ready",
-      active: sortActive(active.notebooks),
-      deleted: sortDeleted(deleted.notebooks),
-      error: this.state.status === "error" ? null : this.state.error,
-    });
+    super.stop();
   }
 
   /** A new notebook with this title ("Untitled", numbered, without one); its id, or null (the reason is shown). */
@@ -155,10 +140,6 @@ export class NotebookListController {
     if (this.state.undo !== null) this.update({ undo: null });
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
-
   /** Import an .ipynb file's text; the new notebook's id, or null with the server's reason shown. */
   /** The new notebook's id and the import's notes, or null (the error is on the page). */
   async importFile(fileName: string, text: string): Promise<{ id: string; notes: string[] } | null> {
@@ -192,10 +173,13 @@ export class NotebookListController {
     }, this.undoMs);
   }
 
-  private update(patch: Partial<NotebookListState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
+}
+
+async function fetchLists(transport: LabTransport): Promise<Lists | Refusal> {
+  const [active, deleted] = await Promise.all([transport.send({ op: "list-notebooks", state: "active" }), transport.send({ op: "list-notebooks", state: "deleted" })]);
+  if (!active.ok) return active;
+  if (!deleted.ok) return deleted;
+  return { ok: true, active: active.notebooks, deleted: deleted.notebooks };
 }
 
 /** The user's own notebooks, and those others shared with them (listed apart, with the owner's name). */

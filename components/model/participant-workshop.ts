@@ -15,6 +15,7 @@ import type { NotebookCommand } from "../../server/core/protocol/socket-api";
 import type { ParticipantWorkshopView, WorkshopBroadcast } from "../../server/core/protocol/workshop-model";
 import { hiddenCells, notebookSteps } from "../../server/core/notebook/workshop-steps";
 import type { LiveLabTransport } from "./lab-client";
+import { ViewStore } from "./view-store";
 
 export type ParticipantWorkshopState = {
   /** Ids of broadcasts this participant dismissed or applied (in this browser). */
@@ -48,8 +49,9 @@ export interface ParticipantWorkshopOptions {
 }
 
 export class ParticipantWorkshopController {
-  private state: ParticipantWorkshopState = { status: "loading", handled: new Set() };
-  private readonly listeners = new Set<() => void>();
+  private readonly store = new ViewStore<ParticipantWorkshopState>({ status: "loading", handled: new Set() });
+  readonly subscribe = this.store.subscribe;
+  readonly getState = this.store.getState;
   private transport: LiveLabTransport | null = null;
   private me: Me | null = null;
   /** Asks in flight are answered in order; only the newest one's answer counts. */
@@ -62,13 +64,6 @@ export class ParticipantWorkshopController {
     private readonly connect: () => LiveLabTransport,
     private readonly options: ParticipantWorkshopOptions = {},
   ) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): ParticipantWorkshopState => this.state;
 
   start(): void {
     if (this.transport !== null) return;
@@ -135,9 +130,12 @@ export class ParticipantWorkshopController {
     if (this.state.status !== "ready") this.update({ status: "error", error, handled: this.state.handled });
   }
 
+  private get state(): ParticipantWorkshopState {
+    return this.store.getState();
+  }
+
   private update(next: ParticipantWorkshopState): void {
-    this.state = next;
-    for (const listener of this.listeners) listener();
+    this.store.set(next);
   }
 }
 

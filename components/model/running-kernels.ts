@@ -7,7 +7,8 @@
 import { describePeriod, type KernelListing, type ListedKernel } from "../../server/core/protocol/kernels-model";
 import { formatBytes, formatDuration, formatRelativeTime } from "./format";
 import type { LabTransport } from "./lab-client";
-import type { LabSend } from "../../server/core/protocol/ops-lab";
+import type { LabReply, LabSend } from "../../server/core/protocol/ops-lab";
+import { PolledPage } from "./polling-store";
 import { assertNever } from "../../server/core/assert-never";
 
 export interface RunningKernelsState {
@@ -26,82 +27,55 @@ export interface RunningKernelsOptions {
   confirm?: (question: string) => boolean;
 }
 
-export class RunningKernelsController {
-  private state: RunningKernelsState = { status: "loading", listing: null, error: null, stopping: [] };
-  private readonly listeners = new Set<() => void>();
-  private timer: ReturnType<typeof setInterval> | null = null;
-  /** Answers to older requests are dropped once a newer one was sent (a shutdown's answer beats a slower refresh). */
-  private seq = 0;
-  private readonly pollMs: number;
+type ListReply = LabReply<"list-kernels">;
+
+export class RunningKernelsController extends PolledPage<RunningKernelsState, ListReply> {
   private readonly confirm: (question: string) => boolean;
 
-  constructor(private readonly transport: LabTransport, options: RunningKernelsOptions = {}) {
-    this.pollMs = options.pollMs ?? 3_000;
+  constructor(
+    private readonly transport: LabTransport,
+    options: RunningKernelsOptions = {},
+  ) {
+    super(
+      transport,
+      { status: "loading", listing: null, error: null, stopping: [] },
+      { what: "Loading the kernels", fetch: () => transport.send({ op: "list-kernels" }), apply: (reply) => ({ listing: reply.kernels, error: null }), pollMs: options.pollMs ?? 3_000 },
+    );
     this.confirm = options.confirm ?? (() => true);
-  }
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): RunningKernelsState => this.state;
-
-  start(): void {
-    this.transport.onConnect(() => void this.refresh());
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.pollMs);
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    this.transport.close();
-  }
-
-  async refresh(): Promise<void> {
-    await this.request({ op: "list-kernels" }, "Loading the kernels");
   }
 
   /** By its notebook when the viewer may name it, else by its opaque ref (an admin's list of everyone's). */
   async shutdown(kernel: ListedKernel): Promise<boolean> {
     const ref = kernel.kernelRef;
-    this.update({ stopping: [...this.state.stopping, ref] });
+    this.store.update({ stopping: [...this.getState().stopping, ref] });
     const command = kernel.notebookId !== null ? { op: "shutdown-kernel" as const, notebookId: kernel.notebookId } : { op: "shutdown-listed-kernel" as const, kernelRef: ref };
-    const ok = await this.request(command, "Shutting the kernel down");
-    this.update({ stopping: this.state.stopping.filter((id) => id !== ref) });
+    const ok = await this.act(command, "Shutting the kernel down");
+    this.store.update({ stopping: this.getState().stopping.filter((id) => id !== ref) });
     return ok;
   }
 
   /** Asks first (their variables are lost); false when the user kept them or the server refused. */
   async shutdownAll(): Promise<boolean> {
-    const kernels = this.state.listing?.kernels ?? [];
+    const kernels = this.getState().listing?.kernels ?? [];
     if (kernels.length === 0 || !this.confirm(shutdownAllQuestion(kernels))) return false;
     const ids = kernels.map((kernel) => kernel.kernelRef);
-    this.update({ stopping: [...this.state.stopping, ...ids] });
-    const ok = await this.request({ op: "shutdown-all-kernels" }, "Shutting the kernels down");
-    this.update({ stopping: this.state.stopping.filter((id) => !ids.includes(id)) });
+    this.store.update({ stopping: [...this.getState().stopping, ...ids] });
+    const ok = await this.act({ op: "shutdown-all-kernels" }, "Shutting the kernels down");
+    this.store.update({ stopping: this.getState().stopping.filter((id) => !ids.includes(id)) });
     return ok;
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
 
-  private async request<Op extends "list-kernels" | "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels">(command: LabSend<Op>, what: string): Promise<boolean> {
-    const seq = ++this.seq;
+  /** A shutdown answers with the listing after it: fresher than any list asked before. */
+  private async act<Op extends "shutdown-kernel" | "shutdown-listed-kernel" | "shutdown-all-kernels">(command: LabSend<Op>, what: string): Promise<boolean> {
     const ack = await this.transport.send(command);
+    this.store.supersede();
     if (!ack.ok) {
-      this.update({ status: this.state.listing === null ? "error" : "ready", error: `${what} failed: ${ack.error}` });
+      this.store.fail(what, ack);
       return false;
     }
-    if (seq === this.seq) this.update({ status: "ready", listing: ack.kernels, error: command.op === "list-kernels" ? null : this.state.error });
+    this.store.update({ status: "ready", listing: ack.kernels });
     return true;
-  }
-
-  private update(patch: Partial<RunningKernelsState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
   }
 }
 

@@ -4,7 +4,8 @@
  * commands go over the notebook page's own socket (`send`).
  */
 import type { ShareAccess, ShareView } from "../../server/core/protocol/accounts-model";
-import type { LabAnswer, LabOp, LabSend } from "../../server/core/protocol/ops-lab";
+import type { LabAnswer, LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
+import { PolledPage } from "./polling-store";
 
 /** Sends a lab op over the page's socket; resolves with that op's answer. */
 export type ShareSend = <Op extends LabOp>(command: LabSend<Op>) => Promise<LabAnswer<Op>>;
@@ -26,31 +27,24 @@ export function sortShares(shares: readonly ShareView[]): ShareView[] {
   return [...shares].sort((a, b) => a.name.localeCompare(b.name) || a.email.localeCompare(b.email));
 }
 
-export class SharesController {
-  private state: SharesState = { open: false, status: "loading", shares: [], error: null, busy: false };
-  private readonly listeners = new Set<() => void>();
+type ListReply = LabReply<"list-shares">;
 
+export class SharesController extends PolledPage<SharesState, ListReply> {
   constructor(
     readonly notebookId: string,
     private readonly send: ShareSend,
-  ) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): SharesState => this.state;
+  ) {
+    super(
+      null,
+      { open: false, status: "loading", shares: [], error: null, busy: false },
+      { what: "Listing the shares", fetch: () => send({ op: "list-shares", notebookId }), apply: (reply) => ({ shares: sortShares(reply.shares) }) },
+    );
+  }
 
   /** Opens the panel and lists the shares as they are now (another tab may have changed them). */
   async open(): Promise<void> {
     this.update({ open: true, error: null });
-    const ack = await this.send({ op: "list-shares", notebookId: this.notebookId });
-    if (!ack.ok) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Listing the shares failed: ${ack.error}` });
-      return;
-    }
-    this.update({ status: "ready", shares: sortShares(ack.shares) });
+    await this.store.refresh();
   }
 
   close(): void {
@@ -72,13 +66,11 @@ export class SharesController {
     return this.command(email, "none", "Stopping the share");
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
 
   private async command(email: string, access: ShareAccess | "none", what: string): Promise<boolean> {
     this.update({ busy: true, error: null });
     const ack = await this.send({ op: "share-notebook", notebookId: this.notebookId, email, access });
+    this.store.supersede(); // a list asked before this answer is older than it
     this.update({ busy: false });
     if (!ack.ok) {
       this.update({ error: `${what} failed: ${ack.error}` });
@@ -88,8 +80,4 @@ export class SharesController {
     return true;
   }
 
-  private update(patch: Partial<SharesState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
 }

@@ -9,6 +9,7 @@ import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../..
 import type { LabOp, LabReply, LabSend } from "../../server/core/protocol/ops-lab";
 import { passwordProblem } from "./auth-client";
 import type { LabTransport } from "./lab-client";
+import { PolledPage } from "./polling-store";
 
 export interface UsersState {
   status: "loading" | "ready" | "error";
@@ -50,38 +51,15 @@ export function sortUsers(users: readonly UserView[]): UserView[] {
   return [...users].sort((a, b) => a.name.localeCompare(b.name) || a.email.localeCompare(b.email));
 }
 
-export class UsersController {
-  private state: UsersState = { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false };
-  private readonly listeners = new Set<() => void>();
-  private seq = 0;
+type ListReply = LabReply<"list-users">;
 
-  constructor(private readonly transport: LabTransport) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): UsersState => this.state;
-
-  start(): void {
-    this.transport.onConnect(() => void this.refresh());
-    void this.refresh();
-  }
-
-  stop(): void {
-    this.transport.close();
-  }
-
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    const ack = await this.transport.send({ op: "list-users" });
-    if (seq !== this.seq) return;
-    if (!ack.ok) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Loading the users failed: ${ack.error}` });
-      return;
-    }
-    this.update({ status: "ready", users: sortUsers(ack.users), error: this.state.status === "error" ? null : this.state.error });
+export class UsersController extends PolledPage<UsersState, ListReply> {
+  constructor(private readonly transport: LabTransport) {
+    super(
+      transport,
+      { status: "loading", users: [], error: null, confirmingRemove: null, settingPassword: null, passwordSet: null, busy: false },
+      { what: "Loading the users", fetch: () => transport.send({ op: "list-users" }), apply: (reply) => ({ users: sortUsers(reply.users) }) },
+    );
   }
 
   /** Makes the account; true when made (the form clears), else the server's reason is shown. */
@@ -144,9 +122,6 @@ export class UsersController {
     return true;
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
 
   private upsert(user: UserView): void {
     const others = this.state.users.filter((u) => u.id !== user.id);
@@ -156,7 +131,7 @@ export class UsersController {
   private async command<Op extends LabOp>(command: LabSend<Op>, what: string): Promise<LabReply<Op> | null> {
     this.update({ busy: true, error: null });
     const ack = await this.transport.send(command);
-    ++this.seq; // a list asked before this answer is older than it
+    this.store.supersede(); // a list asked before this answer is older than it
     this.update({ busy: false });
     if (!ack.ok) {
       this.update({ error: `${what} failed: ${ack.error}` });
@@ -165,9 +140,5 @@ export class UsersController {
     return ack;
   }
 
-  private update(patch: Partial<UsersState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
 }
 

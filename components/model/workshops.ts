@@ -6,9 +6,10 @@
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
 import type { ScenarioSummary } from "../../server/core/protocol/notebook-model";
 import { MAX_WORKSHOP_CAPACITY } from "../../server/core/protocol/socket-api";
-import type { LabRequest } from "../../server/core/protocol/ops-lab";
+import type { LabReply, LabRequest } from "../../server/core/protocol/ops-lab";
 import type { WorkshopPace } from "../../server/core/protocol/workshop-model";
 import type { LabTransport } from "./lab-client";
+import { PolledPage } from "./polling-store";
 
 export interface WorkshopsState {
   status: "loading" | "ready" | "error";
@@ -150,53 +151,30 @@ export function newWorkshopOptions(fields: NewWorkshopFields): { ok: true; optio
   return { ok: true, options };
 }
 
-export class WorkshopsController {
-  private state: WorkshopsState = { status: "loading", workshops: [], scenarios: null, error: null, creating: false };
-  private readonly listeners = new Set<() => void>();
-  private seq = 0;
-  private timer: ReturnType<typeof setInterval> | null = null;
+type ListReply = LabReply<"list-workshops">;
 
+export class WorkshopsController extends PolledPage<WorkshopsState, ListReply> {
   constructor(
     private readonly transport: LabTransport,
-    private readonly pollMs = 10_000,
-  ) {}
-
-  readonly subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
-
-  readonly getState = (): WorkshopsState => this.state;
+    pollMs = 10_000,
+  ) {
+    super(
+      transport,
+      { status: "loading", workshops: [], scenarios: null, error: null, creating: false },
+      { what: "Loading the workshops", fetch: () => transport.send({ op: "list-workshops" }), apply: (reply) => ({ workshops: sortWorkshops(reply.workshops) }), pollMs },
+    );
+  }
 
   /** Lists the workshops and the scenarios; the list is refreshed while the page is open (participants keep joining). */
-  start(): void {
-    this.transport.onConnect(() => void this.refresh());
-    void this.refresh();
+  override start(): void {
+    super.start();
     void this.loadScenarios();
-    this.timer = setInterval(() => void this.refresh(), this.pollMs);
-  }
-
-  stop(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    this.transport.close();
-  }
-
-  async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    const ack = await this.transport.send({ op: "list-workshops" });
-    if (seq !== this.seq) return;
-    if (!ack.ok) {
-      this.update({ status: this.state.status === "ready" ? "ready" : "error", error: `Loading the workshops failed: ${ack.error}` });
-      return;
-    }
-    this.update({ status: "ready", workshops: sortWorkshops(ack.workshops), error: this.state.status === "error" ? null : this.state.error });
   }
 
   async loadScenarios(): Promise<void> {
     const ack = await this.transport.send({ op: "list-scenarios" });
-    if (ack.ok) this.update({ scenarios: ack.scenarios });
-    else this.update({ error: `Loading the scenarios failed: ${ack.error}` });
+    if (ack.ok) this.store.update({ scenarios: ack.scenarios });
+    else this.store.update({ error: `Loading the scenarios failed: ${ack.error}` });
   }
 
   /** Makes a workshop (times, capacity, GPUs and pace as `fields` say; the server's defaults without them); the new one, or null with the reason shown. */
@@ -204,30 +182,22 @@ export class WorkshopsController {
     const problem = newWorkshopProblem(title, scenarioIds);
     const options = fields === undefined ? ({ ok: true, options: {} } as const) : newWorkshopOptions(fields);
     if (problem !== null || !options.ok) {
-      this.update({ error: `Creating the workshop failed: ${problem ?? (options.ok ? "" : options.error)}` });
+      this.store.update({ error: `Creating the workshop failed: ${problem ?? (options.ok ? "" : options.error)}` });
       return null;
     }
-    this.update({ creating: true, error: null });
+    this.store.update({ creating: true, error: null });
     const ack = await this.transport.send({ op: "create-workshop", title: title.trim(), scenarioIds: [...scenarioIds], ...options.options });
-    ++this.seq; // a list asked before this answer is older than it
-    this.update({ creating: false });
+    this.store.supersede(); // a list asked before this answer is older than it
+    this.store.update({ creating: false });
     if (!ack.ok) {
-      this.update({ error: `Creating the workshop failed: ${ack.error}` });
+      this.store.update({ error: `Creating the workshop failed: ${ack.error}` });
       return null;
     }
     const made = ack.workshop;
-    this.update({ workshops: sortWorkshops([made, ...this.state.workshops.filter((w) => w.id !== made.id)]) });
+    this.store.update({ workshops: sortWorkshops([made, ...this.getState().workshops.filter((w) => w.id !== made.id)]) });
     return made;
   }
 
-  dismissError(): void {
-    if (this.state.error !== null) this.update({ error: null });
-  }
-
-  private update(patch: Partial<WorkshopsState>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
 }
 
 /** Why this capacity cannot be sent, or null (the creation form and the console's capacity field). */

@@ -15,6 +15,7 @@
 import { io } from "socket.io-client";
 import { NotebookController } from "../../components/model/notebook-controller";
 import type { NotebookSocket } from "../../components/model/connection";
+import { NOTEBOOK_SOCKET_OPTIONS } from "../../components/model/socket-link";
 import type { Cell, CellOutput, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { NotebookAnswer, NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { joinWorkshop } from "../helpers/lab-session";
@@ -174,18 +175,8 @@ export class Participant {
       connection: {
         drafts: null,
         createSocket: () => {
-          // What the app's page uses (connection.ts), with the session cookie a browser would send.
-          const socket: NotebookSocket = io(this.publicUrl, {
-            transports: ["websocket"],
-            forceNew: true,
-            autoConnect: false,
-            reconnection: true,
-            reconnectionDelay: 500,
-            reconnectionDelayMax: 5_000,
-            randomizationFactor: 0.5,
-            timeout: 10_000,
-            extraHeaders: { cookie: this.cookie },
-          });
+          // What the app's page uses (socket-link.ts), with the session cookie a browser would send.
+          const socket: NotebookSocket = io(this.publicUrl, { ...NOTEBOOK_SOCKET_OPTIONS, forceNew: true, extraHeaders: { cookie: this.cookie } });
           this.socket = socket;
           return socket;
         },

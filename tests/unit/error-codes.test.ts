@@ -95,12 +95,6 @@ describe("errorMessage and errorDetail (server/core/errors.ts)", () => {
   });
 
   it("are the only copy: no hand-written `e instanceof Error ? e.message : String(e)` left in the lab's code", () => {
-    // Files other engineers were rewriting when the helper came (issue 28); each drops out of this list as it adopts it.
-    const pending = new Set([
-      "components/model/notebook-controller.ts",
-      "components/model/connection.ts",
-    ]);
-    const pendingFolders: string[] = [];
     const copy = /\b(\w+) instanceof Error \? \1\.message : String\(\1\)/;
     const root = path.resolve(__dirname, "..", "..");
     const found: string[] = [];
@@ -108,7 +102,7 @@ describe("errorMessage and errorDetail (server/core/errors.ts)", () => {
       for (const entry of readdirSync(path.join(root, folder), { recursive: true, withFileTypes: true })) {
         if (!entry.isFile() || !/\.tsx?$/.test(entry.name)) continue;
         const file = path.relative(root, path.join(entry.parentPath, entry.name));
-        if (file === "server/core/errors.ts" || pending.has(file) || pendingFolders.some((folder) => file.startsWith(folder))) continue;
+        if (file === "server/core/errors.ts") continue;
         if (copy.test(readFileSync(path.join(root, file), "utf8"))) found.push(file);
       }
     }
