@@ -1,9 +1,8 @@
 /** One polling store for every list page: loads, failures, stop, no two loads at once, and no stale answer over a fresher one. */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it, mock } from "node:test";
 import { PollingStore, type LoadState } from "../../components/model/polling-store";
 import type { Refusal } from "../../server/core/protocol/op-table";
-import { pollUntil } from "../helpers/daemons";
 
 interface ItemsState extends LoadState {
   items: readonly string[];
@@ -77,19 +76,26 @@ describe("PollingStore", () => {
   });
 
   it("polls while started, skipping a tick while a load is out, and stops for good", async () => {
-    const { server, store } = setup(5);
-    store.start(server);
-    assert.equal(server.asked.length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    assert.equal(server.asked.length, 1, "ticks while the first load is out send nothing");
-    await server.answer(0, items("a"));
-    await pollUntil("the next tick's load", () => server.asked.length === 2, 5_000, 5);
-    store.stop();
-    await server.answer(1, items("after stop"));
-    assert.deepEqual(store.getState().items, ["a"], "an answer after stop is for a page that is gone");
-    const asked = server.asked.length;
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    assert.equal(server.asked.length, asked, "no tick after stop");
+    // The poll's clock is node:test's mock: eight ticks pass at once, and "nothing happened" is checked, not slept on.
+    mock.timers.enable({ apis: ["setInterval"] });
+    try {
+      const { server, store } = setup(5);
+      store.start(server);
+      assert.equal(server.asked.length, 1);
+      mock.timers.tick(40);
+      assert.equal(server.asked.length, 1, "ticks while the first load is out send nothing");
+      await server.answer(0, items("a"));
+      mock.timers.tick(5);
+      assert.equal(server.asked.length, 2, "the next tick loads again");
+      store.stop();
+      await server.answer(1, items("after stop"));
+      assert.deepEqual(store.getState().items, ["a"], "an answer after stop is for a page that is gone");
+      const asked = server.asked.length;
+      mock.timers.tick(40);
+      assert.equal(server.asked.length, asked, "no tick after stop");
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   it("loads again after a reconnect", async () => {
