@@ -56,7 +56,9 @@ step "unit tests" count_node npm run --silent test:unit
 step "python tests" count_pytest npm run --silent test:python
 # integration tests start the real server too, so the web build comes first
 step "web build" none ensure_next_build
-step "integration tests" count_node npm run --silent test:integration
+# two at a time where the files share nothing, then alone the ones that load every core or share the Slurm node
+step "integration tests, two at a time" count_node bash scripts/integration-tests.sh --part parallel
+step "integration tests, alone" count_node bash scripts/integration-tests.sh --part alone
 step "end-to-end tests" count_node npm run --silent test:e2e
 rm -f "$log"
 
