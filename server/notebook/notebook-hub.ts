@@ -7,7 +7,7 @@ import type { CellTemplate, NotebookDocument, NotebookListItem } from "../core/p
 import type { NotebookEvent } from "../core/protocol/socket-api";
 import type { GpuHolder } from "../core/protocol/hosts-model";
 import type { KernelHosts } from "./kernel-hosts";
-import type { NotebookPersistence } from "./notebook-persistence";
+import type { NotebookPersistence } from "./persistence-contract";
 import { DEFAULT_KERNEL_LIMITS, KernelRegistry, type KernelLimits } from "./kernel-registry";
 import { CommandError } from "../errors";
 import { LEAVING, NotebookRuntime, type NotebookRuntimeOptions } from "./notebook-runtime";

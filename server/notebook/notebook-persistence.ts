@@ -21,10 +21,6 @@ import type { ExecutionRecord, NotebookPersistence, RunKernel } from "./persiste
 import { WriteQueue } from "./write-queue";
 import { errorMessage } from "../core/errors";
 
-// The contract lives in persistence-contract.ts; these names are read from here by older imports.
-export { NO_PERSISTENCE, type ExecutionRecord, type NotebookPersistence, type RunKernel } from "./persistence-contract";
-export { mergeLiveMetrics } from "./live-metrics";
-
 export interface Repositories {
   notebooks: NotebookRepository;
   runs: RunRepository;

@@ -14,7 +14,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { KernelInfo } from "../../server/core/protocol/notebook-model";
-import { DatabaseNotebookPersistence, KERNEL_STARTING, type RunKernel } from "../../server/notebook/notebook-persistence";
+import { DatabaseNotebookPersistence, KERNEL_STARTING } from "../../server/notebook/notebook-persistence";
+import type { RunKernel } from "../../server/notebook/persistence-contract";
 import { PredictionRepository, RunRepository } from "../../server/persistence";
 import { forEachDatabase, type TestDatabase } from "./persistence-harness";
 
