@@ -5,7 +5,7 @@
  *
  * Monaco is bundled from the local `monaco-editor` package (never a CDN) and
  * its editor worker is emitted as a separate chunk via
- * `new Worker(new URL(..., import.meta.url))` in components/monaco-setup.ts.
+ * `new Worker(new URL(..., import.meta.url))` in components/notebook/monaco-setup.ts.
  */
 
 /** @type {import('next').NextConfig} */

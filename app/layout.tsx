@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { headers } from "next/headers";
 import { connection } from "next/server";
 import type { ReactNode } from "react";
-import SessionEndedBanner from "@/components/SessionEndedBanner";
-import { THEME_BOOT_SCRIPT } from "@/components/model/theme";
+import SessionEndedBanner from "@/components/account/SessionEndedBanner";
+import { THEME_BOOT_SCRIPT } from "@/components/shell/model/theme";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -26,7 +26,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
     // The theme script sets data-theme on <html> before React hydrates: the attributes differ on purpose.
     <html lang="en" suppressHydrationWarning>
       <head>
-        {/* Before the first paint: a dark page never flashes white (components/model/theme.ts). */}
+        {/* Before the first paint: a dark page never flashes white (components/shell/model/theme.ts). */}
         <script nonce={nonce} dangerouslySetInnerHTML={{ __html: THEME_BOOT_SCRIPT }} />
       </head>
       <body>

@@ -1,5 +1,5 @@
-import NotebookList from "@/components/NotebookList";
-import PageBar from "@/components/PageBar";
+import NotebookList from "@/components/notebooks/NotebookList";
+import PageBar from "@/components/shell/PageBar";
 
 export default function HomePage() {
   return (

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import ChangePassword from "@/components/ChangePassword";
-import PageBar from "@/components/PageBar";
+import ChangePassword from "@/components/account/ChangePassword";
+import PageBar from "@/components/shell/PageBar";
 
 export const metadata: Metadata = { title: "Account · Multi-GPU Lab" };
 

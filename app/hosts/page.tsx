@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import PageBar from "@/components/PageBar";
-import Hosts from "@/components/Hosts";
+import PageBar from "@/components/shell/PageBar";
+import Hosts from "@/components/hosts/Hosts";
 
 export const metadata: Metadata = { title: "Hosts · Multi-GPU Lab" };
 

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import PageBar from "@/components/PageBar";
-import RunningKernels from "@/components/RunningKernels";
+import PageBar from "@/components/shell/PageBar";
+import RunningKernels from "@/components/admin/RunningKernels";
 
 export const metadata: Metadata = { title: "Running kernels · Multi-GPU Lab" };
 

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import PageBar from "@/components/PageBar";
-import Workshops from "@/components/Workshops";
+import PageBar from "@/components/shell/PageBar";
+import Workshops from "@/components/workshops/Workshops";
 
 export const metadata: Metadata = { title: "Workshops · Multi-GPU Lab" };
 

@@ -7,7 +7,7 @@
 import { memo, useState, type SyntheticEvent } from "react";
 import type { ExecutionSummary } from "../../server/core/protocol/metrics-model";
 import { compareChoices, runOption } from "../../server/core/charts/chart-compare";
-import { fetchExecutions } from "../model/chart-fetch";
+import { fetchExecutions } from "./model/chart-fetch";
 
 type ListState = { state: "idle" } | { state: "loading" } | { state: "loaded"; runs: ExecutionSummary[] } | { state: "failed"; error: string };
 

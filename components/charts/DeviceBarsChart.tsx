@@ -2,7 +2,7 @@
 /** Grouped bars, one per device, variants side by side: samples per step or peak memory (one memory source per chart). */
 import { memo, useMemo, useRef, type ReactNode } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
-import { deviceBarsCsv } from "../model/chart-csv";
+import { deviceBarsCsv } from "./model/chart-csv";
 import type { DeviceBarsChart as DeviceBarsModel } from "../../server/core/charts/chart-devices";
 import { deviceColor } from "../../server/core/charts/chart-palette";
 import { categoryTickLayout, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";

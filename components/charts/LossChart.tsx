@@ -13,12 +13,12 @@
  */
 import { memo, useId, useMemo, useReducer, useRef, useState, type MouseEvent } from "react";
 import { CartesianGrid, LineChart, ReferenceArea, ReferenceDot, ReferenceLine, XAxis, YAxis } from "recharts";
-import { extent, stableDomain } from "../model/chart-domain";
-import { lossCsv } from "../model/chart-csv";
+import { extent, stableDomain } from "./model/chart-domain";
+import { lossCsv } from "./model/chart-csv";
 import { lossLayout, sampleLoss, type LossLine, type LossPanel, type SampledLine } from "../../server/core/charts/chart-loss";
 import { valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
 import { integerTicks, niceTicks, tickText } from "../../server/core/charts/chart-svg";
-import { NO_ZOOM, zoomReducer, type ZoomState } from "../model/chart-zoom";
+import { NO_ZOOM, zoomReducer, type ZoomState } from "./model/chart-zoom";
 import { nearestPoint } from "../../server/core/charts/downsample";
 import ChartCard from "./ChartCard";
 import HoverReadout, { type HoverHit } from "./HoverReadout";

@@ -9,7 +9,7 @@
  */
 import { memo, useMemo } from "react";
 import { CartesianGrid, DefaultZIndexes, Line, LineChart, XAxis, YAxis, useXAxisScale, useYAxisScale, ZIndexLayer } from "recharts";
-import { speedupCsv } from "../model/chart-csv";
+import { speedupCsv } from "./model/chart-csv";
 import { variantColor } from "../../server/core/charts/chart-palette";
 import type { SpeedupChart as SpeedupModel } from "../../server/core/charts/chart-speedup";
 import { niceTicks, tickText } from "../../server/core/charts/chart-svg";

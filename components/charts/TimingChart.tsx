@@ -7,7 +7,7 @@
  */
 import { memo, useMemo, useRef } from "react";
 import { Bar, BarChart, CartesianGrid, XAxis, YAxis } from "recharts";
-import { timingCsv } from "../model/chart-csv";
+import { timingCsv } from "./model/chart-csv";
 import { categoryTickLayout, valueAxisWidth } from "../../server/core/charts/chart-axis-layout";
 import { WARMUP_RULE } from "../../server/core/charts/chart-stats";
 import { niceTicks, tickText } from "../../server/core/charts/chart-svg";

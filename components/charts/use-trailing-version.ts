@@ -6,7 +6,7 @@
  * about 20 ms a time here, more than a frame.
  */
 import { useEffect, useRef, useState } from "react";
-import { trailingDelay } from "../model/chart-frame";
+import { trailingDelay } from "./model/chart-frame";
 
 export function useTrailingVersion(version: number, intervalMs: number): number {
   const [published, setPublished] = useState(version);

@@ -37,7 +37,7 @@ export function contentSecurityPolicy(nonce: string, { dev }: PolicyOptions): st
     // socket.io (polling and WebSocket) and the JSON routes: this origin only.
     // CSP3 lets 'self' match ws:/wss: of the same host; dev adds HMR's socket.
     ["connect-src", ["'self'", ...(dev ? ["ws:"] : [])]],
-    // Monaco's editor worker is a chunk served by this origin (components/monaco-setup.ts).
+    // Monaco's editor worker is a chunk served by this origin (components/notebook/monaco-setup.ts).
     ["worker-src", ["'self'"]],
     // The lab is never framed (clickjacking a "Run" button), embeds no frames, no plugins.
     ["frame-ancestors", ["'none'"]],

@@ -13,9 +13,9 @@
  * result each run showed when it ended.
  */
 import { io } from "socket.io-client";
-import { NotebookController } from "../../components/model/notebook-controller";
-import type { NotebookSocket } from "../../components/model/connection";
-import { NOTEBOOK_SOCKET_OPTIONS } from "../../components/model/socket-link";
+import { NotebookController } from "../../components/notebook/model/notebook-controller";
+import type { NotebookSocket } from "../../components/notebook/model/connection";
+import { NOTEBOOK_SOCKET_OPTIONS } from "../../components/notebook/model/socket-link";
 import type { Cell, CellOutput, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import type { NotebookAnswer, NotebookOp } from "../../server/core/protocol/ops-notebook";
 import { joinWorkshop } from "../helpers/lab-session";

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
-import { SHORTCUTS } from "../../components/model/shortcuts";
+import { SHORTCUTS } from "../../components/notebook/model/shortcuts";
 import { launchBrowser } from "../helpers/browser";
 import { LabServer } from "../helpers/lab-server";
 import { renameInPlace } from "../helpers/new-notebook";

@@ -10,13 +10,13 @@ import { newCell } from "../../server/core/notebook/notebook-state";
 import type { Cell, CellKind, KernelStatus, NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";
 import { notebookAnswerOf, type NotebookAnswer, type NotebookSend } from "../../server/core/protocol/ops-notebook";
-import type { AssistOp, CellConflicts, ControlCommand } from "../../components/model/connection";
-import { DocumentView, type UnsavedChanges } from "../../components/model/notebook-document-view";
-import type { EditTransport } from "../../components/model/notebook-edits";
-import { NotebookSender, type CommandTransport, type ControlAnswer } from "../../components/model/notebook-sender";
-import { initialViewState, type NotebookViewState } from "../../components/model/notebook-view-state";
-import { recordEdit, type PendingEdits, type StructuralCommand } from "../../components/model/pending-edits";
-import { ViewStore } from "../../components/model/view-store";
+import type { AssistOp, CellConflicts, ControlCommand } from "../../components/notebook/model/connection";
+import { DocumentView, type UnsavedChanges } from "../../components/notebook/model/notebook-document-view";
+import type { EditTransport } from "../../components/notebook/model/notebook-edits";
+import { NotebookSender, type CommandTransport, type ControlAnswer } from "../../components/notebook/model/notebook-sender";
+import { initialViewState, type NotebookViewState } from "../../components/notebook/model/notebook-view-state";
+import { recordEdit, type PendingEdits, type StructuralCommand } from "../../components/notebook/model/pending-edits";
+import { ViewStore } from "../../components/shell/model/view-store";
 
 /** What the fake server answers: a reply body, or a refusal's words. */
 export type Answer = { reply: Record<string, unknown> } | { refuse: string };

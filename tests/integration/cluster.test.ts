@@ -22,7 +22,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { io as connect } from "socket.io-client";
 import { createClient } from "redis";
-import { NotebookController } from "../../components/model/notebook-controller";
+import { NotebookController } from "../../components/notebook/model/notebook-controller";
 import { openDatabase } from "../../server/persistence";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import { LabServer } from "../helpers/lab-server";

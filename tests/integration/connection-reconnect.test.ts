@@ -1,5 +1,5 @@
 /**
- * The browser's notebook connection (components/model) against the real
+ * The browser's notebook connection (components/notebook/model) against the real
  * socket edge (server/socket + the lab over its SQLite database) over real
  * socket.io: text typed while the server is down is saved after its
  * restart, a dropped link catches up, an edit typed offline on text another
@@ -15,9 +15,9 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
-import type { DraftStore, NotebookSocket } from "../../components/model/connection";
-import { NotebookController } from "../../components/model/notebook-controller";
-import { draftKey } from "../../components/model/pending-edits";
+import type { DraftStore, NotebookSocket } from "../../components/notebook/model/connection";
+import { NotebookController } from "../../components/notebook/model/notebook-controller";
+import { draftKey } from "../../components/notebook/model/pending-edits";
 import { localHost } from "../../server/kernel/kernel-host";
 import { openLab, type Lab } from "../../server/lab";
 import { createLogger, logTo } from "../../server/logger";

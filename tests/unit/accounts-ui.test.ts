@@ -6,14 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { hasOwnPassword, PasswordChangeController } from "../../components/model/account";
-import type { AuthResult } from "../../components/model/auth-client";
-import type { LabTransport } from "../../components/model/lab-client";
-import { MeController, menuLinks, roleLabel } from "../../components/model/me";
-import { SessionWatch } from "../../components/model/session-ended";
-import { SharesController } from "../../components/model/shares";
-import { roleChoices, sessionsLabel, UsersController } from "../../components/model/users";
-import { joinUrl, newWorkshopProblem, workshopCard, WorkshopsController } from "../../components/model/workshops";
+import { hasOwnPassword, PasswordChangeController } from "../../components/account/model/account";
+import type { AuthResult } from "../../components/account/model/auth-client";
+import type { LabTransport } from "../../components/shell/model/lab-client";
+import { MeController, menuLinks, roleLabel } from "../../components/account/model/me";
+import { SessionWatch } from "../../components/account/model/session-ended";
+import { SharesController } from "../../components/notebooks/model/shares";
+import { roleChoices, sessionsLabel, UsersController } from "../../components/admin/model/users";
+import { joinUrl, newWorkshopProblem, workshopCard, WorkshopsController } from "../../components/workshops/model/workshops";
 import type { Me, Role, ShareView, UserView, WorkshopView } from "../../server/core/protocol/accounts-model";
 import { labCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
 import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";

@@ -1,7 +1,7 @@
 /** Live metric points and device plans go to their cell's charts only, never through the document. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CellMetricFeeds } from "../../components/model/cell-metric-feeds";
+import { CellMetricFeeds } from "../../components/notebook/model/cell-metric-feeds";
 
 import type { DevicePlan } from "../../server/core/protocol/kernel-messages";
 

@@ -1,7 +1,7 @@
 /** CSV export holds exactly the chart's data: a header, one row per point or bar, numbers unrounded. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { csvField, deviceBarsCsv, lossCsv, speedupCsv, timingCsv, toCsv } from "../../components/model/chart-csv";
+import { csvField, deviceBarsCsv, lossCsv, speedupCsv, timingCsv, toCsv } from "../../components/charts/model/chart-csv";
 import { samplesChart } from "../../server/core/charts/chart-devices";
 import { lossLines } from "../../server/core/charts/chart-loss";
 import { RunIndex } from "../../server/core/charts/chart-run-index";

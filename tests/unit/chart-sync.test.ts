@@ -1,11 +1,11 @@
 /** Filling the store from fetch and live feed, frame-throttled versions, and the zoom reducer. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { FetchResult } from "../../components/model/chart-fetch";
-import { FrameThrottledVersion, trailingDelay, type FrameScheduler } from "../../components/model/chart-frame";
-import { MetricSync } from "../../components/model/chart-sync";
+import type { FetchResult } from "../../components/charts/model/chart-fetch";
+import { FrameThrottledVersion, trailingDelay, type FrameScheduler } from "../../components/charts/model/chart-frame";
+import { MetricSync } from "../../components/charts/model/chart-sync";
 import { syntheticSummary } from "../helpers/chart-synthetic";
-import { NO_ZOOM, zoomReducer } from "../../components/model/chart-zoom";
+import { NO_ZOOM, zoomReducer } from "../../components/charts/model/chart-zoom";
 import { MetricStore, type MetricFeed } from "../../server/core/charts/metric-store";
 import type { ExecutionMetrics, MetricPointMessage } from "../../server/core/protocol/metrics-model";
 

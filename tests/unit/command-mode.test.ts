@@ -8,7 +8,7 @@ import {
   type KeyContext,
   type KeyInput,
   type KeyResult,
-} from "../../components/model/command-mode";
+} from "../../components/notebook/model/command-mode";
 
 const cells: KeyContext["cells"] = [
   { id: "a", kind: "code" },

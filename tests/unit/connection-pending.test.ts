@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ErrorCode } from "../../server/core/errors";
 import type { Cell, NotebookDocument } from "../../server/core/protocol/notebook-model";
-import { classifyDisconnect, classifyOpenError } from "../../components/model/connection";
+import { classifyDisconnect, classifyOpenError } from "../../components/notebook/model/connection";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import {
   acknowledgeEdit,
@@ -20,8 +20,8 @@ import {
   type PendingEdits,
   type SourceReplyOutcome,
   type StructuralCommand,
-} from "../../components/model/pending-edits";
-import { saveStatus, saveStatusText, type SaveInputs, type SaveStatus } from "../../components/model/save-status";
+} from "../../components/notebook/model/pending-edits";
+import { saveStatus, saveStatusText, type SaveInputs, type SaveStatus } from "../../components/notebook/model/save-status";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 
 function snapshot(...cells: Cell[]): NotebookDocument {

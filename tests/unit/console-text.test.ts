@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ansiToHtml, ConsoleBuffer, IncrementalConsole, terminalText } from "../../components/model/console-text";
+import { ansiToHtml, ConsoleBuffer, IncrementalConsole, terminalText } from "../../components/workshops/model/console-text";
 
 const RED = "\x1b[31m";
 const RESET = "\x1b[0m";

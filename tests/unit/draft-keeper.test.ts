@@ -1,9 +1,9 @@
 /** The browser draft: read once, written soon after a change or at once, shared by tabs, and a full storage said once, not thrown. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DraftKeeper, type DraftStore } from "../../components/model/draft-keeper";
+import { DraftKeeper, type DraftStore } from "../../components/notebook/model/draft-keeper";
 import { pollUntil } from "../helpers/daemons";
-import { draftKey, recordEdit, serializeDraft, type PendingEdits } from "../../components/model/pending-edits";
+import { draftKey, recordEdit, serializeDraft, type PendingEdits } from "../../components/notebook/model/pending-edits";
 
 class MemoryDrafts implements DraftStore {
   readonly items = new Map<string, string>();

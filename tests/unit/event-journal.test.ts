@@ -1,7 +1,7 @@
 /** Events applied strictly in the server's journal order: duplicates skipped, a gap re-opens, events held while an open waits. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { EventJournal } from "../../components/model/event-journal";
+import { EventJournal } from "../../components/notebook/model/event-journal";
 import type { NotebookEvent } from "../../server/core/protocol/socket-api";
 
 const renamed = (title: string): NotebookEvent => ({ type: "notebook-renamed", title });

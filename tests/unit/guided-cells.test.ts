@@ -1,7 +1,7 @@
 /** A guided scenario's intents: a form's refusal under the form, reattach with a timed Undo, predictions. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { GuidedCells } from "../../components/model/guided-cells";
+import { GuidedCells } from "../../components/notebook/model/guided-cells";
 import { notebookPieces } from "../helpers/notebook-pieces";
 
 function setup(undoMs = 60_000) {

@@ -18,9 +18,9 @@ import type { HostLinkState } from "../../server/hosts/host-agent";
 import { checkKernelSpec, type KernelHosts } from "../../server/notebook/kernel-hosts";
 import { CommandError } from "../../server/errors";
 import { readKernelSpec, settleKernelSpec } from "../../server/ipynb/kernel-spec";
-import { hostCard, HostsController } from "../../components/model/hosts";
-import { kernelPlacementText, kernelSpecLabel, linkTroubleText, maxGpusOn, queueText, refusalText, specAppliesLater } from "../../components/model/kernel-spec";
-import type { LabTransport } from "../../components/model/lab-client";
+import { hostCard, HostsController } from "../../components/hosts/model/hosts";
+import { kernelPlacementText, kernelSpecLabel, linkTroubleText, maxGpusOn, queueText, refusalText, specAppliesLater } from "../../components/hosts/model/kernel-spec";
+import type { LabTransport } from "../../components/shell/model/lab-client";
 
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const UUID_A = "GPU-1a2b3c4d-0000-1111-2222-333344445555";

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { toCodePoints, toUtf16 } from "../../server/core/protocol/assist-model";
 import { appendCollapsed, collapseOverwrites } from "../../server/core/notebook/stream-overwrites";
-import { terminalText } from "../../components/model/console-text";
-import { completionIcon, inspectionMarkdown, tabCompletes } from "../../components/model/kernel-assist";
+import { terminalText } from "../../components/workshops/model/console-text";
+import { completionIcon, inspectionMarkdown, tabCompletes } from "../../components/notebook/model/kernel-assist";
 
 describe("completion offsets", () => {
   it("convert between UTF-16 units and code points around astral characters", () => {

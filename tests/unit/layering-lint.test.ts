@@ -24,15 +24,15 @@ describe("the layering lint rule", () => {
   it("keeps server/core to itself: no browser code, no server code, no Node.js module or global", async () => {
     assert.deepEqual(await refusals("server/core/upward-imports.ts"), [
       "node:crypto (import-x/no-nodejs-modules)",
-      "@/components/NotebookList (import-x/no-restricted-paths)",
+      "@/components/notebooks/NotebookList (import-x/no-restricted-paths)",
       "@/server/errors (import-x/no-restricted-paths)",
-      "../../components/model/format (import-x/no-restricted-paths)",
+      "../../components/shell/model/format (import-x/no-restricted-paths)",
       "../../server/errors (import-x/no-restricted-paths)",
       "Buffer (no-restricted-globals)",
     ]);
   });
 
-  for (const where of ["components/model/upward-imports.ts", "app/kernels/upward-imports.ts"]) {
+  for (const where of ["components/notebook/upward-imports.ts", "app/kernels/upward-imports.ts"]) {
     it(`lets the browser (${where.split("/")[0]}/) import server/core and nothing else of server/`, async () => {
       assert.deepEqual(await refusals(where), ["@/server/errors (import-x/no-restricted-paths)", "../../server/errors (import-x/no-restricted-paths)"]);
     });
@@ -40,8 +40,8 @@ describe("the layering lint rule", () => {
 
   it("keeps the server from importing the browser's code", async () => {
     assert.deepEqual(await refusals("server/notebook/upward-imports.ts"), [
-      "@/components/NotebookList (import-x/no-restricted-paths)",
-      "../../components/model/format (import-x/no-restricted-paths)",
+      "@/components/notebooks/NotebookList (import-x/no-restricted-paths)",
+      "../../components/shell/model/format (import-x/no-restricted-paths)",
     ]);
   });
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Marked } from "marked";
-import { mathExtension } from "../../components/model/markdown-math";
+import { mathExtension } from "../../components/shell/model/markdown-math";
 
 const md = new Marked({ gfm: true, async: false }, mathExtension);
 const html = (source: string): string => md.parse(source, { async: false });

@@ -1,9 +1,9 @@
 /** What the notebook page shows: the server's document with the user's unacknowledged changes on top, and when the page hears of it. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DocumentView } from "../../components/model/notebook-document-view";
-import { initialViewState } from "../../components/model/notebook-view-state";
-import { ViewStore } from "../../components/model/view-store";
+import { DocumentView } from "../../components/notebook/model/notebook-document-view";
+import { initialViewState } from "../../components/notebook/model/notebook-view-state";
+import { ViewStore } from "../../components/shell/model/view-store";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import { MemoryTransport, testDoc } from "../helpers/notebook-pieces";
 

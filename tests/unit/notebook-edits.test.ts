@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import { NotebookEdits } from "../../components/model/notebook-edits";
+import { NotebookEdits } from "../../components/notebook/model/notebook-edits";
 import type { Cell } from "../../server/core/protocol/notebook-model";
 import { notebookPieces } from "../helpers/notebook-pieces";
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import { actionNeed, NotebookKeys, type KeyIntents } from "../../components/model/notebook-keys";
+import { actionNeed, NotebookKeys, type KeyIntents } from "../../components/notebook/model/notebook-keys";
 import { notebookPieces } from "../helpers/notebook-pieces";
 
 function setup(access: NotebookAccessLevel) {

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LabTransport } from "../../components/model/lab-client";
-import { importNotebook, importNotesKey, takeImportNotes } from "../../components/model/lab-client";
-import { NotebookListController, splitShared } from "../../components/model/notebook-list";
+import type { LabTransport } from "../../components/shell/model/lab-client";
+import { importNotebook, importNotesKey, takeImportNotes } from "../../components/shell/model/lab-client";
+import { NotebookListController, splitShared } from "../../components/notebooks/model/notebook-list";
 import type { Me } from "../../server/core/protocol/accounts-model";
 import type { NotebookListItem } from "../../server/core/protocol/notebook-model";
 import type { LabCommand } from "../../server/core/protocol/socket-api";

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { popDeleted, pushDeleted, MAX_UNDO_DELETES, type DeletedCell } from "../../components/model/deleted-cells";
-import { clockText, etaMs, lastProgress } from "../../components/model/eta";
-import { findMatches, replaceAll, replaceOne, stepMatch, type FindCell } from "../../components/model/find-replace";
-import { filterCommands, fuzzyScore, moveHighlight } from "../../components/model/palette";
-import { parseChoice, resolveTheme, THEME_BOOT_SCRIPT } from "../../components/model/theme";
-import { headings, tableOfContents } from "../../components/model/toc";
+import { popDeleted, pushDeleted, MAX_UNDO_DELETES, type DeletedCell } from "../../components/notebook/model/deleted-cells";
+import { clockText, etaMs, lastProgress } from "../../components/notebook/model/eta";
+import { findMatches, replaceAll, replaceOne, stepMatch, type FindCell } from "../../components/notebook/model/find-replace";
+import { filterCommands, fuzzyScore, moveHighlight } from "../../components/notebook/model/palette";
+import { parseChoice, resolveTheme, THEME_BOOT_SCRIPT } from "../../components/shell/model/theme";
+import { headings, tableOfContents } from "../../components/notebook/model/toc";
 
 describe("command palette filtering", () => {
   const commands = [

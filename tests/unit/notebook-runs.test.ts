@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
-import { NotebookRuns, RESTART_QUESTION } from "../../components/model/notebook-runs";
-import type { CellConflicts } from "../../components/model/connection";
+import { NotebookRuns, RESTART_QUESTION } from "../../components/notebook/model/notebook-runs";
+import type { CellConflicts } from "../../components/notebook/model/connection";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import { sourceHash } from "../../server/core/protocol/source-hash";
 import { idleKernel, notebookPieces, testDoc } from "../helpers/notebook-pieces";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { describe as describeOp, quietly } from "../../components/model/notebook-sender";
+import { describe as describeOp, quietly } from "../../components/notebook/model/notebook-sender";
 import { notebookPieces } from "../helpers/notebook-pieces";
 
 describe("NotebookSender", () => {

@@ -1,8 +1,8 @@
 /** The pure rules of the notebook page's state: where the selection goes, how many notices stay, form errors, the save indicator. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { initialCommandModeState } from "../../components/model/command-mode";
-import { keepSelection, sameSave, withFormError, withNotice } from "../../components/model/notebook-view-state";
+import { initialCommandModeState } from "../../components/notebook/model/command-mode";
+import { keepSelection, sameSave, withFormError, withNotice } from "../../components/notebook/model/notebook-view-state";
 import { newCell } from "../../server/core/notebook/notebook-state";
 
 describe("notebook view state", () => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LAB_OPS, labAnswerOf } from "../../server/core/protocol/ops-lab";
 import { driverAnswerOf, isNotebookOp, NOTEBOOK_OPS, notebookAnswerOf } from "../../server/core/protocol/ops-notebook";
-import { labNeedOf, mayDo, needOf } from "../../components/model/notebook-access";
+import { labNeedOf, mayDo, needOf } from "../../components/notebook/model/notebook-access";
 
 const journal = { epoch: "e1", seq: 3 };
 

@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
-import ParameterForm from "../../components/ParameterForm";
-import TemplateBar from "../../components/TemplateBar";
-import { allowedText, changedValues, checkFieldValue, parseFieldText, type FieldParse } from "../../components/model/parameter-form";
+import ParameterForm from "../../components/notebook/ParameterForm";
+import TemplateBar from "../../components/notebook/TemplateBar";
+import { allowedText, changedValues, checkFieldValue, parseFieldText, type FieldParse } from "../../components/notebook/model/parameter-form";
 import type { CellTemplate, ParameterField } from "../../server/core/protocol/notebook-model";
 
 const batchSize: ParameterField = { name: "batch_size", type: "int", default: 64, help: "samples per step, split across devices", min: 1, max: 512 };

@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LabEventArgs, LiveLabTransport } from "../../components/model/lab-client";
-import { NotebookListController } from "../../components/model/notebook-list";
+import type { LabEventArgs, LiveLabTransport } from "../../components/shell/model/lab-client";
+import { NotebookListController } from "../../components/notebooks/model/notebook-list";
 import {
   countdownWords,
   handledKey,
@@ -22,7 +22,7 @@ import {
   unrevealedCells,
   unseenBroadcasts,
   type BroadcastStorage,
-} from "../../components/model/participant-workshop";
+} from "../../components/workshops/model/participant-workshop";
 import type { Me, Role } from "../../server/core/protocol/accounts-model";
 import type { Cell, NotebookListItem, ParameterField, ParameterValue } from "../../server/core/protocol/notebook-model";
 import { labCommandSchema, notebookCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";

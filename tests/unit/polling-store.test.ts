@@ -1,7 +1,7 @@
 /** One polling store for every list page: loads, failures, stop, no two loads at once, and no stale answer over a fresher one. */
 import assert from "node:assert/strict";
 import { describe, it, mock } from "node:test";
-import { PollingStore, type LoadState } from "../../components/model/polling-store";
+import { PollingStore, type LoadState } from "../../components/shell/model/polling-store";
 import type { Refusal } from "../../server/core/protocol/op-table";
 
 interface ItemsState extends LoadState {

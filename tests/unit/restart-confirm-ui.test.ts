@@ -1,7 +1,7 @@
 /** Restart asks first only when a live kernel's state would be lost. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { restartLosesState } from "../../components/model/notebook-controller";
+import { restartLosesState } from "../../components/notebook/model/notebook-controller";
 import type { KernelStatus } from "../../server/core/protocol/notebook-model";
 
 describe("restart confirmation", () => {

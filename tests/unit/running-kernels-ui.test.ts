@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LabTransport } from "../../components/model/lab-client";
-import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/model/running-kernels";
+import type { LabTransport } from "../../components/shell/model/lab-client";
+import { kernelRow, RunningKernelsController, shutdownAllQuestion, summaryLine, type KernelRow } from "../../components/admin/model/running-kernels";
 import type { KernelListing, ListedKernel } from "../../server/core/protocol/kernels-model";
 import { labCommandSchema, type LabCommand } from "../../server/core/protocol/socket-api";
 import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { handleKey, initialCommandModeState, type KeyInput } from "../../components/model/command-mode";
-import { bindingLabel, findShortcut, shortcutLabel, shortcutSections, SHORTCUTS } from "../../components/model/shortcuts";
+import { handleKey, initialCommandModeState, type KeyInput } from "../../components/notebook/model/command-mode";
+import { bindingLabel, findShortcut, shortcutLabel, shortcutSections, SHORTCUTS } from "../../components/notebook/model/shortcuts";
 
 function key(k: string, mods: Partial<Omit<KeyInput, "key">> = {}): KeyInput {
   return { key: k, shift: false, ctrl: false, alt: false, meta: false, at: 0, ...mods };

@@ -1,7 +1,7 @@
 /** The socket under the notebook: connects, reconnects after the server closed it on purpose, follows the browser's network, closes for good. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { SocketLink, type ConnectionState } from "../../components/model/socket-link";
+import { SocketLink, type ConnectionState } from "../../components/notebook/model/socket-link";
 import { BareSocketServer } from "../helpers/bare-socket-server";
 import { pollUntil } from "../helpers/daemons";
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
-import { NotebookController } from "../../components/model/notebook-controller";
+import { NotebookController } from "../../components/notebook/model/notebook-controller";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import type { NotebookDocument } from "../../server/core/protocol/notebook-model";
 import {

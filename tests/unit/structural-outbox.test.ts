@@ -1,9 +1,9 @@
 /** Structural commands kept until acknowledged: sent once per session, again after a lost answer, dropped when refused. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { StructuralCommand } from "../../components/model/pending-edits";
-import type { Reply } from "../../components/model/socket-rpc";
-import { StructuralOutbox } from "../../components/model/structural-outbox";
+import type { StructuralCommand } from "../../components/notebook/model/pending-edits";
+import type { Reply } from "../../components/notebook/model/socket-rpc";
+import { StructuralOutbox } from "../../components/notebook/model/structural-outbox";
 
 type Answer = Reply<StructuralCommand["op"]>;
 

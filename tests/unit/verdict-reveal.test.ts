@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { claimsWithVerdict, isRevealed } from "../../components/model/verdict-reveal";
+import { claimsWithVerdict, isRevealed } from "../../components/notebook/model/verdict-reveal";
 import { VERDICTS_MIME } from "../../server/core/protocol/metrics-model";
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import type { VerdictReport } from "../../server/core/protocol/verdict-model";

@@ -1,10 +1,10 @@
 /** The pure view models behind the metrics table, the hang report, the list's times and remote edits. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { formatIdle, formatRelativeTime } from "../../components/model/format";
-import { titleFromFileName } from "../../components/model/lab-client";
-import { formatMetric, metricsTable, MISSING } from "../../components/model/metrics-table";
-import { EditorEchoes, minimalReplacement } from "../../components/model/text-diff";
+import { formatIdle, formatRelativeTime } from "../../components/shell/model/format";
+import { titleFromFileName } from "../../components/shell/model/lab-client";
+import { formatMetric, metricsTable, MISSING } from "../../components/charts/model/metrics-table";
+import { EditorEchoes, minimalReplacement } from "../../components/notebook/model/text-diff";
 
 describe("metricsTable", () => {
   it("shows step and loss always, then only the known phases present, in a fixed order", () => {

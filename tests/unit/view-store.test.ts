@@ -1,7 +1,7 @@
 /** The notebook page's store: who hears of a change, and when (at once for the user's actions, once per tick for a flood). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ViewStore } from "../../components/model/view-store";
+import { ViewStore } from "../../components/shell/model/view-store";
 
 describe("ViewStore", () => {
   it("tells its listeners of an update at once, and stops telling one that unsubscribed", () => {

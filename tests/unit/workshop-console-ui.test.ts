@@ -9,11 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { LabEventArgs, LiveLabTransport } from "../../components/model/lab-client";
-import { broadcastCommand, parsePreset, presetText } from "../../components/model/broadcast-form";
-import { newerView, WorkshopConsoleController } from "../../components/model/workshop-console";
-import { consoleHeader, formatWhen, kernelLook, ordinal, revealText, rosterCard, roomState, tallyCard } from "../../components/model/workshop-console-words";
-import { capacityProblem, DEFAULT_WORKSHOP_FIELDS, localDateTimeToIso, newWorkshopOptions, workshopCard, WorkshopsController } from "../../components/model/workshops";
+import type { LabEventArgs, LiveLabTransport } from "../../components/shell/model/lab-client";
+import { broadcastCommand, parsePreset, presetText } from "../../components/workshops/model/broadcast-form";
+import { newerView, WorkshopConsoleController } from "../../components/workshops/model/workshop-console";
+import { consoleHeader, formatWhen, kernelLook, ordinal, revealText, rosterCard, roomState, tallyCard } from "../../components/workshops/model/workshop-console-words";
+import { capacityProblem, DEFAULT_WORKSHOP_FIELDS, localDateTimeToIso, newWorkshopOptions, workshopCard, WorkshopsController } from "../../components/workshops/model/workshops";
 import type { WorkshopView } from "../../server/core/protocol/accounts-model";
 import { labCommandSchema, type LabCommand, type ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import { labAnswerOf, type LabAnswer, type LabOp, type LabSend } from "../../server/core/protocol/ops-lab";

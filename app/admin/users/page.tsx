@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
-import PageBar from "@/components/PageBar";
-import Users from "@/components/Users";
+import PageBar from "@/components/shell/PageBar";
+import Users from "@/components/admin/Users";
 
 export const metadata: Metadata = { title: "Users · Multi-GPU Lab" };
 

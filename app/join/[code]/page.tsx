@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import JoinForm from "@/components/JoinForm";
+import JoinForm from "@/components/workshops/JoinForm";
 
 export const metadata: Metadata = { title: "Join a workshop · Multi-GPU Lab" };
 

@@ -1,5 +1,5 @@
 import { notFound } from "next/navigation";
-import Notebook from "@/components/Notebook";
+import Notebook from "@/components/notebook/Notebook";
 import { MAX_ID_CHARS } from "@/server/core/limits";
 
 interface Props {

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import PageBar from "@/components/PageBar";
-import WorkshopConsole from "@/components/WorkshopConsole";
+import PageBar from "@/components/shell/PageBar";
+import WorkshopConsole from "@/components/workshops/WorkshopConsole";
 import { MAX_ID_CHARS } from "@/server/core/limits";
 
 export const metadata: Metadata = { title: "Workshop console · Multi-GPU Lab" };

@@ -3,7 +3,7 @@
  * times is 10,000 copies of one line. Stream text is kept (in the document,
  * the database and exported notebooks) with what a terminal would no longer
  * show dropped, so a bar stays one line however long it runs; the live view
- * plays the text through the console model (components/model/console-text.ts)
+ * plays the text through the console model (components/workshops/model/console-text.ts)
  * as before.
  *
  * Per line: the segments between `\r`s overwrite each other from the left

@@ -8,7 +8,7 @@
  * `&cellName=…` is what the cell is called (names its untagged run).
  */
 import { useMemo, useState } from "react";
-import CellCharts from "../../../components/CellCharts";
+import CellCharts from "../../../components/charts/CellCharts";
 import type { MetricFeed } from "../../../server/core/charts/metric-store";
 import type { DevicePlan } from "../../../server/core/protocol/kernel-messages";
 import type { MetricPointMessage } from "../../../server/core/protocol/metrics-model";

@@ -4,7 +4,7 @@
  * `window.__chartBench` and in the page, for tests/bench/charts.ts to read.
  * `?scenario=cell` mounts the real CellCharts instead (see CellChartsHarness).
  */
-import "../../../components/browser-setup";
+import "../../../components/shell/browser-setup";
 import { useEffect, useState } from "react";
 import ChartPanel from "../../../components/charts/ChartPanel";
 import { DEFAULT_BUDGET } from "../../../server/core/charts/chart-loss";

@@ -7,7 +7,7 @@
  *   append to the paint of the frame that shows it.
  * Each records performance.mark/measure entries named "charts:…".
  */
-import { FrameThrottledVersion } from "../../../components/model/chart-frame";
+import { FrameThrottledVersion } from "../../../components/charts/model/chart-frame";
 import { syntheticExecution, lossColumns } from "../../helpers/chart-synthetic";
 import { MetricStore } from "../../../server/core/charts/metric-store";
 import type { MetricPointMessage } from "../../../server/core/protocol/metrics-model";

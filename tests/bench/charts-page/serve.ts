@@ -15,7 +15,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { build } from "esbuild";
-import { THEME_BOOT_SCRIPT } from "../../../components/model/theme";
+import { THEME_BOOT_SCRIPT } from "../../../components/shell/model/theme";
 import { contentSecurityPolicy, STATIC_SECURITY_HEADERS } from "../../../server/http/security-headers";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");

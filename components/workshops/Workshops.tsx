@@ -1,0 +1,112 @@
+"use client";
+/**
+ * The facilitator's workshops: each with its join link (copied with one
+ * click), its scenarios and who joined, with links to their notebooks; and a
+ * form to make one. Behaviour is in WorkshopsController; each workshop's words
+ * come from workshopCard().
+ */
+import "../shell/browser-setup";
+import Link from "next/link";
+import { useEffect, useState, useSyncExternalStore } from "react";
+import { SocketLabTransport } from "../shell/model/lab-client";
+import { workshopCard, WorkshopsController, type WorkshopCard } from "./model/workshops";
+import NewWorkshopForm from "./NewWorkshopForm";
+import WorkshopSizingNote from "./WorkshopSizingNote";
+
+import "./Workshops.css";
+
+export default function Workshops() {
+  const [controller] = useState(() => new WorkshopsController(new SocketLabTransport()));
+  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  const [origin, setOrigin] = useState("");
+
+  useEffect(() => {
+    setOrigin(window.location.origin);
+    controller.start();
+    return () => controller.stop();
+  }, [controller]);
+
+  return (
+    <section className="workshops" data-testid="workshops" data-status={state.status}>
+      {state.error !== null && (
+        <div className="list-error" data-testid="workshops-error" role="alert">
+          <span>{state.error}</span>
+          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
+            ×
+          </button>
+        </div>
+      )}
+      <NewWorkshopForm scenarios={state.scenarios} creating={state.creating} onCreate={(title, ids, fields) => controller.create(title, ids, fields).then((made) => made !== null)} />
+      {state.status === "loading" && <p className="list-empty">Loading workshops…</p>}
+      {state.status === "ready" && state.workshops.length === 0 && (
+        <p className="list-empty" data-testid="workshops-empty">
+          No workshops yet. Make one above, then give its join link to the class.
+        </p>
+      )}
+      {state.workshops.map((view) => (
+        <WorkshopRow key={view.id} card={workshopCard(view, origin, state.scenarios)} />
+      ))}
+    </section>
+  );
+}
+
+function WorkshopRow({ card }: { card: WorkshopCard }) {
+  const [copied, setCopied] = useState<"copied" | "failed" | null>(null);
+  const copy = () => {
+    navigator.clipboard.writeText(card.joinUrl).then(
+      () => setCopied("copied"),
+      () => setCopied("failed"),
+    );
+  };
+  return (
+    <article className="workshop-row" data-testid="workshop-row" data-workshop-id={card.id} data-join-code={card.joinCode} data-open={card.open}>
+      <header className="workshop-head">
+        <h2 className="workshop-title">{card.title}</h2>
+        <span className={card.ended || !card.open ? "workshop-closed" : "workshop-status"} data-testid="workshop-status">
+          {card.status}
+        </span>
+        <Link href={card.consoleHref} className="button button-small workshop-console-link" data-testid="workshop-console-link">
+          Open console
+        </Link>
+      </header>
+      <div className="workshop-join">
+        <span className="workshop-label">Join link</span>
+        <a className="workshop-join-link" data-testid="workshop-join-link" href={card.joinUrl}>
+          {card.joinUrl}
+        </a>
+        <button type="button" className="button button-small" data-testid="workshop-copy-link" onClick={copy}>
+          {copied === "copied" ? "Copied" : copied === "failed" ? "Copy failed: select the link" : "Copy"}
+        </button>
+      </div>
+      <p className="workshop-scenarios">Scenarios: {card.scenarios}</p>
+      <p className="workshop-meta" data-testid="workshop-pace">
+        {card.pace} · {card.seats}
+      </p>
+      {!card.ended && <WorkshopSizingNote sizing={card.sizing} />}
+      {card.participants.length === 0 ? (
+        <p className="list-empty">Nobody has joined yet.</p>
+      ) : (
+        <ul className="workshop-participants" data-testid="workshop-participants">
+          {card.participants.map((participant) => (
+            <li key={participant.id} className="workshop-participant" data-testid="workshop-participant" data-participant-id={participant.id}>
+              <span className="workshop-participant-name">{participant.name}</span>
+              {participant.waiting ? (
+                <span className="workshop-muted" data-testid="participant-waiting">
+                  waiting for a place
+                </span>
+              ) : participant.notebooks.length === 0 ? (
+                <span className="workshop-muted">no notebook yet</span>
+              ) : (
+                participant.notebooks.map((notebook) => (
+                  <Link key={notebook.id} href={notebook.href} className="workshop-notebook" data-testid="participant-notebook" data-notebook-id={notebook.id}>
+                    {notebook.title}
+                  </Link>
+                ))
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </article>
+  );
+}
