@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import LoginForm from "@/components/account/LoginForm";
-import { safeNext } from "@/components/account/model/auth-client";
+import { safeNext } from "@/components/shell/model/auth-client";
 
 export const metadata: Metadata = { title: "Sign in · Multi-GPU Lab" };
 

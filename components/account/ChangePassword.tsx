@@ -8,9 +8,9 @@
 import "../shell/browser-setup";
 import { useEffect, useState, useSyncExternalStore, type FormEvent } from "react";
 import { hasOwnPassword, PasswordChangeController } from "./model/account";
-import { MIN_PASSWORD_CHARS } from "./model/auth-client";
+import { MIN_PASSWORD_CHARS } from "../shell/model/auth-client";
 import { SocketLabTransport } from "../shell/model/lab-client";
-import { MeController } from "./model/me";
+import { MeController } from "../shell/model/me";
 
 import "./AuthForm.css";
 

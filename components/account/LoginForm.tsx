@@ -2,7 +2,7 @@
 /** Sign in with e-mail and password; on success the browser goes on to `next` (already checked to be a path of this site). */
 import "../shell/browser-setup";
 import { useState, type FormEvent } from "react";
-import { landingAfterSignIn, signIn } from "./model/auth-client";
+import { landingAfterSignIn, signIn } from "../shell/model/auth-client";
 
 import "./AuthForm.css";
 

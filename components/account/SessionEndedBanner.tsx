@@ -6,7 +6,7 @@
  */
 import "../shell/browser-setup";
 import { useSyncExternalStore } from "react";
-import { pageSession, sessionEndWords } from "./model/session-ended";
+import { pageSession, sessionEndWords } from "../shell/model/session-ended";
 
 import "./SessionEndedBanner.css";
 

@@ -1,7 +1,7 @@
 "use client";
 /** The admin's inline field for one user's new password, in that user's row; it goes away once the server set it. */
 import { useState, type FormEvent } from "react";
-import { MIN_PASSWORD_CHARS } from "./model/auth-client";
+import { MIN_PASSWORD_CHARS } from "../shell/model/auth-client";
 
 interface Props {
   name: string;

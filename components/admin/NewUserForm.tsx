@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { ACCOUNT_ROLES } from "../../server/core/protocol/accounts-model";
 import { isAccountRole, type NewUser } from "./model/users";
-import { MIN_PASSWORD_CHARS } from "../account/model/auth-client";
+import { MIN_PASSWORD_CHARS } from "../shell/model/auth-client";
 
 interface Props {
   busy: boolean;

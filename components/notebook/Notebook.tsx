@@ -30,7 +30,7 @@ import { nextHiddenStep, ParticipantWorkshopController, unrevealedCells } from "
 import SharePanel from "../notebooks/SharePanel";
 import StepHidden from "../workshops/StepHidden";
 import Toolbar from "./Toolbar";
-import UndoToast from "./UndoToast";
+import UndoToast from "../shell/UndoToast";
 import WorkshopBanner from "../workshops/WorkshopBanner";
 import CommandPalette from "./CommandPalette";
 import FindBar from "./FindBar";

@@ -14,7 +14,7 @@ import NewNotebookForm from "./NewNotebookForm";
 import NotebookRow from "./NotebookRow";
 import { browserStorage, ParticipantWorkshopController } from "../workshops/model/participant-workshop";
 import ScenarioPicker from "./ScenarioPicker";
-import UndoToast from "../notebook/UndoToast";
+import UndoToast from "../shell/UndoToast";
 import WorkshopBanner from "../workshops/WorkshopBanner";
 
 import "./NotebookList.css";

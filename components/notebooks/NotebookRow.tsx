@@ -10,7 +10,7 @@ import type { NotebookListItem } from "../../server/core/protocol/notebook-model
 import { notebookExportPath } from "../../server/core/protocol/socket-api";
 import { formatRelativeTime } from "../shell/model/format";
 import type { NotebookListController } from "./model/notebook-list";
-import TitleInput from "../notebook/TitleInput";
+import TitleInput from "../shell/TitleInput";
 
 import "./NotebookRow.css";
 

@@ -1,7 +1,7 @@
 "use client";
 /** A title that becomes a text field on click; `onSave` says whether the server took the new one. */
 import { useState } from "react";
-import TitleInput from "../notebook/TitleInput";
+import TitleInput from "./TitleInput";
 
 import "./EditableTitle.css";
 

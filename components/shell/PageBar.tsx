@@ -2,7 +2,7 @@
 import Link from "next/link";
 import type { ReactNode } from "react";
 import ThemeToggle from "./ThemeToggle";
-import UserMenu from "../account/UserMenu";
+import UserMenu from "./UserMenu";
 
 import "./PageBar.css";
 

@@ -7,7 +7,7 @@
  */
 import "../shell/browser-setup";
 import { useEffect, useState, type FormEvent } from "react";
-import { joinWorkshop, workshopInfo, type JoinInfo } from "../account/model/auth-client";
+import { joinWorkshop, workshopInfo, type JoinInfo } from "../shell/model/auth-client";
 
 import "../account/AuthForm.css";
 

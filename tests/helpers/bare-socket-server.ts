@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import { Server, type Socket } from "socket.io";
 import { io as connect } from "socket.io-client";
-import type { NotebookSocket } from "../../components/notebook/model/socket-rpc";
+import type { NotebookSocket } from "../../components/shell/model/socket-rpc";
 import type { ClientToServerEvents, ServerToClientEvents } from "../../server/core/protocol/socket-api";
 import type { LabAnswer, LabOp } from "../../server/core/protocol/ops-lab";
 import type { NotebookAnswer, NotebookOp } from "../../server/core/protocol/ops-notebook";

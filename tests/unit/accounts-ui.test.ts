@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { hasOwnPassword, PasswordChangeController } from "../../components/account/model/account";
-import type { AuthResult } from "../../components/account/model/auth-client";
+import type { AuthResult } from "../../components/shell/model/auth-client";
 import type { LabTransport } from "../../components/shell/model/lab-client";
-import { MeController, menuLinks, roleLabel } from "../../components/account/model/me";
-import { SessionWatch } from "../../components/account/model/session-ended";
+import { MeController, menuLinks, roleLabel } from "../../components/shell/model/me";
+import { SessionWatch } from "../../components/shell/model/session-ended";
 import { SharesController } from "../../components/notebooks/model/shares";
 import { roleChoices, sessionsLabel, UsersController } from "../../components/admin/model/users";
 import { joinUrl, newWorkshopProblem, workshopCard, WorkshopsController } from "../../components/workshops/model/workshops";

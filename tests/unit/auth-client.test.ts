@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { changePassword, joinWorkshop, landingAfterSignIn, passwordProblem, safeNext, signIn, signOut, tooManyAttempts, workshopInfo } from "../../components/account/model/auth-client";
+import { changePassword, joinWorkshop, landingAfterSignIn, passwordProblem, safeNext, signIn, signOut, tooManyAttempts, workshopInfo } from "../../components/shell/model/auth-client";
 
 interface Sent {
   url: string;

@@ -12,7 +12,7 @@ import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
 import { accessBadge, mayDo } from "../../components/notebook/model/notebook-access";
 import { NotebookController } from "../../components/notebook/model/notebook-controller";
-import { pageSession } from "../../components/account/model/session-ended";
+import { pageSession } from "../../components/shell/model/session-ended";
 import type { NotebookAccessLevel } from "../../server/core/protocol/accounts-model";
 import { newCell } from "../../server/core/notebook/notebook-state";
 import { notebookCommandSchema, type ClientToServerEvents, type ServerToClientEvents } from "../../server/core/protocol/socket-api";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
 import { describe, it } from "node:test";
 import type { SessionEndReason } from "../../server/core/protocol/accounts-model";
-import { isUnauthorizedError, parseSessionEnd, sessionEndWords, SessionWatch, watchSession, type SessionEnd, type WatchedSocket } from "../../components/account/model/session-ended";
+import { isUnauthorizedError, parseSessionEnd, sessionEndWords, SessionWatch, watchSession, type SessionEnd, type WatchedSocket } from "../../components/shell/model/session-ended";
 
 /** A socket.io client socket as far as watchSession uses it: events in, reconnection and disconnect out. */
 class FakeSocket extends EventEmitter implements WatchedSocket {

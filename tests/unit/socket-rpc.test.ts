@@ -1,7 +1,7 @@
 /** One request over a real socket.io link: the op's own answer, the server's refusal, or the fact that none came. */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { answerOf, isLost, NO_ANSWER, NOT_CONNECTED, requestLab, requestNotebook, type NotebookSocket } from "../../components/notebook/model/socket-rpc";
+import { answerOf, isLost, NO_ANSWER, NOT_CONNECTED, requestLab, requestNotebook, type NotebookSocket } from "../../components/shell/model/socket-rpc";
 import { MAX_MESSAGE_BYTES } from "../../server/core/limits";
 import { BareSocketServer } from "../helpers/bare-socket-server";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { NotebookSend } from "../../server/core/protocol/ops-notebook";
-import type { Reply } from "../../components/notebook/model/socket-rpc";
+import type { Reply } from "../../components/shell/model/socket-rpc";
 import { SourceSaver } from "../../components/notebook/model/source-saver";
 
 type Sent = { command: NotebookSend<"set-source">; answer: (reply: Reply<"set-source">) => Promise<void> };

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { StructuralCommand } from "../../components/notebook/model/pending-edits";
-import type { Reply } from "../../components/notebook/model/socket-rpc";
+import type { Reply } from "../../components/shell/model/socket-rpc";
 import { StructuralOutbox } from "../../components/notebook/model/structural-outbox";
 
 type Answer = Reply<StructuralCommand["op"]>;

@@ -5,8 +5,8 @@
  * reloads into the new session instead of showing "You were signed out".
  */
 import type { Me } from "../../../server/core/protocol/accounts-model";
-import { changePassword, type AuthResult } from "./auth-client";
-import { pageSession, type SessionWatch } from "./session-ended";
+import { changePassword, type AuthResult } from "../../shell/model/auth-client";
+import { pageSession, type SessionWatch } from "../../shell/model/session-ended";
 import { ViewStore } from "../../shell/model/view-store";
 
 export interface PasswordChangeState {

@@ -7,7 +7,7 @@
  */
 import { ACCOUNT_ROLES, type AccountRole, type Role, type UserView } from "../../../server/core/protocol/accounts-model";
 import type { LabOp, LabReply, LabSend } from "../../../server/core/protocol/ops-lab";
-import { passwordProblem } from "../../account/model/auth-client";
+import { passwordProblem } from "../../shell/model/auth-client";
 import type { LabTransport } from "../../shell/model/lab-client";
 import { PolledPage } from "../../shell/model/polling-store";
 

@@ -24,13 +24,13 @@ import { EventJournal } from "./event-journal";
 import type { DraftStore } from "./draft-keeper";
 import type { PendingEdits, StructuralCommand } from "./pending-edits";
 import { SocketLink, type ConnectionState } from "./socket-link";
-import { answerOf, isLost, NOT_CONNECTED, requestLab, requestNotebook, type NotebookSocket, type Reply } from "./socket-rpc";
+import { answerOf, isLost, NOT_CONNECTED, requestLab, requestNotebook, type NotebookSocket, type Reply } from "../../shell/model/socket-rpc";
 import { SourceSaver, type CellConflicts, type ConflictChoice } from "./source-saver";
 import { StructuralOutbox } from "./structural-outbox";
 
 export type { DraftStore } from "./draft-keeper";
 export { classifyDisconnect, type ConnectionState, type DisconnectPolicy } from "./socket-link";
-export type { NotebookSocket } from "./socket-rpc";
+export type { NotebookSocket } from "../../shell/model/socket-rpc";
 export type { CellConflict, CellConflicts, ConflictChoice } from "./source-saver";
 
 /** Whether a refused `open` can be retried, from the refusal's code: only a notebook that does not exist cannot. */

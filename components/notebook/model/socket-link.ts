@@ -7,8 +7,8 @@
  * opening a notebook, only when the link is up.
  */
 import { io, type ManagerOptions, type SocketOptions } from "socket.io-client";
-import { sessionEndWords, watchSession } from "../../account/model/session-ended";
-import type { NotebookSocket } from "./socket-rpc";
+import { sessionEndWords, watchSession } from "../../shell/model/session-ended";
+import type { NotebookSocket } from "../../shell/model/socket-rpc";
 
 export type ConnectionState =
   | { status: "connecting" }

@@ -24,7 +24,7 @@ import {
   setSourceCommand,
   type PendingEdits,
 } from "./pending-edits";
-import type { Failure, Reply } from "./socket-rpc";
+import type { Failure, Reply } from "../../shell/model/socket-rpc";
 
 /** A cell whose edit the server refused: another tab changed it first. */
 export interface CellConflict {

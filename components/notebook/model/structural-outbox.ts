@@ -7,7 +7,7 @@
  * edits: these are ordered commands, not per-cell text.
  */
 import type { StructuralCommand } from "./pending-edits";
-import { isLost, type Reply } from "./socket-rpc";
+import { isLost, type Reply } from "../../shell/model/socket-rpc";
 
 interface OutboxEntry {
   command: StructuralCommand;

@@ -8,8 +8,8 @@ import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../../server/core/limits";
 import { NOTEBOOK_IMPORT_PATH, type ServerToClientEvents } from "../../../server/core/protocol/socket-api";
 import type { LabAnswer, LabOp, LabSend } from "../../../server/core/protocol/ops-lab";
-import { emitLab, type NotebookSocket } from "../../notebook/model/socket-rpc";
-import { watchSession } from "../../account/model/session-ended";
+import { emitLab, type NotebookSocket } from "./socket-rpc";
+import { watchSession } from "./session-ended";
 
 /** Where list commands go; the socket below in the app, anything that answers like the server in tests. */
 export interface LabTransport {

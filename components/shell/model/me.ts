@@ -6,9 +6,9 @@
 import type { Me, Role } from "../../../server/core/protocol/accounts-model";
 import { assertNever } from "../../../server/core/assert-never";
 import { signOut, type AuthResult } from "./auth-client";
-import type { LabTransport } from "../../shell/model/lab-client";
+import type { LabTransport } from "./lab-client";
 import { pageSession, type SessionWatch } from "./session-ended";
-import { ViewStore } from "../../shell/model/view-store";
+import { ViewStore } from "./view-store";
 
 export interface MeState {
   status: "loading" | "ready" | "error";

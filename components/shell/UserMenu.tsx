@@ -4,10 +4,10 @@
  * the pages the role opens (Users, Workshops) and "Sign out". Behaviour is in
  * MeController.
  */
-import "../shell/browser-setup";
+import "./browser-setup";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore } from "react";
-import { SocketLabTransport } from "../shell/model/lab-client";
+import { SocketLabTransport } from "./model/lab-client";
 import { MeController, menuLinks, roleLabel } from "./model/me";
 
 import "./UserMenu.css";
