@@ -13,7 +13,8 @@ const root = import.meta.dirname;
  * package there must run in a browser; add it here once it is checked).
  * The browser (components/, app/) may import server/core and nothing else of
  * server/, which is Node.js code; the server never imports the browser's
- * code. tests/ may import anything.
+ * code. Within components/, shell/ (page chrome and what every feature
+ * uses) imports no feature folder. tests/ may import anything.
  */
 const LAYER_ZONES = [
   {
@@ -27,6 +28,13 @@ const LAYER_ZONES = [
     from: "./server",
     except: ["./core"],
     message: "The browser may import server/core only; the rest of server/ is Node.js code. Move what both need into server/core.",
+  },
+  {
+    // The bottom of the browser's code: page chrome and what every feature uses. A feature imports it, never the reverse.
+    target: "./components/shell",
+    from: "./components",
+    except: ["./shell"],
+    message: "components/shell is what every feature uses: it imports no feature folder. Move what it needs into components/shell.",
   },
   {
     // server/core has its own, stricter zone above.

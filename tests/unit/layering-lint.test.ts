@@ -38,6 +38,15 @@ describe("the layering lint rule", () => {
     });
   }
 
+  it("keeps components/shell below the feature folders (it may import itself and server/core)", async () => {
+    // Depth 2, as the fixture's relative imports are written for.
+    assert.deepEqual(await refusals("components/shell/upward-imports.ts"), [
+      "@/components/notebooks/NotebookList (import-x/no-restricted-paths)",
+      "@/server/errors (import-x/no-restricted-paths)",
+      "../../server/errors (import-x/no-restricted-paths)",
+    ]);
+  });
+
   it("keeps the server from importing the browser's code", async () => {
     assert.deepEqual(await refusals("server/notebook/upward-imports.ts"), [
       "@/components/notebooks/NotebookList (import-x/no-restricted-paths)",
