@@ -1,6 +1,7 @@
 /** Server settings from the environment and argv, checked once at start. */
 import { z } from "zod";
 import type { KernelLimits } from "./notebook/kernel-registry";
+import { SETTLE_MS } from "./notebook/durability-gate";
 import { kernelCapacity, measureMachine, type MachineFacts } from "./kernel-capacity";
 
 const originSchema = z.string().refine((value) => {
@@ -31,6 +32,11 @@ const configSchema = z.object({
   dataDir: z.string().optional(),
   /** A busy cell silent this long gets a hang report with every process's stack. */
   hangSeconds: z.coerce.number().positive().max(86_400).default(120),
+  /**
+   * How long (ms) a run's progress ("queued", "running", outputs) may wait to be stored and shown with its end: a quick
+   * cell then costs one commit and one packet per viewer, not three (notebook/durability-gate.ts). 0: at once.
+   */
+  settleMs: z.coerce.number().min(0).max(1000).default(SETTLE_MS),
   /**
    * Public origins of a lab behind a proxy (`https://lab.example.com`), besides
    * the names of HOST:PORT itself. Only pages from the lab's origins may drive it.
@@ -83,6 +89,7 @@ export function readConfig(argv = process.argv.slice(2), env: Readonly<Record<st
     python: env.MGPULAB_PYTHON || undefined,
     dataDir: env.MGPULAB_DATA_DIR || undefined,
     hangSeconds: env.MGPULAB_HANG_SECONDS || undefined,
+    settleMs: env.MGPULAB_SETTLE_MS || undefined,
     allowedOrigins: env.MGPULAB_ALLOWED_ORIGINS ? env.MGPULAB_ALLOWED_ORIGINS.split(",").map((origin) => origin.trim()).filter(Boolean) : undefined,
     maxKernels: env.MGPULAB_MAX_KERNELS || undefined,
     kernelIdleMinutes: env.MGPULAB_KERNEL_IDLE_MINUTES || undefined,

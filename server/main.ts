@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     hosts: (labId) => new LabHosts(hostSpecs(hostsConfig.hosts), hostsConfig.defaultHost, labId, log, hostsConfig.problems),
     healthIntervalMs: hostsConfig.healthIntervalSeconds * 1000,
     hangAfterMs: config.hangSeconds * 1000,
+    settleMs: config.settleMs,
     kernelLimits,
     broadcast: (notebookId, event, seq) => {
       sendEvents(notebookId, event, seq);

@@ -100,7 +100,10 @@ export class LocalDriver {
     execute: async (command, { runtime, notebookId, socketId, participant }) => {
       // In a workshop led by its facilitator, a participant runs only the steps revealed so far.
       if (participant) await this.workshops.checkRevealed(notebookId, runtime.doc.cells, command.cellIds);
-      return handled(runtime, command, socketId);
+      await runtime.handle(command, socketId);
+      // "Taken" means stored: the queued executions are committed before the answer leaves.
+      await runtime.settled();
+      return { ok: true };
     },
     // Answered from the live kernel (never started for it), in the acknowledgement.
     complete: async (command, { runtime }) => ({ ok: true, completion: await runtime.complete(command.code, command.cursor) }),

@@ -36,7 +36,7 @@ export interface NotebookCatalog {
   freshTitle(ownerId: string, base: string): Promise<string>;
 }
 
-export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "log" | "hangAfterMs" | "templates"> {
+export interface NotebookHubOptions extends Pick<NotebookRuntimeOptions, "outputBudget" | "coalescing" | "settleMs" | "log" | "hangAfterMs" | "templates"> {
   catalog: NotebookCatalog;
   /** Where kernels may run; each notebook's kernel spec picks its host. */
   hosts: KernelHosts;
@@ -177,6 +177,7 @@ export class NotebookHub {
       persistence,
       outputBudget: this.options.outputBudget,
       coalescing: this.options.coalescing,
+      settleMs: this.options.settleMs,
       hangAfterMs: this.options.hangAfterMs,
       templates: this.options.templates,
       log: this.options.log,

@@ -53,6 +53,8 @@ export interface NotebookRuntimeOptions {
   persistence?: NotebookPersistence;
   outputBudget?: OutputBudget;
   coalescing?: CoalescerOptions;
+  /** How long an event that only says a cell is on its way may wait for the cell's end (durability-gate.ts). */
+  settleMs?: number;
   /** Re-renders templated cells (the scenario catalog); without it, forms are refused. */
   templates?: TemplateRenderer;
   /** A busy cell silent for this long gets a hang report (KernelSession's default when unset). */
@@ -84,7 +86,7 @@ export class NotebookRuntime {
     this.document = doc;
     const persistence = options.persistence ?? NO_PERSISTENCE;
     this.persistence = persistence;
-    this.gate = new DurabilityGate(() => this.commitAndAcknowledge(), ({ event, seq }) => options.broadcast(event, seq));
+    this.gate = new DurabilityGate(() => this.commitAndAcknowledge(), ({ event, seq }) => options.broadcast(event, seq), options.settleMs);
     // The recording is made below, after the kernel it reads; these are called only once events and messages flow.
     const coalescer = new EventCoalescer((event) => this.publish(event), {
       tailOf: (cellId) => this.recording.tailOf(cellId),
@@ -167,6 +169,16 @@ export class NotebookRuntime {
     const reply: DriverReply<"open"> = missed ? { ok: true, missed, journal } : { ok: true, notebook: this.doc, journal };
     await this.gate.durable();
     return reply;
+  }
+
+  /**
+   * Resolves once everything queued so far is stored, without hurrying the
+   * commit (durability-gate.ts): an execute is answered "taken" only once its
+   * queued execution is stored, and a quick cell's queued, started and
+   * finished states share that one commit.
+   */
+  settled(): Promise<void> {
+    return this.gate.settled();
   }
 
   /** Tab in a cell's editor: the kernel's completions (never starts a kernel, never waits behind a running cell). */
@@ -266,7 +278,31 @@ export class NotebookRuntime {
   private publish(event: NotebookEvent): void {
     this.recording.published(event);
     this.document = applyServerEvent(this.document, event);
-    this.gate.hold({ event, seq: this.journal.record(event) });
+    this.gate.hold({ event, seq: this.journal.record(event) }, settles(event));
+  }
+}
+
+/**
+ * A run's progress (queued, started, what it has shown so far): it may wait a
+ * few ms for the run's end (durability-gate.ts, "Settling"). The end, and
+ * every other change (edits, the kernel's life), is stored and shown at once.
+ */
+function settles(event: NotebookEvent): boolean {
+  switch (event.type) {
+    case "cell-run-state":
+      return event.runState === "queued" || event.runState === "running";
+    case "cell-outputs-cleared":
+    case "cell-output":
+    case "cell-stream":
+    case "cell-stream-tail":
+    case "cell-metrics":
+    case "cell-metric-points":
+    case "cell-device-plan":
+      return true;
+    case "kernel-status":
+      return event.status.state === "busy";
+    default:
+      return false;
   }
 }
 

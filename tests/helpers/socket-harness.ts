@@ -48,6 +48,8 @@ export class SocketHarness {
       /** A PostgreSQL database instead of the data directory's lab.db. */
       databaseUrl?: string;
       hangAfterMs?: number;
+      /** How long a run's progress may wait for company (durability-gate.ts). */
+      settleMs?: number;
       kernelLimits?: KernelLimits;
       hosts?: (labId: string) => LabHosts;
       auth?: Parameters<typeof openLab>[0]["auth"];
@@ -65,6 +67,7 @@ export class SocketHarness {
       databaseUrl: options.databaseUrl,
       ...(options.hosts ? { hosts: options.hosts } : { host: () => localHost() }),
       hangAfterMs: options.hangAfterMs,
+      settleMs: options.settleMs,
       kernelLimits: options.kernelLimits,
       broadcast: batchedBroadcast((notebookId, firstSeq, events) => io.to(roomOf(notebookId)).emit("notebook:events", notebookId, firstSeq, events)),
       auth: { origins: () => [...names.origins], ...options.auth },
