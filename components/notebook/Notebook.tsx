@@ -41,6 +41,7 @@ import TocPanel from "./TocPanel";
 import { notebookCommands } from "./model/notebook-commands";
 import { findShortcut } from "./model/shortcuts";
 import { themeStore } from "../shell/model/theme";
+import { useStartedController } from "../shell/use-started-controller";
 
 import "./Notebook.css";
 
@@ -59,8 +60,7 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   useEffect(() => setImportNotes(takeImportNotes(sessionStorage, notebookId)), [notebookId]);
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   // A workshop participant's banner and pace; for anyone else it closes after `whoami`.
-  const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserStorage() }));
-  const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
+  const [workshop, participant] = useStartedController(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserStorage() }));
   const container = useRef<HTMLDivElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const page = useRef<HTMLDivElement>(null);
@@ -80,11 +80,6 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   const unrevealed = useMemo(() => unrevealedCells(cells ?? [], workshopView), [cells, workshopView]);
   // Led pace: what the facilitator reveals next, so the page says more is coming.
   const nextStep = useMemo(() => nextHiddenStep(cells ?? [], workshopView), [cells, workshopView]);
-
-  useEffect(() => {
-    workshop.start();
-    return () => workshop.stop();
-  }, [workshop]);
 
   useEffect(() => controller.setUnshownCells(unrevealed), [controller, unrevealed]);
 
