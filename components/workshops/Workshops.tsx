@@ -7,8 +7,10 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useEffect, useState } from "react";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useStartedController } from "../shell/use-started-controller";
 import { workshopCard, WorkshopsController, type WorkshopCard } from "./model/workshops";
 import NewWorkshopForm from "./NewWorkshopForm";
 import WorkshopSizingNote from "./WorkshopSizingNote";
@@ -16,26 +18,14 @@ import WorkshopSizingNote from "./WorkshopSizingNote";
 import "./Workshops.css";
 
 export default function Workshops() {
-  const [controller] = useState(() => new WorkshopsController(new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  const [controller, state] = useStartedController(() => new WorkshopsController(new SocketLabTransport()));
   const [origin, setOrigin] = useState("");
 
-  useEffect(() => {
-    setOrigin(window.location.origin);
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
+  useEffect(() => setOrigin(window.location.origin), []);
 
   return (
     <section className="workshops" data-testid="workshops" data-status={state.status}>
-      {state.error !== null && (
-        <div className="list-error" data-testid="workshops-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="workshops-error" onDismiss={() => controller.dismissError()} />
       <NewWorkshopForm scenarios={state.scenarios} creating={state.creating} onCreate={(title, ids, fields) => controller.create(title, ids, fields).then((made) => made !== null)} />
       {state.status === "loading" && <p className="list-empty">Loading workshops…</p>}
       {state.status === "ready" && state.workshops.length === 0 && (
