@@ -8,6 +8,7 @@
 import "../shell/browser-setup";
 import Link from "next/link";
 import { useEffect, useState } from "react";
+import CopyLinkButton from "../shell/CopyLinkButton";
 import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
 import { useStartedController } from "../shell/use-started-controller";
@@ -41,13 +42,6 @@ export default function Workshops() {
 }
 
 function WorkshopRow({ card }: { card: WorkshopCard }) {
-  const [copied, setCopied] = useState<"copied" | "failed" | null>(null);
-  const copy = () => {
-    navigator.clipboard.writeText(card.joinUrl).then(
-      () => setCopied("copied"),
-      () => setCopied("failed"),
-    );
-  };
   return (
     <article className="workshop-row" data-testid="workshop-row" data-workshop-id={card.id} data-join-code={card.joinCode} data-open={card.open}>
       <header className="workshop-head">
@@ -64,9 +58,7 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
         <a className="workshop-join-link" data-testid="workshop-join-link" href={card.joinUrl}>
           {card.joinUrl}
         </a>
-        <button type="button" className="button button-small" data-testid="workshop-copy-link" onClick={copy}>
-          {copied === "copied" ? "Copied" : copied === "failed" ? "Copy failed: select the link" : "Copy"}
-        </button>
+        <CopyLinkButton url={card.joinUrl} testId="workshop-copy-link" />
       </div>
       <p className="workshop-scenarios">Scenarios: {card.scenarios}</p>
       <p className="workshop-meta" data-testid="workshop-pace">
