@@ -6,26 +6,21 @@
  * no password to change. Behaviour is in PasswordChangeController.
  */
 import "../shell/browser-setup";
-import { useEffect, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useState, useSyncExternalStore, type FormEvent } from "react";
 import { hasOwnPassword, PasswordChangeController } from "./model/account";
 import { MIN_PASSWORD_CHARS } from "../shell/model/auth-client";
 import { SocketLabTransport } from "../shell/model/lab-client";
 import { MeController } from "../shell/model/me";
+import { useStartedController } from "../shell/use-started-controller";
 
 import "./AuthForm.css";
 
 export default function ChangePassword() {
-  const [who] = useState(() => new MeController(new SocketLabTransport()));
+  const [, me] = useStartedController(() => new MeController(new SocketLabTransport()));
   const [controller] = useState(() => new PasswordChangeController());
-  const me = useSyncExternalStore(who.subscribe, who.getState, who.getState);
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-
-  useEffect(() => {
-    who.start();
-    return () => who.stop();
-  }, [who]);
 
   if (me.me === null) {
     return me.status === "loading" ? <p className="list-empty">Loading your account…</p> : <p className="auth-error" data-testid="password-error" role="alert">{me.error}</p>;

@@ -6,8 +6,10 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useNow } from "../shell/use-now";
+import { useStartedController } from "../shell/use-started-controller";
 import { kernelRow, RunningKernelsController, summaryLine } from "./model/running-kernels";
 
 import "../notebooks/NotebookRow.css";
@@ -17,35 +19,15 @@ import "./RunningKernels.css";
 const CLOCK_MS = 15_000;
 
 export default function RunningKernels() {
-  const [controller] = useState(() => new RunningKernelsController(new SocketLabTransport(), { confirm: (question) => window.confirm(question) }));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
-  const [now, setNow] = useState(() => Date.now());
-
-  useEffect(() => {
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
-
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), CLOCK_MS);
-    return () => clearInterval(timer);
-  }, []);
-
+  const [controller, state] = useStartedController(() => new RunningKernelsController(new SocketLabTransport(), { confirm: (question) => window.confirm(question) }));
   // Each new listing is read against the clock it arrived with.
-  useEffect(() => setNow(Date.now()), [state.listing]);
+  const now = useNow(CLOCK_MS, state.listing);
 
   const listing = state.listing;
   const kernels = listing?.kernels ?? [];
   return (
     <section className="running-kernels" data-testid="running-kernels" data-status={state.status}>
-      {state.error !== null && (
-        <div className="list-error" data-testid="kernels-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="kernels-error" onDismiss={() => controller.dismissError()} />
       {state.status === "loading" && <p className="list-empty">Loading kernels…</p>}
       {listing !== null && (
         <div className="kernels-head">

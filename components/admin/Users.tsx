@@ -5,8 +5,9 @@
  * with one, and "Remove" asked twice. Behaviour is in UsersController.
  */
 import "../shell/browser-setup";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useStartedController } from "../shell/use-started-controller";
 import { isAccountRole, UsersController } from "./model/users";
 import NewUserForm from "./NewUserForm";
 import UserRow from "./UserRow";
@@ -14,24 +15,11 @@ import UserRow from "./UserRow";
 import "./Users.css";
 
 export default function Users() {
-  const [controller] = useState(() => new UsersController(new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
-
-  useEffect(() => {
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
+  const [controller, state] = useStartedController(() => new UsersController(new SocketLabTransport()));
 
   return (
     <section className="users" data-testid="users" data-status={state.status}>
-      {state.error !== null && (
-        <div className="list-error" data-testid="users-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="users-error" onDismiss={() => controller.dismissError()} />
       {state.status === "loading" && <p className="list-empty">Loading users…</p>}
       {state.status === "ready" && (
         <>

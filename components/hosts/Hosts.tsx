@@ -9,8 +9,10 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useNow } from "../shell/use-now";
+import { useStartedController } from "../shell/use-started-controller";
 import { hostCard, HostsController, type HostCard, type UserCell } from "./model/hosts";
 
 import "./Hosts.css";
@@ -19,33 +21,13 @@ import "./Hosts.css";
 const CLOCK_MS = 10_000;
 
 export default function Hosts() {
-  const [controller] = useState(() => new HostsController(new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
-  const [now, setNow] = useState(() => Date.now());
-
-  useEffect(() => {
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
-
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), CLOCK_MS);
-    return () => clearInterval(timer);
-  }, []);
-
+  const [controller, state] = useStartedController(() => new HostsController(new SocketLabTransport()));
   // Each new answer is read against the clock it arrived with.
-  useEffect(() => setNow(Date.now()), [state.hosts]);
+  const now = useNow(CLOCK_MS, state.hosts);
 
   return (
     <section className="hosts" data-testid="hosts" data-status={state.status}>
-      {state.error !== null && (
-        <div className="list-error" data-testid="hosts-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="hosts-error" onDismiss={() => controller.dismissError()} />
       {state.status === "loading" && <p className="list-empty">Loading hosts…</p>}
       {state.hosts !== null && state.hosts.length === 0 && (
         <p className="list-empty" data-testid="hosts-empty">

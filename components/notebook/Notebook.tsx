@@ -18,6 +18,7 @@ import ConnectionStatus from "./ConnectionStatus";
 import DeletedBanner from "./DeletedBanner";
 import IdleShutdownBanner from "./IdleShutdownBanner";
 import ImportNotes from "../notebooks/ImportNotes";
+import { browserStorage } from "../shell/model/browser-storage";
 import { SocketLabTransport, takeImportNotes } from "../shell/model/lab-client";
 import EditableTitle from "../shell/EditableTitle";
 import KernelSpecControl from "../hosts/KernelSpecControl";
@@ -40,6 +41,7 @@ import TocPanel from "./TocPanel";
 import { notebookCommands } from "./model/notebook-commands";
 import { findShortcut } from "./model/shortcuts";
 import { themeStore } from "../shell/model/theme";
+import { useStartedController } from "../shell/use-started-controller";
 
 import "./Notebook.css";
 
@@ -52,25 +54,13 @@ interface Props {
 /** Keys typed into these belong to them, not to command mode. */
 const OWN_KEYS_SELECTOR = ".monaco-editor, input, textarea, select, button, summary, [contenteditable]";
 
-/** localStorage, unless this browser refuses it (private mode, disabled storage). */
-function browserDrafts(): Storage | null {
-  if (typeof window === "undefined") return null;
-  try {
-    return window.localStorage;
-  } catch (err) {
-    if (err instanceof DOMException) return null;
-    throw err;
-  }
-}
-
 export default function Notebook({ notebookId, peek = false }: Props) {
-  const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserDrafts() }, confirm: (question) => window.confirm(question) }));
+  const [controller] = useState(() => new NotebookController(notebookId, { connection: { drafts: browserStorage() }, confirm: (question) => window.confirm(question) }));
   const [importNotes, setImportNotes] = useState<string[] | null>(null);
   useEffect(() => setImportNotes(takeImportNotes(sessionStorage, notebookId)), [notebookId]);
   const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
   // A workshop participant's banner and pace; for anyone else it closes after `whoami`.
-  const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserDrafts() }));
-  const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
+  const [workshop, participant] = useStartedController(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { storage: browserStorage() }));
   const container = useRef<HTMLDivElement>(null);
   const top = useRef<HTMLDivElement>(null);
   const page = useRef<HTMLDivElement>(null);
@@ -90,11 +80,6 @@ export default function Notebook({ notebookId, peek = false }: Props) {
   const unrevealed = useMemo(() => unrevealedCells(cells ?? [], workshopView), [cells, workshopView]);
   // Led pace: what the facilitator reveals next, so the page says more is coming.
   const nextStep = useMemo(() => nextHiddenStep(cells ?? [], workshopView), [cells, workshopView]);
-
-  useEffect(() => {
-    workshop.start();
-    return () => workshop.stop();
-  }, [workshop]);
 
   useEffect(() => controller.setUnshownCells(unrevealed), [controller, unrevealed]);
 

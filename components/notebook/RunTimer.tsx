@@ -5,8 +5,9 @@
  * of the time left (model/eta.ts). It counts from when this page saw the run
  * start; the final duration comes from the server when the run ends.
  */
-import { useEffect, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
+import { useNow } from "../shell/use-now";
 import { clockText, etaMs, lastProgress } from "./model/eta";
 
 interface Props {
@@ -15,11 +16,7 @@ interface Props {
 
 export default function RunTimer({ outputs }: Props) {
   const [startedAt] = useState(() => Date.now());
-  const [now, setNow] = useState(startedAt);
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
+  const now = useNow(1000);
   const progress = useMemo(() => lastProgress(streamText(outputs)), [outputs]);
   const elapsed = now - startedAt;
   const eta = etaMs(elapsed, progress);

@@ -5,16 +5,20 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useState } from "react";
 import DeletedNotebooks from "./DeletedNotebooks";
 import ImportButton from "./ImportButton";
+import { browserStorage } from "../shell/model/browser-storage";
 import { SocketLabTransport } from "../shell/model/lab-client";
 import { NotebookListController, splitShared } from "./model/notebook-list";
 import NewNotebookForm from "./NewNotebookForm";
 import NotebookRow from "./NotebookRow";
-import { browserStorage, ParticipantWorkshopController } from "../workshops/model/participant-workshop";
+import { ParticipantWorkshopController } from "../workshops/model/participant-workshop";
 import ScenarioPicker from "./ScenarioPicker";
+import ListError from "../shell/ListError";
 import UndoToast from "../shell/UndoToast";
+import { useNow } from "../shell/use-now";
+import { useStartedController } from "../shell/use-started-controller";
 import WorkshopBanner from "../workshops/WorkshopBanner";
 
 import "./NotebookList.css";
@@ -24,27 +28,12 @@ const CLOCK_MS = 30_000;
 
 export default function NotebookList() {
   const [transport] = useState(() => new SocketLabTransport());
-  const [list] = useState(() => new NotebookListController(transport));
-  const state = useSyncExternalStore(list.subscribe, list.getState, list.getState);
+  const [list, state] = useStartedController(() => new NotebookListController(transport));
   // A workshop participant's place in the queue: once admitted, their copies exist and the list reloads to show them.
-  const [workshop] = useState(() => new ParticipantWorkshopController(() => new SocketLabTransport(), { onAdmitted: () => void list.refresh(), storage: browserStorage() }));
-  const participant = useSyncExternalStore(workshop.subscribe, workshop.getState, workshop.getState);
-  const [now, setNow] = useState(() => Date.now());
-
-  useEffect(() => {
-    list.start();
-    return () => list.stop();
-  }, [list]);
-
-  useEffect(() => {
-    workshop.start();
-    return () => workshop.stop();
-  }, [workshop]);
-
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), CLOCK_MS);
-    return () => clearInterval(timer);
-  }, []);
+  const [workshop, participant] = useStartedController(
+    () => new ParticipantWorkshopController(() => new SocketLabTransport(), { onAdmitted: () => void list.refresh(), storage: browserStorage() }),
+  );
+  const now = useNow(CLOCK_MS);
 
   // Until the server says who this is, everything shows: the server refuses what the role may not do.
   const canCreate = state.me?.can.createNotebooks !== false;
@@ -72,14 +61,7 @@ export default function NotebookList() {
           </Link>
         )}
       </div>
-      {state.error !== null && (
-        <div className="list-error" data-testid="list-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => list.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="list-error" onDismiss={() => list.dismissError()} />
       {state.status === "loading" && <p className="list-empty">Loading notebooks…</p>}
       {state.status === "ready" && own.length === 0 && (
         <p className="list-empty" data-testid="list-empty">

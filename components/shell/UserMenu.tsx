@@ -6,20 +6,14 @@
  */
 import "./browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
 import { SocketLabTransport } from "./model/lab-client";
 import { MeController, menuLinks, roleLabel } from "./model/me";
+import { useStartedController } from "./use-started-controller";
 
 import "./UserMenu.css";
 
 export default function UserMenu() {
-  const [controller] = useState(() => new MeController(new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
-
-  useEffect(() => {
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
+  const [controller, state] = useStartedController(() => new MeController(new SocketLabTransport()));
 
   const me = state.me;
   return (

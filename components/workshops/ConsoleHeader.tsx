@@ -7,6 +7,7 @@
 import { useState } from "react";
 import { MAX_WORKSHOP_CAPACITY } from "../../server/core/protocol/socket-api";
 import { WORKSHOP_PACES } from "../../server/core/protocol/workshop-model";
+import CopyLinkButton from "../shell/CopyLinkButton";
 import type { WorkshopConsoleController } from "./model/workshop-console";
 import type { ConsoleHeader as Header } from "./model/workshop-console-words";
 import WorkshopSizingNote from "./WorkshopSizingNote";
@@ -24,17 +25,9 @@ const STATE_WORDS = { open: "open to new joiners", closed: "closed to new joiner
 const PACE_WORDS = { self: "Self-paced", led: "Led" } as const;
 
 export default function ConsoleHeader({ header, confirmingEnd, busy, actions }: Props) {
-  const [copied, setCopied] = useState<"copied" | "failed" | null>(null);
   // What is typed, until sent; the server's value otherwise (another console may change it).
   const [capacity, setCapacity] = useState<string | null>(null);
   const ended = header.state === "ended";
-
-  const copy = () => {
-    navigator.clipboard.writeText(header.joinUrl).then(
-      () => setCopied("copied"),
-      () => setCopied("failed"),
-    );
-  };
 
   return (
     <header className="console-head" data-testid="console-head">
@@ -52,9 +45,7 @@ export default function ConsoleHeader({ header, confirmingEnd, busy, actions }: 
           <a className="console-join-link" data-testid="console-join-link" href={header.joinUrl}>
             {header.joinUrl}
           </a>
-          <button type="button" className="button button-small" data-testid="console-copy-link" onClick={copy}>
-            {copied === "copied" ? "Copied" : copied === "failed" ? "Copy failed: select the link" : "Copy"}
-          </button>
+          <CopyLinkButton url={header.joinUrl} testId="console-copy-link" />
         </span>
         <span className="console-label">When</span>
         <span data-testid="console-times">

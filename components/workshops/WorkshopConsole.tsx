@@ -7,9 +7,11 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useEffect, useState } from "react";
 import { workshopSummaryPath } from "../../server/core/protocol/socket-api";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useStartedController } from "../shell/use-started-controller";
 import { WorkshopConsoleController } from "./model/workshop-console";
 import { consoleHeader } from "./model/workshop-console-words";
 import BroadcastForm from "./BroadcastForm";
@@ -25,29 +27,18 @@ interface Props {
 }
 
 export default function WorkshopConsole({ workshopId }: Props) {
-  const [controller] = useState(() => new WorkshopConsoleController(workshopId, new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  const [controller, state] = useStartedController(() => new WorkshopConsoleController(workshopId, new SocketLabTransport()));
   const [origin, setOrigin] = useState("");
 
-  useEffect(() => {
-    setOrigin(window.location.origin);
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
+  useEffect(() => setOrigin(window.location.origin), []);
 
   const view = state.view;
   const header = view === null ? null : consoleHeader(view, origin, workshopSummaryPath(workshopId));
 
   return (
     <section className="console" data-testid="workshop-console" data-status={state.status} data-workshop-id={workshopId}>
-      {state.error !== null && state.status !== "not-found" && (
-        <div className="list-error" data-testid="console-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      {/* A workshop not found says the server's words on its own page below. */}
+      {state.status !== "not-found" && <ListError error={state.error} testId="console-error" onDismiss={() => controller.dismissError()} />}
       {state.status === "loading" && <p className="list-empty">Loading the workshop…</p>}
       {state.status === "not-found" && (
         <div className="console-not-found" data-testid="console-not-found">

@@ -7,8 +7,11 @@
  */
 import "../shell/browser-setup";
 import Link from "next/link";
-import { useEffect, useState, useSyncExternalStore } from "react";
+import { useEffect, useState } from "react";
+import CopyLinkButton from "../shell/CopyLinkButton";
+import ListError from "../shell/ListError";
 import { SocketLabTransport } from "../shell/model/lab-client";
+import { useStartedController } from "../shell/use-started-controller";
 import { workshopCard, WorkshopsController, type WorkshopCard } from "./model/workshops";
 import NewWorkshopForm from "./NewWorkshopForm";
 import WorkshopSizingNote from "./WorkshopSizingNote";
@@ -16,26 +19,14 @@ import WorkshopSizingNote from "./WorkshopSizingNote";
 import "./Workshops.css";
 
 export default function Workshops() {
-  const [controller] = useState(() => new WorkshopsController(new SocketLabTransport()));
-  const state = useSyncExternalStore(controller.subscribe, controller.getState, controller.getState);
+  const [controller, state] = useStartedController(() => new WorkshopsController(new SocketLabTransport()));
   const [origin, setOrigin] = useState("");
 
-  useEffect(() => {
-    setOrigin(window.location.origin);
-    controller.start();
-    return () => controller.stop();
-  }, [controller]);
+  useEffect(() => setOrigin(window.location.origin), []);
 
   return (
     <section className="workshops" data-testid="workshops" data-status={state.status}>
-      {state.error !== null && (
-        <div className="list-error" data-testid="workshops-error" role="alert">
-          <span>{state.error}</span>
-          <button type="button" className="notice-close" aria-label="Dismiss" onClick={() => controller.dismissError()}>
-            ×
-          </button>
-        </div>
-      )}
+      <ListError error={state.error} testId="workshops-error" onDismiss={() => controller.dismissError()} />
       <NewWorkshopForm scenarios={state.scenarios} creating={state.creating} onCreate={(title, ids, fields) => controller.create(title, ids, fields).then((made) => made !== null)} />
       {state.status === "loading" && <p className="list-empty">Loading workshops…</p>}
       {state.status === "ready" && state.workshops.length === 0 && (
@@ -51,13 +42,6 @@ export default function Workshops() {
 }
 
 function WorkshopRow({ card }: { card: WorkshopCard }) {
-  const [copied, setCopied] = useState<"copied" | "failed" | null>(null);
-  const copy = () => {
-    navigator.clipboard.writeText(card.joinUrl).then(
-      () => setCopied("copied"),
-      () => setCopied("failed"),
-    );
-  };
   return (
     <article className="workshop-row" data-testid="workshop-row" data-workshop-id={card.id} data-join-code={card.joinCode} data-open={card.open}>
       <header className="workshop-head">
@@ -74,9 +58,7 @@ function WorkshopRow({ card }: { card: WorkshopCard }) {
         <a className="workshop-join-link" data-testid="workshop-join-link" href={card.joinUrl}>
           {card.joinUrl}
         </a>
-        <button type="button" className="button button-small" data-testid="workshop-copy-link" onClick={copy}>
-          {copied === "copied" ? "Copied" : copied === "failed" ? "Copy failed: select the link" : "Copy"}
-        </button>
+        <CopyLinkButton url={card.joinUrl} testId="workshop-copy-link" />
       </div>
       <p className="workshop-scenarios">Scenarios: {card.scenarios}</p>
       <p className="workshop-meta" data-testid="workshop-pace">

@@ -6,6 +6,7 @@
  * refusal; its body is parsed with a schema, never trusted.
  */
 import { z } from "zod";
+import { readJson } from "./read-json";
 
 export const AUTH_BASE_PATH = "/api/auth";
 export const SIGN_IN_PATH = `${AUTH_BASE_PATH}/sign-in/email`;
@@ -121,12 +122,3 @@ async function post(path: string, body: object, fetchImpl: typeof fetch, onAnswe
   return { ok: false, error: refused.success ? refused.data.message : `the server answered ${response.status} ${response.statusText}`.trim() };
 }
 
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    if (err instanceof SyntaxError) return null;
-    throw err;
-  }
-}

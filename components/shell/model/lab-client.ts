@@ -8,6 +8,7 @@ import { z } from "zod";
 import { MAX_TITLE_CHARS } from "../../../server/core/limits";
 import { NOTEBOOK_IMPORT_PATH, type ServerToClientEvents } from "../../../server/core/protocol/socket-api";
 import type { LabAnswer, LabOp, LabSend } from "../../../server/core/protocol/ops-lab";
+import { readJson } from "./read-json";
 import { emitLab, type NotebookSocket } from "./socket-rpc";
 import { watchSession } from "./session-ended";
 
@@ -96,16 +97,6 @@ export async function importNotebook(text: string, fileName: string, fetchImpl: 
   }
   const refused = importRefused.safeParse(body);
   return { ok: false, error: refused.success ? refused.data.error : `the server answered ${response.status} ${response.statusText}`.trim() };
-}
-
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    if (err instanceof SyntaxError) return null;
-    throw err;
-  }
 }
 
 /** Where the import's notes wait for the notebook page that shows them (this tab only). */

@@ -28,19 +28,8 @@ export type ParticipantWorkshopState = {
   | { status: "ready"; view: ParticipantWorkshopView }
 );
 
-/** Where handled broadcast ids are remembered: localStorage in the app (browserStorage), null where the browser refuses it. */
+/** Where handled broadcast ids are remembered: localStorage in the app (shell's browserStorage), null where the browser refuses it. */
 export type BroadcastStorage = Pick<Storage, "getItem" | "setItem">;
-
-/** localStorage, unless this browser refuses it (private mode, disabled storage) or this is no browser. */
-export function browserStorage(): Storage | null {
-  if (typeof window === "undefined") return null;
-  try {
-    return window.localStorage;
-  } catch (err) {
-    if (err instanceof DOMException) return null;
-    throw err;
-  }
-}
 
 export interface ParticipantWorkshopOptions {
   /** The view turned "admitted": the notebook list reloads to show the copies just made. */
