@@ -7,7 +7,7 @@
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import { formatIdle } from "../shell/model/format";
 import { RESTART_QUESTION } from "./model/notebook-controller";
-import type { RunActions } from "./OutputArea";
+import type { RunActions } from "./run-actions";
 
 import "./HangReport.css";
 

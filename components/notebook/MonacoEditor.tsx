@@ -15,7 +15,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import { monaco } from "./monaco-setup";
 import { attachKernelAssist } from "./monaco-kernel-assist";
 import EditorFallback from "./EditorFallback";
-import type { Props } from "./CodeEditor";
+import type { CodeEditorProps } from "./code-editor-props";
 import type { KeyInput } from "./model/command-mode";
 import { EditorEchoes, minimalReplacement } from "./model/text-diff";
 import { useEditorTheme } from "../shell/use-theme";
@@ -65,7 +65,7 @@ const OPTIONS: monaco.editor.IStandaloneEditorConstructionOptions = {
 const ESCAPE_WHEN =
   "!suggestWidgetVisible && !findWidgetVisible && !parameterHintsVisible && !editorHasMultipleSelections && !inSnippetMode && !renameInputVisible";
 
-export default function MonacoEditor(props: Props) {
+export default function MonacoEditor(props: CodeEditorProps) {
   const [height, setHeight] = useState(() => estimateHeight(props.value));
   const editorRef = useRef<monaco.editor.IStandaloneCodeEditor | null>(null);
   const [echoes] = useState(() => new EditorEchoes());

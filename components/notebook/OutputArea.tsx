@@ -3,14 +3,10 @@
 import { memo } from "react";
 import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import OutputItem from "./OutputItem";
+import type { RunActions } from "./run-actions";
 
 import "./OutputArea.css";
 
-/** What an output may ask of the notebook (the hang report's buttons). */
-export interface RunActions {
-  interrupt(): void;
-  restart(): void;
-}
 
 interface Props {
   cellId: string;

@@ -10,7 +10,7 @@ import HangReport from "./HangReport";
 import { formatBytes } from "../shell/model/format";
 import { assertNever } from "../../server/core/assert-never";
 import MimeOutput from "./MimeOutput";
-import type { RunActions } from "./OutputArea";
+import type { RunActions } from "./run-actions";
 import StreamOutput from "./StreamOutput";
 
 interface Props {

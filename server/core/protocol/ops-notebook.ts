@@ -11,7 +11,7 @@ import type { CompletionAnswer, InspectionAnswer } from "./assist-model";
 import { cellKind, hostId, id, parameterValues, source } from "./fields";
 import type { NotebookDocument } from "./notebook-model";
 import { answerOf, nothing, refusalSchema, requestsOf, view, views, type OpTable, type Refusal } from "./op-table";
-import type { JournalPosition, SequencedEvent } from "./socket-api";
+import type { JournalPosition, SequencedEvent } from "./notebook-events";
 
 /** Why a set-source was refused: the cell's text changed under the edit. */
 export interface SourceConflict {
