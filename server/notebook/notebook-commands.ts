@@ -56,7 +56,11 @@ export async function applyCommand(parts: CommandParts, command: AppliedCommand,
       if (cell.source !== command.source) assertEditable(cell);
       const stale = command.baseHash !== undefined && sourceHash(cell.source) !== command.baseHash;
       if (stale && !command.force && cell.source !== command.source) throw new SourceConflictError(cell.id, cell.source);
-      if (cell.source === command.source) return;
+      if (cell.source === command.source) {
+        // The text is shown already; if its write failed (the database was away), this send is the page's retry: store it now.
+        if (ctx.persistence.sourceUnstored(command.cellId)) await ctx.persistence.setSource(command.cellId, command.source);
+        return;
+      }
       ctx.events.emit(setSource(ctx.doc, command.cellId, command.source, by));
       await ctx.persistence.setSource(command.cellId, command.source);
       return;

@@ -69,6 +69,8 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   private writtenPosition = 0;
   /** Executions stored as queued that have not started: their start only marks them running. */
   private readonly storedQueued = new Set<string>();
+  /** Cells whose last source write failed: the document (and its viewers) has a text the database lacks. */
+  private readonly unstoredSources = new Set<string>();
   /** The current run was stored before its kernel said what it is: told at its first start (run-identified). */
   private runUnidentified = false;
   /** Set once a group commit was refused because another server drives the notebook now (see commit()). */
@@ -97,6 +99,7 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   deleteCell(cellId: string): Promise<void> {
+    this.unstoredSources.delete(cellId);
     return this.edit("a deletion", (version) => this.repos.notebooks.deleteCell(this.notebookId, version, cellId));
   }
 
@@ -104,8 +107,18 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     return this.edit("a move", (version) => this.repos.notebooks.moveCell(this.notebookId, version, cellId, toIndex));
   }
 
-  setSource(cellId: string, source: string): Promise<void> {
-    return this.edit("a cell's source", (version) => this.repos.notebooks.updateCellSource(this.notebookId, version, cellId, source));
+  async setSource(cellId: string, source: string): Promise<void> {
+    try {
+      await this.edit("a cell's source", (version) => this.repos.notebooks.updateCellSource(this.notebookId, version, cellId, source));
+      this.unstoredSources.delete(cellId);
+    } catch (error) {
+      this.unstoredSources.add(cellId);
+      throw error;
+    }
+  }
+
+  sourceUnstored(cellId: string): boolean {
+    return this.unstoredSources.has(cellId);
   }
 
   setKind(cellId: string, kind: CellKind): Promise<void> {

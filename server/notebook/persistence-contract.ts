@@ -33,6 +33,11 @@ export interface NotebookPersistence {
   deleteCell(cellId: string): Promise<void>;
   moveCell(cellId: string, toIndex: number): Promise<void>;
   setSource(cellId: string, source: string): Promise<void>;
+  /**
+   * Whether the last write of this cell's source failed (the database was away): viewers were shown
+   * the text, so the same text sent again must be written, not taken as already there.
+   */
+  sourceUnstored(cellId: string): boolean;
   setKind(cellId: string, kind: CellKind): Promise<void>;
   /** A templated cell re-rendered, detached or reattached: source and template saved together. */
   setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void>;
@@ -78,6 +83,7 @@ export const NO_PERSISTENCE: NotebookPersistence = {
   deleteCell: async () => undefined,
   moveCell: async () => undefined,
   setSource: async () => undefined,
+  sourceUnstored: () => false,
   setKind: async () => undefined,
   setTemplate: async () => undefined,
   commitPrediction: async (input) => ({ questionId: input.questionId, choice: input.choice, afterRun: input.afterRun, committedAt: new Date().toISOString() }),
