@@ -15,7 +15,12 @@
  * run's end among them), or anyone waiting on `durable()`, commits at once,
  * and the settling events go with it in order.
  */
-export const SETTLE_MS = 3;
+/**
+ * Off by default: chaos long runs 5 and 6 (RELIABILITY.md, fix 13) met a spurious source conflict
+ * after a PostgreSQL restart with a 3 ms window, and run 7 with none did not. Until that is found,
+ * the window is a setting (MGPULAB_SETTLE_MS=3 gives BENCHMARKS.md's second-round figures).
+ */
+export const SETTLE_MS = 0;
 
 export class DurabilityGate<T> {
   private pending: T[] = [];
