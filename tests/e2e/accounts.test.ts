@@ -127,9 +127,14 @@ describe("accounts in the browser", () => {
     await here.waitForURL(/\/account$/);
     await here.getByTestId("password-current").fill(PASSWORD);
     await here.getByTestId("password-new").fill("a brand new horse battery");
+    // The page reloads into its new session once the server ends the old one:
+    // wait for that reload, or the navigation below races it (CI met this).
+    const reloaded = here.waitForEvent("load");
     await here.getByTestId("password-submit").click();
     await elsewhere.getByTestId("session-ended").waitFor();
     assert.equal(await elsewhere.getByTestId("session-ended").getAttribute("data-reason"), "revoked");
+    await reloaded;
+    assert.equal(new URL(here.url()).pathname, "/account");
     // This browser holds the new session: the list still opens without signing in.
     await here.goto(`${server.url}/`);
     await here.locator('[data-testid="notebook-list"][data-status="ready"]').waitFor();
