@@ -98,6 +98,24 @@ describe("SourceSaver", () => {
     saver.stop();
   });
 
+  it("takes a 'conflict' with the text the server just said it saved as our own write (its event not here yet)", async () => {
+    // The answer can arrive before the server's cell-source event (it is held until its commit, and with
+    // several servers it travels through Redis): the next edit is then typed on the page's older copy.
+    const { saver, sent, conflicts } = setup();
+    edit(saver, "a", "r119");
+    saver.flush();
+    await sent[0]?.answer({ ok: true });
+    edit(saver, "a", "r120");
+    saver.flush();
+    await sent[1]?.answer(conflict("r119"));
+    assert.deepEqual(conflicts, []);
+    assert.equal(sent[2]?.command.source, "r120");
+    // Another tab's text is still a conflict.
+    await sent[2]?.answer(conflict("theirs"));
+    assert.deepEqual(conflicts, ["a: theirs"]);
+    saver.stop();
+  });
+
   it("lets a run go once its cells are saved, and says why not when a cell is in conflict", async () => {
     const { saver, sent } = setup();
     assert.equal(await saver.whenSaved(["a"]), null);

@@ -5,7 +5,8 @@
  * on; one the server refuses as a conflict waits for the user's choice
  * (`resolveConflict`) and is not sent again until then; a "conflict" with a
  * text this page sent itself but never heard back about (the write landed,
- * its answer was lost) is its own write: the newer text is re-based on it
+ * its answer was lost), or with the text it was just told is saved (its
+ * event not here yet), is its own write: the newer text is re-based on it
  * and sent again. A run waits here until its cells' text is saved.
  * Separate from the socket: it says what to send and when, the connection
  * says whether it can.
@@ -77,6 +78,13 @@ export class SourceSaver {
    * them is our own write that landed, not another tab's.
    */
   private readonly unconfirmed = new Map<string, string[]>();
+  /**
+   * Per cell, the last text the server answered "saved" for. Its answer can
+   * come before its cell-source event (the event waits for its commit, and
+   * crosses Redis between servers), so an edit typed meanwhile is based on
+   * the page's older copy: the server holding this text is our own write too.
+   */
+  private readonly lastSaved = new Map<string, string>();
   private conflictsByCell: CellConflicts = {};
   /** Why the last save was refused, until one succeeds. */
   private lastSaveError: Omit<Failure, "ok"> | null = null;
@@ -157,6 +165,7 @@ export class SourceSaver {
   cellDeleted(cellId: string): void {
     this.touched.add(cellId);
     this.unconfirmed.delete(cellId);
+    this.lastSaved.delete(cellId);
     this.setPending(forgetCell(this.pending, cellId));
     this.dropConflict(cellId);
   }
@@ -214,6 +223,7 @@ export class SourceSaver {
       switch (outcome.kind) {
         case "saved":
           this.unconfirmed.delete(cellId);
+          this.lastSaved.set(cellId, edit.source);
           this.lastSaveError = null;
           this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev, edit.source));
           this.link.changed();
@@ -222,9 +232,10 @@ export class SourceSaver {
           return;
         case "conflict":
           if (this.pending[cellId] === undefined) return; // deleted meanwhile
-          if (this.unconfirmed.get(cellId)?.includes(outcome.theirSource) === true) {
-            // The server has a text this page sent (its answer was lost): our own write, so the newer text goes on top of it.
+          if (this.unconfirmed.get(cellId)?.includes(outcome.theirSource) === true || this.lastSaved.get(cellId) === outcome.theirSource) {
+            // The server has a text this page sent (its answer lost, or its event not here yet): our own write, so the newer text goes on top of it.
             this.unconfirmed.delete(cellId);
+            this.lastSaved.delete(cellId);
             this.setPending(rebaseOnOwnWrite(this.pending, cellId, outcome.theirSource));
             this.sendSource(cellId);
             return;
