@@ -1,6 +1,6 @@
 /**
- * One link to a host agent: a PTY running the agent bootstrap on the host
- * (locally, over `ssh -tt`, or through `srun --pty`), turned into validated
+ * One link to a host agent: a process running the agent bootstrap on the
+ * host (locally on pipes, over `ssh -tt` or through `srun --pty` in a PTY), turned into validated
  * AgentMessages and a `send` for AgentRequests. The link knows nothing of
  * notebooks or kernels' meaning; when it closes, the agent lives on for its
  * lease and a new link resumes (host-agent.ts).
@@ -21,13 +21,20 @@ import {
 import { FrameDecoder } from "../kernel/frame-decoder";
 import { KERNELS_DIR, loadKernelBundle } from "../kernel/kernel-bundle";
 import { PtyProcess, cleanEnvironment, type PtyExit } from "../kernel/pty-process";
+import { PipeProcess, type LinkProcess } from "../kernel/pipe-process";
 import { describeExit } from "../kernel/kernel-channel";
 import { plainText } from "./terminal-text";
 
-/** What opens the PTY on a host: host-transport.ts builds one per configured host. */
+/** What opens the link on a host: host-transport.ts builds one per configured host. */
 export interface LinkTransport {
-  /** The argv that runs `<python> -u -c <bootstrap>` on the host, inside a PTY. */
+  /** The argv that runs `<python> -u -c <bootstrap>` on the host. */
   launchArgv(bootstrap: string): string[];
+  /**
+   * "pipes": the argv runs on this machine and needs no terminal (the local
+   * agent's relay: pipe-process.ts says what that saves); otherwise a PTY
+   * (ssh -tt, srun --pty).
+   */
+  readonly channel?: "pty" | "pipes";
   describe(): string;
 }
 
@@ -77,7 +84,7 @@ export class AgentLink {
   private readonly nonce = randomBytes(16).toString("hex");
   private readonly decoder = new FrameDecoder(this.nonce);
   private readonly text = new StringDecoder("utf8");
-  private readonly process: PtyProcess;
+  private readonly process: LinkProcess;
   private booted = false;
   private helloSeen = false;
   private output = "";
@@ -90,7 +97,8 @@ export class AgentLink {
     onHello: (hello: AgentMessageOf<"agent_hello">) => void,
     code: AgentCode,
   ) {
-    this.process = new PtyProcess(
+    const Process = transport.channel === "pipes" ? PipeProcess : PtyProcess;
+    this.process = new Process(
       { argv: transport.launchArgv(code.bootstrap), env: cleanEnvironment() },
       (bytes) => {
         if (!this.booted) {

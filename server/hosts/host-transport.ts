@@ -1,8 +1,8 @@
 /**
- * How the lab opens an agent link's PTY on each kind of host: the argv that
+ * How the lab opens an agent link on each kind of host: the argv that
  * runs `<python> -u -c <bootstrap>` there (see core/protocol/agent-messages.ts).
  *
- * - local: the interpreter itself.
+ * - local: the interpreter itself, on pipes (no PTY: agent-link.ts).
  * - ssh: `ssh -tt` with BatchMode (a password or host-key prompt would hang a
  *   PTY: ssh fails at once instead), keepalives (a dropped network ends the
  *   link within ~45 s), then the remote command as one argument.
@@ -18,8 +18,10 @@ export interface HostTransport {
   readonly id: string;
   readonly label: string;
   readonly kind: HostKind;
-  /** The argv that runs `<python> -u -c <bootstrap>` on the host, inside a PTY. */
+  /** The argv that runs `<python> -u -c <bootstrap>` on the host. */
   launchArgv(bootstrap: string): string[];
+  /** "pipes" for the local host (no terminal needed); a PTY otherwise (agent-link.ts). */
+  readonly channel?: "pty" | "pipes";
   /** "alice@gpu1:2222 via bastion (ssh)", for the hosts page and errors. */
   describe(): string;
 }
@@ -67,6 +69,7 @@ export function describeSsh(target: SshTarget): string {
 
 class LocalTransport implements HostTransport {
   readonly kind = "local";
+  readonly channel = "pipes";
   readonly id: string;
   readonly label: string;
   private readonly python: string;

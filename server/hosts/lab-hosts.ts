@@ -379,7 +379,7 @@ export function localHostSpec(python: string, options: { leaseSeconds?: number; 
     id: "local",
     label: "this machine",
     kind: "local",
-    transport: { launchArgv: (bootstrap) => [python, "-u", "-c", bootstrap], describe: () => `${python} on this machine` },
+    transport: { launchArgv: (bootstrap) => [python, "-u", "-c", bootstrap], channel: "pipes", describe: () => `${python} on this machine` },
     python,
     gpus: options.gpus ?? null,
     whenFull: options.whenFull ?? "queue",

@@ -9,7 +9,7 @@
  * fails while a file exists), so the Run surely meets the outage.
  */
 import assert from "node:assert/strict";
-import { readFileSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
+import { readFileSync, readlinkSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -30,7 +30,7 @@ describe("a cell run while the link to the host agent is down", () => {
     const local = localHostSpec(chooseInterpreter().executable, { leaseSeconds: 30, runtimeDir: path.join(dir, "agents") });
     const base = local.transport;
     // While the gate exists the launch fails at once, as an unreachable host's would: the lab keeps retrying.
-    const transport = { launchArgv: (bootstrap: string) => ["sh", "-c", 'test -e "$0" && exit 1; exec "$@"', gate, ...base.launchArgv(bootstrap)], describe: () => base.describe() };
+    const transport = { launchArgv: (bootstrap: string) => ["sh", "-c", 'test -e "$0" && exit 1; exec "$@"', gate, ...base.launchArgv(bootstrap)], channel: base.channel, describe: () => base.describe() };
     return new LabHosts([{ ...local, transport }], "local", labId, () => undefined);
   }
 
@@ -60,6 +60,9 @@ describe("a cell run while the link to the host agent is down", () => {
       const agent = harness.lab.hosts!.agent("local")!;
       const relays = descendants(process.pid).filter((pid) => commandLine(pid).includes("MGPULAB_AGENT_BOOT"));
       assert.ok(relays.length >= 1, "the lab has a link process to the agent");
+      // The local link is on pipes, not a PTY (pipe-process.ts: a PTY costs a kernel worker's wake-up each way).
+      // (Node's child stdio "pipes" are socket pairs.)
+      for (const pid of relays) assert.match(readlinkSync(`/proc/${pid}/fd/0`), /^(pipe|socket):/, "the local link's relay reads a pipe, not a terminal");
       signal(relays, "SIGKILL");
       await pollUntil("the link to be down", () => agent.state.state === "unreachable", 20_000);
 

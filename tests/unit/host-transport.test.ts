@@ -16,10 +16,12 @@ function host(json: Record<string, unknown>): HostConfig {
 }
 
 describe("host transports", () => {
-  it("local: the interpreter itself", () => {
+  it("local: the interpreter itself, on pipes (no PTY); remote hosts keep their PTY", () => {
     const transport = transportFor(parseHostsConfig({}, null).hosts[0]!, "/usr/bin/python3");
     assert.deepEqual(transport.launchArgv(BOOT), ["/usr/bin/python3", "-u", "-c", BOOT]);
     assert.equal(transport.kind, "local");
+    assert.equal(transport.channel, "pipes");
+    assert.notEqual(transportFor(host({ kind: "ssh", ssh: { host: "gpu1" } })).channel, "pipes");
   });
 
   it("ssh with only a host: BatchMode, timeout, keepalives, the alias, one remote command", () => {
