@@ -272,8 +272,13 @@ class Kernel:
         duration_ms = (time.perf_counter() - started) * 1000
         self._stderr.flush()
         self.execution = None
-        self._emit(wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)))
-        self._emit(wire.status_message(id=request_id, state="idle"))
+        # The reply and the idle status in one write: one wake-up of whoever reads the tty (the lab, or the
+        # host agent and then the lab) per cell end instead of two.
+        self._flush_stdout()
+        frames.emit_many([
+            wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)),
+            wire.status_message(id=request_id, state="idle"),
+        ])
 
     def _show_open_figures(self) -> None:
         """Figures still open at the end of a cell are shown, as IPython's inline backend does."""
