@@ -13,15 +13,15 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
-import { cleanEnvironment, type PtyExit, type PtyProcess, type PtyProcessOptions } from "./pty-process";
+import { ExitLatch, signalProcessGroup, type PtyExit } from "./process-exit";
+import { cleanEnvironment, type PtyProcess, type PtyProcessOptions } from "./pty-process";
 
 /** What a link needs of its local process, whichever kind carries it. */
 export type LinkProcess = Pick<PtyProcess, "pid" | "hasExited" | "write" | "waitForExit" | "terminate">;
 
 export class PipeProcess implements LinkProcess {
   private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
-  private exited: PtyExit | null = null;
-  private readonly exitWaiters: Array<(exit: PtyExit) => void> = [];
+  private readonly exit = new ExitLatch();
 
   constructor(
     options: Pick<PtyProcessOptions, "argv" | "cwd" | "env">,
@@ -49,28 +49,21 @@ export class PipeProcess implements LinkProcess {
   }
 
   get hasExited(): boolean {
-    return this.exited !== null;
+    return this.exit.value !== null;
   }
 
   write(data: string): void {
-    if (this.exited) return;
+    if (this.hasExited) return;
     this.child.stdin.write(data);
   }
 
   waitForExit(timeoutMs: number): Promise<PtyExit | null> {
-    if (this.exited) return Promise.resolve(this.exited);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(null), timeoutMs);
-      this.exitWaiters.push((exit) => {
-        clearTimeout(timer);
-        resolve(exit);
-      });
-    });
+    return this.exit.wait(timeoutMs);
   }
 
   /** Its stdin closed and SIGHUP (what a PTY's end would bring), then SIGKILL to its group if it lingers. */
   async terminate(graceMs = 2000): Promise<PtyExit | null> {
-    if (this.exited) return this.exited;
+    if (this.exit.value) return this.exit.value;
     this.child.stdin.end();
     this.signalGroup("SIGHUP");
     const exit = await this.waitForExit(graceMs);
@@ -80,18 +73,12 @@ export class PipeProcess implements LinkProcess {
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
-    if (this.exited || this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, signal);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-    }
+    if (this.hasExited || this.child.pid === undefined) return;
+    signalProcessGroup(this.child.pid, signal);
   }
 
   private finish(exit: PtyExit): void {
-    if (this.exited) return;
-    this.exited = exit;
-    this.onExit(exit);
-    for (const wake of this.exitWaiters.splice(0)) wake(exit);
+    // Recorded first (onExit sees hasExited); the waiters' promises resolve after onExit has run.
+    if (this.exit.settle(exit)) this.onExit(exit);
   }
 }

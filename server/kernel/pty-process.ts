@@ -3,12 +3,9 @@
  * and write/kill — never the IPty object.
  */
 import * as pty from "node-pty";
+import { ExitLatch, signalProcessGroup, type PtyExit } from "./process-exit";
 
-export interface PtyExit {
-  exitCode: number;
-  /** The signal number that ended the process, if a signal did. */
-  signal: number | null;
-}
+export type { PtyExit } from "./process-exit";
 
 export interface PtyProcessOptions {
   argv: string[];
@@ -20,8 +17,7 @@ export interface PtyProcessOptions {
 
 export class PtyProcess {
   private readonly term: pty.IPty;
-  private exited: PtyExit | null = null;
-  private readonly exitWaiters: Array<(exit: PtyExit) => void> = [];
+  private readonly exit = new ExitLatch();
 
   constructor(options: PtyProcessOptions, onData: (bytes: Buffer) => void, onExit: (exit: PtyExit) => void) {
     const [file, ...args] = options.argv;
@@ -37,9 +33,10 @@ export class PtyProcess {
     });
     this.term.onData((data: string | Buffer) => onData(typeof data === "string" ? Buffer.from(data, "utf8") : data));
     this.term.onExit(({ exitCode, signal }) => {
-      this.exited = { exitCode, signal: signal ? signal : null };
-      onExit(this.exited);
-      for (const wake of this.exitWaiters.splice(0)) wake(this.exited);
+      const exit = { exitCode, signal: signal ? signal : null };
+      // Recorded first (onExit sees hasExited); the waiters' promises resolve after onExit has run.
+      this.exit.settle(exit);
+      onExit(exit);
     });
   }
 
@@ -48,38 +45,27 @@ export class PtyProcess {
   }
 
   get hasExited(): boolean {
-    return this.exited !== null;
+    return this.exit.value !== null;
   }
 
   write(data: string): void {
-    if (this.exited) return;
+    if (this.hasExited) return;
     this.term.write(data);
   }
 
   /** Signal the whole process group on the tty (the kernel and the ranks it started). */
   signalGroup(signal: NodeJS.Signals): void {
-    if (this.exited) return;
-    try {
-      process.kill(-this.term.pid, signal);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-    }
+    if (this.hasExited) return;
+    signalProcessGroup(this.term.pid, signal);
   }
 
   waitForExit(timeoutMs: number): Promise<PtyExit | null> {
-    if (this.exited) return Promise.resolve(this.exited);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(null), timeoutMs);
-      this.exitWaiters.push((exit) => {
-        clearTimeout(timer);
-        resolve(exit);
-      });
-    });
+    return this.exit.wait(timeoutMs);
   }
 
   /** SIGHUP (as when a terminal closes), then SIGKILL to the group if it lingers. */
   async terminate(graceMs = 2000): Promise<PtyExit | null> {
-    if (this.exited) return this.exited;
+    if (this.exit.value) return this.exit.value;
     this.signalGroup("SIGHUP");
     const exit = await this.waitForExit(graceMs);
     if (exit) return exit;
