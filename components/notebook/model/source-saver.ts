@@ -60,8 +60,8 @@ export interface SaverOptions {
 }
 
 const RETRY_MS = 3_000;
-/** Unanswered sends remembered per cell (each failed try of a retried edit adds one only if its text is new). */
-const UNCONFIRMED_PER_CELL = 16;
+/** Own texts remembered per cell (each failed try of a retried edit adds one only if its text is new). */
+const OWN_TEXTS_PER_CELL = 16;
 
 export class SourceSaver {
   private pending: PendingEdits;
@@ -72,19 +72,16 @@ export class SourceSaver {
   /** Cells whose `set-source` awaits its answer in the current session. */
   private readonly inFlight = new Set<string>();
   /**
-   * Per cell, the texts this page sent whose answer it never got (lost,
-   * timed out, refused by a server that may have stored it anyway), until
-   * one send of the cell is answered "saved". The server holding one of
-   * them is our own write that landed, not another tab's.
+   * Per cell, the texts the server may hold as this page's own write: the
+   * last one it answered "saved" for, and those sent since whose answer
+   * never came (lost, timed out, refused by a server that may have stored
+   * it anyway). The server holding one of them is our write, not another
+   * tab's: a write that landed unanswered, or a saved one whose cell-source
+   * event is not here yet (it waits for its commit, and crosses Redis
+   * between servers), so an edit typed meanwhile was based on the page's
+   * older copy.
    */
-  private readonly unconfirmed = new Map<string, string[]>();
-  /**
-   * Per cell, the last text the server answered "saved" for. Its answer can
-   * come before its cell-source event (the event waits for its commit, and
-   * crosses Redis between servers), so an edit typed meanwhile is based on
-   * the page's older copy: the server holding this text is our own write too.
-   */
-  private readonly lastSaved = new Map<string, string>();
+  private readonly ownTexts = new Map<string, string[]>();
   private conflictsByCell: CellConflicts = {};
   /** Why the last save was refused, until one succeeds. */
   private lastSaveError: Omit<Failure, "ok"> | null = null;
@@ -164,8 +161,7 @@ export class SourceSaver {
   /** The cell is being deleted: its text and its conflict go with it. */
   cellDeleted(cellId: string): void {
     this.touched.add(cellId);
-    this.unconfirmed.delete(cellId);
-    this.lastSaved.delete(cellId);
+    this.ownTexts.delete(cellId);
     this.setPending(forgetCell(this.pending, cellId));
     this.dropConflict(cellId);
   }
@@ -214,7 +210,7 @@ export class SourceSaver {
     if (edit === undefined || !this.link.synced() || this.inFlight.has(cellId) || cellId in this.conflictsByCell) return;
     this.inFlight.add(cellId);
     // Counted as sent before the answer: a reconnect drops the answer (below), and the write may have landed.
-    this.rememberUnconfirmed(cellId, edit.source);
+    this.rememberOwnText(cellId, edit.source);
     const session = this.link.session();
     void this.link.send(setSourceCommand(this.link.notebookId, cellId, edit)).then((reply) => {
       if (session !== this.link.session()) return; // a reconnect cleared in-flight sends and re-sends pending text itself
@@ -222,8 +218,7 @@ export class SourceSaver {
       const outcome = classifySourceReply(reply, edit.source);
       switch (outcome.kind) {
         case "saved":
-          this.unconfirmed.delete(cellId);
-          this.lastSaved.set(cellId, edit.source);
+          this.ownTexts.set(cellId, [edit.source]);
           this.lastSaveError = null;
           this.setPending(acknowledgeEdit(this.pending, cellId, edit.rev, edit.source));
           this.link.changed();
@@ -232,10 +227,9 @@ export class SourceSaver {
           return;
         case "conflict":
           if (this.pending[cellId] === undefined) return; // deleted meanwhile
-          if (this.unconfirmed.get(cellId)?.includes(outcome.theirSource) === true || this.lastSaved.get(cellId) === outcome.theirSource) {
+          if (this.ownTexts.get(cellId)?.includes(outcome.theirSource) === true) {
             // The server has a text this page sent (its answer lost, or its event not here yet): our own write, so the newer text goes on top of it.
-            this.unconfirmed.delete(cellId);
-            this.lastSaved.delete(cellId);
+            this.ownTexts.delete(cellId);
             this.setPending(rebaseOnOwnWrite(this.pending, cellId, outcome.theirSource));
             this.sendSource(cellId);
             return;
@@ -259,10 +253,10 @@ export class SourceSaver {
     });
   }
 
-  private rememberUnconfirmed(cellId: string, source: string): void {
-    const sent = (this.unconfirmed.get(cellId) ?? []).filter((text) => text !== source);
+  private rememberOwnText(cellId: string, source: string): void {
+    const sent = (this.ownTexts.get(cellId) ?? []).filter((text) => text !== source);
     // Only the last few: each one is a text the server may hold from a send whose answer was lost.
-    this.unconfirmed.set(cellId, [...sent, source].slice(-UNCONFIRMED_PER_CELL));
+    this.ownTexts.set(cellId, [...sent, source].slice(-OWN_TEXTS_PER_CELL));
   }
 
   private dropConflict(cellId: string): void {
