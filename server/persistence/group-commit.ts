@@ -10,6 +10,7 @@
  */
 import { errorMessage } from "../core/errors";
 import { isDatabaseUnreachable, NotDrivingError } from "./errors";
+import { compactRunWrites } from "./run-write-compaction";
 import { applyRunWrites, type RunWrite } from "./run-writes";
 import type { Sql, SqlQueries } from "./sql";
 
@@ -51,7 +52,8 @@ async function checkDriver(tx: SqlQueries, provider: Sql["provider"], notebookId
  * from the server itself (ids it made, outputs its recorder kept), so they
  * are not checked again here. Should the transaction fail, each write is
  * tried on its own, so one bad write does not take the others with it;
- * the error names those that failed.
+ * the error names those that failed. What a later write of the batch makes
+ * redundant is left out first (run-write-compaction.ts).
  *
  * With `commit`, the transaction also stores its id as the notebook's last
  * commit (each write on its own stores `id/index`), so an attempt after
@@ -59,8 +61,9 @@ async function checkDriver(tx: SqlQueries, provider: Sql["provider"], notebookId
  * that COMMIT went through and stores only what it did not: a line is
  * never stored twice.
  */
-export async function writeGroupCommit(sql: Sql, writes: readonly RunWrite[], commit?: GroupCommit): Promise<void> {
-  if (writes.length === 0) return;
+export async function writeGroupCommit(sql: Sql, batch: readonly RunWrite[], commit?: GroupCommit): Promise<void> {
+  if (batch.length === 0) return;
+  const writes = compactRunWrites(batch);
   let from = 0;
   if (commit?.retried) {
     const rows = await sql.all(`SELECT "lastCommitId" FROM "Notebook" WHERE "id" = ?`, [commit.notebookId]);

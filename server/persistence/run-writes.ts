@@ -45,6 +45,10 @@ export type RunWrite =
       at: Date;
       /** Its row was stored as queued (execution-queued): marked running, or inserted when that write failed. */
       queued?: boolean;
+      /** When it was queued, where that was earlier than `at` and not stored (the batch's queued write merged into this one). */
+      queuedAt?: Date;
+      /** false: the cell is not pointed at it now (its execution-finished in the same batch does that). */
+      pointsCell?: boolean;
     }
   | {
       /** A cell queued behind the running one: stored so that a server taking the kernel over runs it. */
@@ -110,8 +114,8 @@ export async function applyRunWrites(tx: SqlQueries, writes: readonly RunWrite[]
         break;
       case "execution-started": {
         const marked = write.queued === true ? await tx.run(`UPDATE "CellExecution" SET "status" = 'running', "startedAt" = ? WHERE "id" = ? AND "status" = 'queued'`, [tx.time(write.at), write.executionId]) : 0;
-        if (marked === 0) await insertExecution(tx, { ...write, status: "running", startedAt: write.at });
-        await pointCellAt(tx, write.notebookId, write.cellId, write.executionId);
+        if (marked === 0) await insertExecution(tx, { ...write, at: write.queuedAt ?? write.at, status: "running", startedAt: write.at });
+        if (write.pointsCell !== false) await pointCellAt(tx, write.notebookId, write.cellId, write.executionId);
         break;
       }
       case "execution-queued":

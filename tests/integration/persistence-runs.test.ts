@@ -5,6 +5,7 @@ import type { CellOutput } from "../../server/core/protocol/notebook-model";
 import { InvalidDataError, NotFoundError } from "../../server/persistence/errors";
 import { sqlOf } from "../../server/persistence/database";
 import { foldOutputs, RunRepository, SERVER_RESTARTED } from "../../server/persistence/run-repository";
+import type { RunWrite } from "../../server/persistence/run-writes";
 import type { Sql } from "../../server/persistence/sql";
 import { WriteQueue } from "../../server/notebook/write-queue";
 import { isDatabaseUnreachable } from "../../server/persistence/errors";
@@ -166,6 +167,35 @@ forEachDatabase((kind) => {
       });
       const stored = (await t.runs.executionOutputs(execution!)).map((output) => (output.kind === "stream" ? output.text : "")).join("");
       assert.equal(stored, "line 0\nline 1\nline 2\nline 3\nline 4\n", "every line once, in order");
+    });
+
+    it("a cell's whole life in one group commit is stored as its writes one commit each store it", async () => {
+      // The group commit leaves out what a later write of its batch rewrites (run-write-compaction.ts): the rows must not differ.
+      const { notebook, run } = await notebookWithRun(["a", "b"]);
+      const queuedAt = new Date("2026-11-27T10:00:00.000Z");
+      const life = (executionId: string, cellId: string, agentSeq: number): RunWrite[] => [
+        { kind: "execution-queued", runId: run.id, executionId, cellId, source: "1+1", template: null, at: queuedAt },
+        { kind: "execution-started", notebookId: notebook.id, runId: run.id, executionId, cellId, source: "1+1", template: null, at: new Date("2026-11-27T10:00:00.005Z"), queued: true },
+        { kind: "execution-progress", notebookId: notebook.id, runId: run.id, executionId, cellId, outputs: [{ kind: "result", executionCount: 1, data: { "text/plain": "2" } }], heardAt: new Date("2026-11-27T10:00:00.006Z") },
+        { kind: "read-position", runId: run.id, agentSeq: agentSeq - 1 },
+        { kind: "execution-finished", notebookId: notebook.id, executionId, cellId, status: "ok", durationMs: 2, executionCount: 1, outputs: [{ kind: "result", executionCount: 1, data: { "text/plain": "2" } }], at: new Date("2026-11-27T10:00:00.007Z") },
+        { kind: "read-position", runId: run.id, agentSeq },
+      ];
+      await t.runs.write(life("whole", "a", 10), { notebookId: notebook.id, commitId: "whole", retried: false });
+      for (const [index, write] of life("apart", "b", 20).entries()) await t.runs.write([write], { notebookId: notebook.id, commitId: `apart-${index}`, retried: false });
+
+      const executions = new Map((await t.runs.listExecutions(run.id)).map((execution) => [execution.id, execution]));
+      const { id: _whole, cellId: _a, ...whole } = executions.get("whole")!;
+      const { id: _apart, cellId: _b, ...apart } = executions.get("apart")!;
+      assert.deepEqual(whole, apart);
+      assert.deepEqual(whole.queuedAt, queuedAt, "queued when it was queued, not when it started");
+      const [cellA, cellB] = (await t.notebooks.load(notebook.id)).cells;
+      assert.deepEqual([cellA!.outputs, cellA!.executionCount, cellA!.lastRun], [cellB!.outputs, cellB!.executionCount, cellB!.lastRun]);
+      const logged = async (executionId: string) => (await t.runs.executionOutputs(executionId)).map((output) => JSON.stringify(output));
+      assert.deepEqual(await logged("whole"), await logged("apart"));
+      const pointers = await t.db.prisma.cell.findMany({ where: { notebookId: notebook.id }, select: { id: true, lastExecutionId: true }, orderBy: { id: "asc" } });
+      assert.deepEqual(pointers, [{ id: "a", lastExecutionId: "whole" }, { id: "b", lastExecutionId: "apart" }], "each cell points at its execution");
+      assert.equal((await t.db.prisma.kernelRun.findUniqueOrThrow({ where: { id: run.id }, select: { agentSeq: true } })).agentSeq, 20);
     });
 
     it("refuses invalid outputs and unknown ids without writing", async () => {
