@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import type { CellKind, CellOutput, CellTemplate, KernelInfo, KernelSpec, Prediction } from "../core/protocol/notebook-model";
 import type { ExecutionStatus } from "../kernel/kernel-session";
-import type { JsonValue, LiveTail, MetricInput } from "../persistence/types";
+import type { EditBase, JsonValue, LiveTail, MetricInput } from "../persistence/types";
 import { newRunId, type MetricRepository, type NotebookRepository, type PredictionRepository, type RunRepository } from "../persistence";
 import { isDatabaseUnreachable, NotDrivingError } from "../persistence/errors";
 import type { RunWrite } from "../persistence/run-writes";
@@ -95,21 +95,21 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   insertCell(index: number, cell: { id: string; kind: CellKind; source: string }): Promise<void> {
-    return this.edit("a new cell", (version) => this.repos.notebooks.insertCell(this.notebookId, version, index, cell));
+    return this.edit("a new cell", (base) => this.repos.notebooks.insertCell(this.notebookId, base, index, cell));
   }
 
   deleteCell(cellId: string): Promise<void> {
     this.unstoredSources.delete(cellId);
-    return this.edit("a deletion", (version) => this.repos.notebooks.deleteCell(this.notebookId, version, cellId));
+    return this.edit("a deletion", (base) => this.repos.notebooks.deleteCell(this.notebookId, base, cellId));
   }
 
   moveCell(cellId: string, toIndex: number): Promise<void> {
-    return this.edit("a move", (version) => this.repos.notebooks.moveCell(this.notebookId, version, cellId, toIndex));
+    return this.edit("a move", (base) => this.repos.notebooks.moveCell(this.notebookId, base, cellId, toIndex));
   }
 
   async setSource(cellId: string, source: string): Promise<void> {
     try {
-      await this.edit("a cell's source", (version) => this.repos.notebooks.updateCellSource(this.notebookId, version, cellId, source));
+      await this.edit("a cell's source", (base) => this.repos.notebooks.updateCellSource(this.notebookId, base, cellId, source));
       this.unstoredSources.delete(cellId);
     } catch (error) {
       this.unstoredSources.add(cellId);
@@ -122,11 +122,11 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   setKind(cellId: string, kind: CellKind): Promise<void> {
-    return this.edit("a cell's kind", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { kind }));
+    return this.edit("a cell's kind", (base) => this.repos.notebooks.updateCell(this.notebookId, base, cellId, { kind }));
   }
 
   setTemplate(cellId: string, source: string, template: CellTemplate | null): Promise<void> {
-    return this.edit("a cell's template", (version) => this.repos.notebooks.updateCell(this.notebookId, version, cellId, { source, template }));
+    return this.edit("a cell's template", (base) => this.repos.notebooks.updateCell(this.notebookId, base, cellId, { source, template }));
   }
 
   async commitPrediction(input: { questionId: string; question: string; choice: string; afterRun: boolean }): Promise<Prediction> {
@@ -136,11 +136,11 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
   }
 
   rename(title: string): Promise<void> {
-    return this.edit("the title", (version) => this.repos.notebooks.rename(this.notebookId, title, version));
+    return this.edit("the title", (base) => this.repos.notebooks.rename(this.notebookId, title, base));
   }
 
   setKernelSpec(spec: KernelSpec): Promise<void> {
-    return this.edit("the kernel spec", (version) => this.repos.notebooks.setKernelSpec(this.notebookId, spec, version));
+    return this.edit("the kernel spec", (base) => this.repos.notebooks.setKernelSpec(this.notebookId, spec, base));
   }
 
   clearOutputs(cellId: string): void {
@@ -340,11 +340,16 @@ export class DatabaseNotebookPersistence implements NotebookPersistence {
     return this.runId;
   }
 
-  /** Edits are ordered with every other write and carry the notebook's version. */
-  private edit(what: string, write: (version: number) => Promise<{ version: number }>): Promise<void> {
+  /**
+   * Edits are ordered with every other write and carry the notebook's version, with an id made once per edit:
+   * an attempt after the connection dropped during its COMMIT learns from it whether the first one was stored
+   * (NotebookRepository's edit), instead of conflicting with itself and leaving this version behind.
+   */
+  private edit(what: string, write: (base: EditBase) => Promise<{ version: number }>): Promise<void> {
     this.flushWrites();
-    return this.queue.run(what, async () => {
-      const { version } = await write(this.version);
+    const editId = randomUUID();
+    return this.queue.run(what, async (attempt) => {
+      const { version } = await write({ version: this.version, editId, retried: attempt > 0 });
       this.version = version;
     });
   }

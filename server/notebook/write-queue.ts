@@ -10,7 +10,8 @@
  * visible) instead of losing what they saw. A write is told which attempt
  * it is: a connection that drops during a COMMIT leaves it unknown whether
  * the transaction went through, so a write that is not idempotent checks
- * on a later attempt whether its first one was stored (RunRepository.write).
+ * on a later attempt whether its first one was stored (RunRepository.write,
+ * a notebook edit with its id: NotebookRepository).
  */
 export interface WriteRetry {
   /** The failures worth waiting out (the database unreachable), not the write's own errors. */

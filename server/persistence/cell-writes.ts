@@ -9,18 +9,32 @@ import { Prisma } from "./generated/client";
 import { byPosition, guideOf, newCellData } from "./cell-rows";
 import { NotFoundError, VersionConflictError } from "./errors";
 import { keysBetween } from "./fractional-index";
-import type { CellInput, StoredCell } from "./types";
+import type { CellInput, EditBase, StoredCell } from "./types";
 
 export type Tx = Prisma.TransactionClient;
 
 /** Rows per statement when writing many cells (well under SQLite's variable limit). */
 export const CHUNK = 200;
 
-/** Bumps the version first, so concurrent writers serialise on the notebook row (PostgreSQL) or the database lock (SQLite). */
-export async function bumpVersion(tx: Tx, notebookId: string, expectedVersion: number | undefined): Promise<number> {
+/**
+ * Bumps the version first, so concurrent writers serialise on the notebook row (PostgreSQL) or the database lock
+ * (SQLite). An edit with an id stores it as the notebook's last commit in the same statement, so a retry can tell
+ * whether this transaction was stored (NotebookRepository's edit).
+ *
+ * Group commits (group-commit.ts) mark the same column; sharing it is safe because one server's write queue
+ * (notebook-persistence.ts) runs a notebook's edits and commits one at a time, each retried to its end before the
+ * next, and only the notebook's driver writes them: a runtime loads only once its server holds the notebook's driver
+ * lease (cluster/lab-cluster.ts claim()), and renames and kernel specs of an open notebook go through its runtime
+ * (notebook-hub.ts). Should two servers still overlap (one cut off past its lease), an id is random, so another's
+ * mark never reads as this edit stored: the retry runs and fails as a version conflict, as it did before ids.
+ */
+export async function bumpVersion(tx: Tx, notebookId: string, expected: number | EditBase | undefined): Promise<number> {
+  const expectedVersion = typeof expected === "object" ? expected.version : expected;
   const where: Prisma.NotebookWhereInput = { id: notebookId, deletedAt: null };
   if (expectedVersion !== undefined) where.version = expectedVersion;
-  const { count } = await tx.notebook.updateMany({ where, data: { version: { increment: 1 }, updatedAt: new Date() } });
+  const data: Prisma.NotebookUpdateManyMutationInput = { version: { increment: 1 }, updatedAt: new Date() };
+  if (typeof expected === "object") data.lastCommitId = expected.editId;
+  const { count } = await tx.notebook.updateMany({ where, data });
   const current = await tx.notebook.findUnique({ where: { id: notebookId }, select: { version: true, deletedAt: true } });
   if (!current) throw new NotFoundError("notebook", notebookId);
   if (count === 1) return current.version;

@@ -26,7 +26,7 @@ import {
 import { InvalidDataError, NotFoundError } from "./errors";
 import { checkPredictionInputs, type PredictionInput } from "./prediction-repository";
 import { assignKeys, keyBetween, keysBetween, MAX_KEY_LENGTH } from "./fractional-index";
-import type { CellInput, LastRun, NotebookSummary, StoredKernelSpec, StoredNotebook } from "./types";
+import type { CellInput, EditBase, LastRun, NotebookSummary, StoredKernelSpec, StoredNotebook } from "./types";
 import type { CellOutput } from "../core/protocol/notebook-model";
 import { bumpVersion, CHUNK, insertCells, positions, renumber, type Tx } from "./cell-writes";
 import { checkKernelSpec } from "./notebook-document";
@@ -154,7 +154,7 @@ export class NotebookRepository {
     return { ...rest, kernelSpec: { hostId: kernelHostId, gpus: kernelGpus }, cells: rows.sort(byPosition).map((row) => rowToCell(notebookId, row)) };
   }
 
-  async rename(notebookId: string, title: string, expectedVersion?: number): Promise<VersionResult> {
+  async rename(notebookId: string, title: string, expectedVersion?: number | EditBase): Promise<VersionResult> {
     const checked = checkTitle(title);
     return this.edit(notebookId, expectedVersion, async (tx) => {
       await tx.notebook.update({ where: { id: notebookId }, data: { title: checked }, select: { id: true } });
@@ -181,7 +181,7 @@ export class NotebookRepository {
   }
 
   /** Where the notebook's next kernel starts (an edit: it bumps the version). Whether the host exists is the caller's to check. */
-  async setKernelSpec(notebookId: string, spec: StoredKernelSpec, expectedVersion?: number): Promise<VersionResult> {
+  async setKernelSpec(notebookId: string, spec: StoredKernelSpec, expectedVersion?: number | EditBase): Promise<VersionResult> {
     const checked = checkKernelSpec(spec);
     return this.edit(notebookId, expectedVersion, async (tx) => {
       await tx.notebook.update({ where: { id: notebookId }, data: { kernelHostId: checked.hostId, kernelGpus: checked.gpus }, select: { id: true } });
@@ -206,7 +206,7 @@ export class NotebookRepository {
   }
 
   /** Replaces the cell list: cells missing from `cells` are deleted, new ones created, changed ones updated. */
-  async saveCells(notebookId: string, expectedVersion: number, cells: CellInput[]): Promise<VersionResult> {
+  async saveCells(notebookId: string, expectedVersion: number | EditBase, cells: CellInput[]): Promise<VersionResult> {
     checkCells(cells);
     return this.edit(
       notebookId,
@@ -245,7 +245,7 @@ export class NotebookRepository {
   }
 
   /** Inserts `cell` at `index` (clamped to the end), as notebook-ops.insertCell does. */
-  async insertCell(notebookId: string, expectedVersion: number, index: number, cell: CellInput): Promise<VersionResult> {
+  async insertCell(notebookId: string, expectedVersion: number | EditBase, index: number, cell: CellInput): Promise<VersionResult> {
     checkCell(cell);
     return this.edit(notebookId, expectedVersion, async (tx) => {
       const order = await positions(tx, notebookId);
@@ -259,7 +259,7 @@ export class NotebookRepository {
   }
 
   /** Moves a cell to `toIndex` in the list without it (clamped), as notebook-ops.moveCell does. */
-  async moveCell(notebookId: string, expectedVersion: number, cellId: string, toIndex: number): Promise<VersionResult> {
+  async moveCell(notebookId: string, expectedVersion: number | EditBase, cellId: string, toIndex: number): Promise<VersionResult> {
     return this.edit(notebookId, expectedVersion, async (tx) => {
       const order = await positions(tx, notebookId);
       const from = order.findIndex((row) => row.id === cellId);
@@ -272,7 +272,7 @@ export class NotebookRepository {
     });
   }
 
-  async deleteCell(notebookId: string, expectedVersion: number, cellId: string): Promise<VersionResult> {
+  async deleteCell(notebookId: string, expectedVersion: number | EditBase, cellId: string): Promise<VersionResult> {
     checkCellId(cellId);
     return this.edit(notebookId, expectedVersion, async (tx) => {
       const { count } = await tx.cell.deleteMany({ where: { notebookId, id: cellId } });
@@ -283,7 +283,7 @@ export class NotebookRepository {
   /** Changes one cell's source, kind or template. */
   async updateCell(
     notebookId: string,
-    expectedVersion: number,
+    expectedVersion: number | EditBase,
     cellId: string,
     patch: Partial<Pick<CellInput, "source" | "kind" | "template">>,
   ): Promise<VersionResult> {
@@ -298,7 +298,7 @@ export class NotebookRepository {
     });
   }
 
-  updateCellSource(notebookId: string, expectedVersion: number, cellId: string, source: string): Promise<VersionResult> {
+  updateCellSource(notebookId: string, expectedVersion: number | EditBase, cellId: string, source: string): Promise<VersionResult> {
     return this.updateCell(notebookId, expectedVersion, cellId, { source });
   }
 
@@ -322,8 +322,21 @@ export class NotebookRepository {
   /**
    * Runs `body` in a transaction after bumping the version from
    * `expectedVersion` (or unconditionally when it is undefined).
+   *
+   * An edit with an id that was tried before (the connection dropped during
+   * its COMMIT, a PostgreSQL restart: it may have been stored) first reads
+   * whether the notebook's last commit is this edit. Then it was stored, and
+   * is not run again: run again, it would be refused as a conflict with
+   * itself, reported as failed though stored, and leave its runtime's version
+   * behind, so that every later edit conflicts too. What it stored was the
+   * version after its base, so that is its result (a later writer's bump is
+   * not taken for this one's, so their conflict still shows).
    */
-  private async edit(notebookId: string, expectedVersion: number | undefined, body: (tx: Tx) => Promise<void>, timeout = 10_000): Promise<VersionResult> {
+  private async edit(notebookId: string, expectedVersion: number | EditBase | undefined, body: (tx: Tx) => Promise<void>, timeout = 10_000): Promise<VersionResult> {
+    if (typeof expectedVersion === "object" && expectedVersion.retried) {
+      const stored = await this.prisma.notebook.findUnique({ where: { id: notebookId }, select: { lastCommitId: true } });
+      if (stored?.lastCommitId === expectedVersion.editId) return { version: expectedVersion.version + 1 };
+    }
     return this.prisma.$transaction(
       async (tx) => {
         const version = await bumpVersion(tx, notebookId, expectedVersion);

@@ -54,6 +54,20 @@ export interface StoredKernelSpec {
   gpus: number;
 }
 
+/**
+ * What the notebook runtime's edits state instead of a bare version
+ * (notebook-persistence.ts): the version the edit was based on, its id, made
+ * once per edit, and whether an attempt came before. The id is stored with
+ * the notebook in the edit's transaction, so an attempt made after the
+ * connection dropped during a COMMIT first reads whether that COMMIT went
+ * through (NotebookRepository's edit), as group commits do.
+ */
+export interface EditBase {
+  version: number;
+  editId: string;
+  retried: boolean;
+}
+
 export interface StoredNotebook extends Omit<NotebookSummary, "cellCount" | "ownerName"> {
   /** The last output/metric sequence number included in this snapshot: replay from here. */
   lastSeq: number;
