@@ -45,6 +45,9 @@ from .timers import Timer, Timers
 __all__ = ["Agent", "REQUEST_HANDLERS", "main"]
 
 _TREE_WALK_S = 1.0
+# A tty hands its reader at most 4 KiB at a time: a read well under that found the kernel's output drained for now
+# (the selector says when more comes). Reading on would only find EAGAIN: half the tty reads of a trivial cell.
+_DRAINED_BELOW = 1024
 _log = runtime_dir.log
 
 
@@ -113,6 +116,7 @@ class Agent:
 
     def run(self) -> None:
         while not self._exit_now:
+            woken = False
             for key, mask in self.sel.select(self.timers.wait(_TREE_WALK_S)):
                 kind, target = key.data
                 try:
@@ -120,13 +124,16 @@ class Agent:
                         self._accept()
                     elif kind == "wake":
                         self._drain_wake()
+                        woken = True
                     elif kind == "link":
                         self.links.on_event(target, mask)
                     elif kind == "kernel":
                         self._on_kernel(target, mask)
                 except Exception:  # noqa: BLE001 - one bad event never takes the agent down
                     _log("error handling an event:\n" + traceback.format_exc())
-            self._reap()
+            if woken:
+                # A child ended (SIGCHLD reaches the loop through the wakeup fd): waitpid then, not after every event.
+                self._reap()
             self.timers.run_due()
             if time.monotonic() >= self._next_walk:
                 self._next_walk = time.monotonic() + _TREE_WALK_S
@@ -276,7 +283,7 @@ class Agent:
             # each streamed at once: a link that keeps up never sees the buffer's bound.
             for _ in range(16):
                 got = kernel.read_pty()
-                if got is False:
+                if got == 0:
                     # Every holder of the tty is gone; the process itself is reaped by SIGCHLD.
                     self.sel.unregister(kernel.master)
                     self.pump(kernel)
@@ -285,6 +292,8 @@ class Agent:
                     break
                 self.escalation.after_output(kernel)
                 self.pump(kernel)
+                if got < _DRAINED_BELOW:
+                    break
         self.watch(kernel)
 
     def watch(self, kernel: KernelProc) -> None:

@@ -167,20 +167,19 @@ class KernelProc:
         kind = value.get("type") if isinstance(value, dict) else None
         return kind if isinstance(kind, str) else None
 
-    def read_pty(self) -> Optional[bool]:
-        """Read one chunk: True when something was read, None when nothing is there now,
-        False when the PTY closed (no process holds its slave any more)."""
+    def read_pty(self) -> Optional[int]:
+        """Read one chunk: how many bytes were read, None when nothing is there now,
+        0 when the PTY closed (no process holds its slave any more)."""
         assert self.master is not None and self.decoder is not None
         try:
             chunk = os.read(self.master, 1 << 16)
         except BlockingIOError:
             return None
         except OSError:
-            return False  # EIO
-        if not chunk:
-            return False
-        self.take(self.decoder.push(chunk))
-        return True
+            return 0  # EIO
+        if chunk:
+            self.take(self.decoder.push(chunk))
+        return len(chunk)
 
     # --- input --------------------------------------------------------------
 

@@ -46,6 +46,8 @@ class Links:
         """The agent's kernels (shared): a link that drains below high water resumes their streams."""
         self.events = events
         self.open: List[Link] = []
+        # One receive buffer for every link: recv(1 MiB) would allocate (mmap) and free a megabyte per request.
+        self._received = bytearray(1 << 20)
 
     def accept(self, listener: socket.socket) -> bool:
         """Takes every pending connection; True when there was one."""
@@ -66,15 +68,15 @@ class Links:
             self.flush(link)
         if mask & selectors.EVENT_READ and not link.closed:
             try:
-                data = link.sock.recv(1 << 20)
+                size = link.sock.recv_into(self._received)
             except BlockingIOError:
                 return
             except OSError:
-                data = b""
-            if not data:
+                size = 0
+            if size == 0:
                 self.close(link)
                 return
-            link.rbuf += data
+            link.rbuf += memoryview(self._received)[:size]
             while not link.closed:
                 end = link.rbuf.find(b"\n")
                 if end == -1:
