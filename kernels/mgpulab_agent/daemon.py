@@ -127,6 +127,8 @@ class Agent:
                         woken = True
                     elif kind == "link":
                         self.links.on_event(target, mask)
+                    elif kind == "link-relay":
+                        self.links.close(target)  # a direct link's bootstrap ended (or broke the rule and spoke)
                     elif kind == "kernel":
                         self._on_kernel(target, mask)
                 except Exception:  # noqa: BLE001 - one bad event never takes the agent down
@@ -195,6 +197,10 @@ class Agent:
                 raise ValueError("bad nonce")
         except (ValueError, KeyError, TypeError):
             _log("a link sent no valid first line; closed")
+            self.links.close(link)
+            return
+        if link.passed and not self.links.go_direct(link):
+            _log("a link passed other descriptors than the lab's two sockets; closed")
             self.links.close(link)
             return
         # The settings are taken before the link is named: what they change (a queued kernel refused)

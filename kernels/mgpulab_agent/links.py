@@ -9,6 +9,8 @@ agent). What a line asks and what a closed link means for its kernels is the dae
 LinkEvents."""
 from __future__ import annotations
 
+import array
+import os
 import selectors
 import socket
 import time
@@ -22,15 +24,26 @@ from .kernel_proc import KernelProc
 
 LINK_HIGH_WATER = 1 << 20
 MAX_LINE = 64 * 1024 * 1024
+_FD_SIZE = array.array("i").itemsize
+DIRECT = b"direct\n"
+"""What a direct link's bootstrap hears once the agent took the lab's sockets (bootstrap.py)."""
 
 
 @dataclass
 class Link:
     sock: socket.socket
+    """Where requests are read: the bootstrap's connection, or the lab's own socket once the link is direct."""
     rbuf: bytearray = field(default_factory=bytearray)
     wbuf: bytearray = field(default_factory=bytearray)
     nonce: Optional[str] = None
     closed: bool = False
+    out: Optional[socket.socket] = None
+    """Direct: the lab's socket frames are written to (``sock`` otherwise)."""
+    relay: Optional[socket.socket] = None
+    """Direct: the bootstrap's connection, which carries nothing more; its end is the link's end."""
+    passed: List[int] = field(default_factory=list)
+    """Descriptors the bootstrap sent with its first line (the lab's two sockets), until the link is named."""
+    out_watched: bool = False
 
 
 class LinkEvents(Protocol):
@@ -68,7 +81,10 @@ class Links:
             self.flush(link)
         if mask & selectors.EVENT_READ and not link.closed:
             try:
-                size = link.sock.recv_into(self._received)
+                if link.nonce is None and link.relay is None:
+                    size = self._receive_first(link)
+                else:
+                    size = link.sock.recv_into(self._received)
             except BlockingIOError:
                 return
             except OSError:
@@ -89,6 +105,36 @@ class Links:
                 if line:
                     self.events.on_line(link, line)
 
+    def _receive_first(self, link: Link) -> int:
+        """A read before the link is named: the bootstrap may send the lab's sockets with its first line."""
+        size, ancillary, _flags, _address = link.sock.recvmsg_into([self._received], socket.CMSG_SPACE(2 * _FD_SIZE))
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % _FD_SIZE
+                link.passed.extend(array.array("i", payload[:usable]))
+        return size
+
+    def go_direct(self, link: Link) -> bool:
+        """Reads requests from and writes frames to the lab's own sockets, which the bootstrap passed
+        (its stdin and stdout, when they are sockets: a local link), instead of through the bootstrap:
+        two fewer process hops each way. The bootstrap's connection stays open only to say that the
+        bootstrap lives, so killing it still drops the link (as a dropped ssh does). False, and the
+        descriptors closed, when fewer or more than two came."""
+        passed, link.passed = link.passed, []
+        if len(passed) != 2 or link.closed:
+            for fd in passed:
+                os.close(fd)
+            return False
+        inbound, outbound = (socket.socket(fileno=fd) for fd in passed)
+        inbound.setblocking(False)
+        outbound.setblocking(False)
+        self.sel.unregister(link.sock)
+        link.relay, link.sock, link.out = link.sock, inbound, outbound
+        self.sel.register(inbound, selectors.EVENT_READ, ("link", link))
+        self.sel.register(link.relay, selectors.EVENT_READ, ("link-relay", link))
+        link.relay.sendall(DIRECT)  # the bootstrap now only waits (an agent before direct links answers it a frame)
+        return True
+
     def send(self, link: Optional[Link], message: Any) -> None:
         if link is None or link.closed or link.nonce is None:
             return
@@ -101,9 +147,10 @@ class Links:
                 self.send(link, message_for(link))
 
     def flush(self, link: Link) -> None:
+        out = link.out or link.sock
         while link.wbuf and not link.closed:
             try:
-                sent = link.sock.send(link.wbuf[: 1 << 20])
+                sent = out.send(link.wbuf[: 1 << 20])
             except BlockingIOError:
                 break
             except OSError:
@@ -112,7 +159,14 @@ class Links:
             del link.wbuf[:sent]
         if link.closed:
             return
-        self.sel.modify(link.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if link.wbuf else 0), ("link", link))
+        if link.out is None:
+            self.sel.modify(link.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if link.wbuf else 0), ("link", link))
+        elif bool(link.wbuf) != link.out_watched:
+            link.out_watched = bool(link.wbuf)
+            if link.out_watched:
+                self.sel.register(link.out, selectors.EVENT_WRITE, ("link", link))
+            else:
+                self.sel.unregister(link.out)
         if len(link.wbuf) < LINK_HIGH_WATER:
             for kernel in self.kernels.values():
                 if kernel.link is link and kernel.cursor < kernel.buffer.last_seq:
@@ -151,11 +205,16 @@ class Links:
         if link.closed:
             return
         link.closed = True
-        try:
-            self.sel.unregister(link.sock)
-        except (KeyError, ValueError):
-            pass
-        link.sock.close()
+        for fd in link.passed:
+            os.close(fd)
+        for sock in (link.sock, link.out, link.relay):
+            if sock is None:
+                continue
+            try:
+                self.sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+            sock.close()
         self.open.remove(link)
         self.events.on_link_closed(link)
 
@@ -163,10 +222,13 @@ class Links:
         """What is still buffered (kernel_exit, states) goes out before every link closes, bounded in time."""
         deadline = time.monotonic() + seconds
         for link in list(self.open):
+            out = link.out or link.sock
             try:
-                link.sock.setblocking(True)
-                link.sock.settimeout(max(0.1, deadline - time.monotonic()))
-                link.sock.sendall(link.wbuf)
+                out.setblocking(True)
+                out.settimeout(max(0.1, deadline - time.monotonic()))
+                out.sendall(link.wbuf)
             except OSError:
                 pass
-            link.sock.close()
+            for sock in (link.sock, link.out, link.relay):
+                if sock is not None:
+                    sock.close()

@@ -13,6 +13,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -54,15 +55,28 @@ def execute_line(cell_id, code):
 
 
 class AgentLink:
-    """One bootstrap in a real PTY, as the lab runs it over ssh -tt."""
+    """One bootstrap in a real PTY, as the lab runs it over ssh -tt; with ``sockets``, on a socket
+    pair each way, as the lab runs the local host's (Node's child stdio)."""
 
-    def __init__(self, boot, raw_line=None):
+    def __init__(self, boot, raw_line=None, sockets=False):
         self.boot = boot
         self.nonce = boot["nonce"]
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen([sys.executable, "-u", "-c", BOOTSTRAP], stdin=slave, stdout=slave, stderr=slave,
-                                     start_new_session=True, close_fds=True)
-        os.close(slave)
+        if sockets:
+            to_child, child_in = socket.socketpair()
+            from_child, child_out = socket.socketpair()
+            self._ends = (to_child, from_child)
+            self.master, self.reader = to_child.fileno(), from_child.fileno()
+            self.proc = subprocess.Popen([sys.executable, "-u", "-c", BOOTSTRAP], stdin=child_in, stdout=child_out,
+                                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+            child_in.close()
+            child_out.close()
+        else:
+            self._ends = ()
+            self.master, slave = os.openpty()
+            self.reader = self.master
+            self.proc = subprocess.Popen([sys.executable, "-u", "-c", BOOTSTRAP], stdin=slave, stdout=slave, stderr=slave,
+                                         start_new_session=True, close_fds=True)
+            os.close(slave)
         self.raw = b""
         self.messages = []
         self._taken = set()
@@ -77,11 +91,11 @@ class AgentLink:
             view = view[os.write(self.master, view):]
 
     def _read(self, timeout):
-        ready, _, _ = select.select([self.master], [], [], timeout)
+        ready, _, _ = select.select([self.reader], [], [], timeout)
         if not ready:
             return False
         try:
-            chunk = os.read(self.master, 1 << 16)
+            chunk = os.read(self.reader, 1 << 16)
         except OSError:
             chunk = b""
         if not chunk:
@@ -150,10 +164,13 @@ class AgentLink:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
-        try:
-            os.close(self.master)
-        except OSError:
-            pass
+        for end in self._ends:
+            end.close()
+        if not self._ends:
+            try:
+                os.close(self.master)
+            except OSError:
+                pass
 
 
 def frame_json(message):
@@ -201,8 +218,8 @@ class AgentSession:
     def boot(self, **changes):
         return boot_payload(self.runtime_dir, **changes)
 
-    def connect(self, boot=None, **changes):
-        link = AgentLink(boot or self.boot(**changes))
+    def connect(self, boot=None, sockets=False, **changes):
+        link = AgentLink(boot or self.boot(**changes), sockets=sockets)
         self.links.append(link)
         hello = link.of_type("agent_hello")
         self.daemon_pids.add(hello["pid"])

@@ -31,7 +31,7 @@ export interface LinkTransport {
   launchArgv(bootstrap: string): string[];
   /**
    * "pipes": the argv runs on this machine and needs no terminal (the local
-   * agent's relay: pipe-process.ts says what that saves); otherwise a PTY
+   * agent, which then takes the lab's sockets itself: pipe-process.ts says what that saves); otherwise a PTY
    * (ssh -tt, srun --pty).
    */
   readonly channel?: "pty" | "pipes";
@@ -191,7 +191,7 @@ export class AgentLink {
     return this.closedReason === null && !this.process.hasExited;
   }
 
-  /** Process id of the link's local end (ssh, srun, or the local relay). */
+  /** Process id of the link's local end (ssh, srun, or the local bootstrap, which lives as long as the link). */
   get pid(): number {
     return this.process.pid;
   }

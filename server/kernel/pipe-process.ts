@@ -1,7 +1,10 @@
 /**
  * A child on plain pipes (node's child stdio: socket pairs), with PtyProcess's shape (bytes in, typed exit,
  * write, terminate): for a link that needs no terminal. The local host
- * agent's relay is one. A PTY's line discipline hands every write to a
+ * agent's link is one: its bootstrap hands both socket pairs to the agent
+ * (kernels/mgpulab_agent/links.py go_direct), so the lab and the agent talk
+ * with no process between them, and the bootstrap only lives as long as the
+ * link (its end is the link's end). A PTY's line discipline hands every write to a
  * kernel worker before the other side can read it, which costs a wake-up
  * each way (about 0.06 ms a round trip on the development machine, 0.08
  * against 0.02 ms median in an echo test); ssh -tt and srun --pty keep

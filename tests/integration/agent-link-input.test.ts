@@ -60,9 +60,12 @@ describe("a cell run while the link to the host agent is down", () => {
       const agent = harness.lab.hosts!.agent("local")!;
       const relays = descendants(process.pid).filter((pid) => commandLine(pid).includes("MGPULAB_AGENT_BOOT"));
       assert.ok(relays.length >= 1, "the lab has a link process to the agent");
-      // The local link is on pipes, not a PTY (pipe-process.ts: a PTY costs a kernel worker's wake-up each way).
-      // (Node's child stdio "pipes" are socket pairs.)
-      for (const pid of relays) assert.match(readlinkSync(`/proc/${pid}/fd/0`), /^(pipe|socket):/, "the local link's relay reads a pipe, not a terminal");
+      // The local link is direct: Node's child stdio "pipes" are socket pairs, and the bootstrap handed both to the
+      // agent, which reads and writes them itself (links.py go_direct): no process between the lab and the agent.
+      // The bootstrap only lives as long as the link, and killing it still drops the link (below).
+      for (const pid of relays) {
+        for (const fd of [0, 1]) assert.equal(readlinkSync(`/proc/${pid}/fd/${fd}`), "/dev/null", `the local link's bootstrap gave the agent its fd ${fd}`);
+      }
       signal(relays, "SIGKILL");
       await pollUntil("the link to be down", () => agent.state.state === "unreachable", 20_000);
 
