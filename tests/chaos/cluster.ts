@@ -110,8 +110,9 @@ export class ChaosCluster {
 
   /**
    * Cuts a server's link to the host agent: SIGKILL of the link's local end
-   * (the server's child running the agent's bootstrap, which relays to the
-   * agent's socket). Returns how many link processes there were.
+   * (the server's child running the agent's bootstrap, which has handed the
+   * lab's sockets to the agent and lives as long as the link: its end ends the
+   * link). Returns how many link processes there were.
    */
   dropAgentLink(slot: ServerSlot): number {
     const relays = descendants(slot.server.pid).filter((pid) => commandLine(pid).includes("MGPULAB_AGENT_BOOT"));
