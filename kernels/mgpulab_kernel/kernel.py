@@ -241,6 +241,8 @@ class Kernel:
         executor.register_source(filename, code)
         status: Literal["ok", "error", "interrupted"] = "ok"
         failure: Optional[str] = None
+        # The cell's result, when nothing can be sent between it and the reply: written with the reply.
+        held: List[wire.KernelMessage] = []
         started = time.perf_counter()
         try:
             self._executing = True
@@ -257,14 +259,23 @@ class Kernel:
                 self._executing = False
             if has_value and value is not None:
                 self._namespace["_"] = value
-                self._emit(wire.execute_result_message(id=request_id, count=count, data=mime.mime_bundle(value)))
+                result = wire.execute_result_message(id=request_id, count=count, data=mime.mime_bundle(value))
+                if self._cell_end_is_quiet():
+                    # One write for the result, the reply and the idle status: one wake-up of the agent and the lab
+                    # instead of two. What the cell printed goes first (flushed before the reply, as _emit does).
+                    self._stderr.flush()
+                    held.append(result)
+                else:
+                    self._emit(result)
         except KeyboardInterrupt as exc:
             status = "interrupted"
             self._recover_stdout()
+            self._send_held(held)
             self._report_error(request_id, exc)
         except BaseException as exc:  # noqa: BLE001 - SystemExit in a cell must not end the kernel
             status = "error"
             failure = f"{type(exc).__name__}: {exc}"
+            self._send_held(held)
             self._report_error(request_id, exc)
         self._flush_deferred_metrics(wait=status != "interrupted")
         self._show_open_figures()
@@ -276,9 +287,26 @@ class Kernel:
         # host agent and then the lab) per cell end instead of two.
         self._flush_stdout()
         frames.emit_many([
+            *held,
             wire.execute_reply_message(id=request_id, count=count, status=status, duration_ms=round(duration_ms, 3)),
             wire.status_message(id=request_id, state="idle"),
         ])
+
+    @staticmethod
+    def _cell_end_is_quiet() -> bool:
+        """Nothing but the reply can follow a cell's result: no toolkit metrics to flush, no figures to
+        show, no end-of-cell hooks (each would send its frames after the result)."""
+        with _hooks_lock:
+            if _cell_end_hooks:
+                return False
+        return "mgpulab.metrics" not in sys.modules and "mgpulab_kernel.mpl_inline" not in sys.modules
+
+    def _send_held(self, held: List[wire.KernelMessage]) -> None:
+        """A held result goes before what an interrupt or error that raced it sends."""
+        if held:
+            self._flush_stdout()
+            frames.emit_many(list(held))
+            held.clear()
 
     def _show_open_figures(self) -> None:
         """Figures still open at the end of a cell are shown, as IPython's inline backend does."""
