@@ -45,6 +45,10 @@ class Link:
     """Descriptors the bootstrap sent with its first line (the lab's two sockets), until the link is named."""
     out_watched: bool = False
 
+    def sockets(self) -> List[socket.socket]:
+        """Every socket the link holds (one, or three once direct)."""
+        return [sock for sock in (self.sock, self.out, self.relay) if sock is not None]
+
 
 class LinkEvents(Protocol):
     def on_line(self, link: Link, line: bytes) -> None: ...
@@ -119,13 +123,18 @@ class Links:
         (its stdin and stdout, when they are sockets: a local link), instead of through the bootstrap:
         two fewer process hops each way. The bootstrap's connection stays open only to say that the
         bootstrap lives, so killing it still drops the link (as a dropped ssh does). False, and the
-        descriptors closed, when fewer or more than two came."""
+        descriptors closed, when fewer or more than two came or they are not sockets."""
         passed, link.passed = link.passed, []
         if len(passed) != 2 or link.closed:
             for fd in passed:
                 os.close(fd)
             return False
-        inbound, outbound = (socket.socket(fileno=fd) for fd in passed)
+        try:
+            inbound, outbound = (socket.socket(fileno=fd) for fd in passed)
+        except OSError:  # not sockets: refused like any malformed first line
+            for fd in passed:
+                os.close(fd)
+            return False
         inbound.setblocking(False)
         outbound.setblocking(False)
         self.sel.unregister(link.sock)
@@ -207,9 +216,7 @@ class Links:
         link.closed = True
         for fd in link.passed:
             os.close(fd)
-        for sock in (link.sock, link.out, link.relay):
-            if sock is None:
-                continue
+        for sock in link.sockets():
             try:
                 self.sel.unregister(sock)
             except (KeyError, ValueError):
@@ -229,6 +236,5 @@ class Links:
                 out.sendall(link.wbuf)
             except OSError:
                 pass
-            for sock in (link.sock, link.out, link.relay):
-                if sock is not None:
-                    sock.close()
+            for sock in link.sockets():
+                sock.close()

@@ -2,6 +2,7 @@
 gives a child) to the agent, which then reads and writes them itself, with no process between the
 lab and the agent. The bootstrap lives as long as the link, so its end still ends the link; and an
 agent from before direct links (which drops passed sockets) is still relayed to."""
+import array
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import threading
 
 import pytest
 
-from agent_harness import AgentLink, AgentSession, execute_line, frame_json, pid_alive, stream_text, wait_gone
+from agent_harness import BOOTSTRAP, AgentLink, AgentSession, execute_line, frame_json, pid_alive, stream_text, wait_gone
 
 
 @pytest.fixture
@@ -89,3 +90,33 @@ def test_an_agent_from_before_direct_links_is_relayed_to(agent):
     finally:
         link.kill()
         listener.close()
+
+
+def test_the_bootstrap_and_the_agent_agree_on_the_word_that_makes_a_link_direct():
+    # The bootstrap runs before any package is unpacked, so it keeps its own copy of the word.
+    import ast
+    import re
+
+    from mgpulab_agent.links import DIRECT
+    said = re.search(r"^DIRECT = (.+)$", BOOTSTRAP, re.M)
+    assert said is not None and ast.literal_eval(said.group(1)) == DIRECT
+
+
+def test_descriptors_that_are_not_sockets_close_that_link_and_nothing_else(agent):
+    link, hello = agent.connect()
+    path = os.path.join(agent.runtime_dir, f"mgpulab-{os.getuid()}", "t", "agent.sock")
+    first = json.dumps({"nonce": "f" * 32, "codeHash": link.boot["codeHash"], "leaseSeconds": 600, "settings": {}}).encode() + b"\n"
+    files = [os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY)]
+    forged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        forged.connect(path)
+        forged.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", files).tobytes())])
+        forged.settimeout(10)
+        assert forged.recv(4096) == b"", "the agent closed the forged link without a word"
+    finally:
+        forged.close()
+        for fd in files:
+            os.close(fd)
+    assert pid_alive(hello["pid"])
+    link.send({"type": "health", "requestId": "h"})
+    assert link.of_type("health", requestId="h")["links"] == 1, "the other link is untouched"
