@@ -197,6 +197,16 @@ def pid_alive(pid):
         return False
 
 
+def wait_until(condition, timeout=15):
+    """Polls a condition another process changes (no event to wait on); True once it holds, False at the deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
 def wait_gone(pids, timeout=15):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -11,7 +11,17 @@ import threading
 
 import pytest
 
-from agent_harness import BOOTSTRAP, AgentLink, AgentSession, execute_line, frame_json, pid_alive, stream_text, wait_gone
+from agent_harness import (
+    BOOTSTRAP,
+    AgentLink,
+    AgentSession,
+    execute_line,
+    frame_json,
+    pid_alive,
+    stream_text,
+    wait_gone,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -27,7 +37,10 @@ def _stdio(pid):
 
 def test_the_agent_takes_the_labs_sockets_and_the_bootstrap_only_waits(agent):
     link, hello = agent.connect(sockets=True)
-    assert _stdio(link.proc.pid) == ["/dev/null", "/dev/null"], "the bootstrap gave both sockets away"
+    # The agent's hello comes straight over the passed sockets, so it can arrive before the bootstrap has read
+    # the agent's DIRECT word and let go of its copies: wait for that, rather than race it.
+    gave_away = wait_until(lambda: _stdio(link.proc.pid) == ["/dev/null", "/dev/null"], timeout=10)
+    assert gave_away, f"the bootstrap gave both sockets away (its stdio: {_stdio(link.proc.pid)})"
     link.send({"type": "start_kernel", "requestId": "s", "kernel": "k1", "gpus": 0, "cwd": None, "env": {}})
     assert link.of_type("kernel_state", requestId="s")["kernel"]["state"] == "running"
     link.send({"type": "kernel_input", "kernel": "k1", "line": execute_line("c1", "print(6 * 7)")})
