@@ -22,7 +22,7 @@
  *
  * Not a test: nothing here asserts; it exits 1 only when a cell fails.
  *
- *   npx tsx tests/bench/cell-cpu.ts [--cells 500] [--round 100] [--warmup 500] [--viewers 60] [--page-rounds 30]
+ *   npx tsx tests/bench/cell-cpu.ts [--cells 500] [--round 100] [--warmup 5000] [--viewers 60] [--page-rounds 30]
  *     [--profile dir] [--json file] [--no-jupyter] [--no-build] [--smoke]
  *
  * `--profile dir` samples the server's CPU while the lab's rounds run alone
@@ -53,12 +53,16 @@ const CELLS = option("cells", SMOKE ? 6 : 500);
 const ROUND = Math.min(CELLS, option("round", SMOKE ? 3 : 100));
 /**
  * Cells run before anything is measured. A lab server runs for hours: its steady state is what a
- * class meets. V8 still compiles hot code on its own threads for several hundred cells after a
- * start, and that counts in the server's CPU: with 100 (the default before 2026-11-27's third
- * round) the alone rounds measured 1.7–2.4 ms a cell, with 600 1.3–1.7 ms, in the same hour.
- * `--warmup 100` gives the earlier figures.
+ * class meets. V8 keeps compiling the cell's path on its own threads for thousands of cells after
+ * a start, and that counts in the server's CPU. Counted with --trace-opt (2026-11-28): 163
+ * optimizing compilations (0.47 s of compile time) in the 2,000 cells after the first 600, then
+ * 22, 8, 6 and 0 in the next four 2,000s, while the server's CPU per cell went 1.09, 1.00, 0.92,
+ * 0.90, 0.92 ms. So the default is 5,000: with 100 (before 2026-11-27) the alone rounds measured
+ * 1.7–2.4 ms a cell, with 500 1.2–2.3 ms, with 5,000 0.9–1.2 ms, in the same hours. Jupyter's
+ * server is Python (no JIT): its driver warms up with 20 cells, and its rounds show no trend.
+ * `--warmup 500` gives the earlier figures.
  */
-const WARMUP = option("warmup", SMOKE ? 2 : 500);
+const WARMUP = option("warmup", SMOKE ? 2 : 5000);
 const VIEWERS = option("viewers", SMOKE ? 2 : 60);
 const PROFILE_DIR = textOption("profile");
 const JSON_OUT = textOption("json");
