@@ -37,7 +37,7 @@ from . import agent_settings, health, host, proctree, runtime_dir
 from .dispatch import REQUEST_HANDLERS, Requests
 from .gpu_queue import GpuQueue
 from .interrupts import KILL_AFTER_TERM_S, Escalation
-from .kernel_proc import KernelProc
+from .kernel_proc import KernelProc, remember_trees
 from .links import Link, Links
 from .slots import GpuSlots
 from .timers import Timer, Timers
@@ -139,8 +139,7 @@ class Agent:
             self.timers.run_due()
             if time.monotonic() >= self._next_walk:
                 self._next_walk = time.monotonic() + _TREE_WALK_S
-                for kernel in self.kernels.values():
-                    kernel.remember_tree()
+                remember_trees(self.kernels.values())
             if self.shutting_down is not None and not any(k.state == "running" for k in self.kernels.values()):
                 self._exit_now = True
         self._close()

@@ -12,7 +12,7 @@ import subprocess
 import termios
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Literal, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional
 
 from mgpulab_wire import agent_protocol_generated as wire
 from mgpulab_wire import tty
@@ -215,9 +215,9 @@ class KernelProc:
     def signal_tree(self, signum: int) -> int:
         return proctree.signal_tree(self.pid, self.known, signum, self.tag) if self.pid is not None else 0
 
-    def remember_tree(self) -> None:
+    def remember_tree(self, snapshot: proctree.Snapshot) -> None:
         if self.pid is not None and self.state == "running":
-            proctree.tree(self.pid, self.known, self.tag)
+            proctree.tree(self.pid, self.known, self.tag, snapshot)
 
     def finish(self, status: int) -> wire.KernelExit:
         """The process was reaped: drain the PTY, end what is left of its tree, number kernel_exit."""
@@ -257,6 +257,15 @@ class KernelProc:
         if self.refusal is not None:
             described["refusal"] = self.refusal
         return described
+
+
+def remember_trees(kernels: Iterable[KernelProc]) -> None:
+    """The agent's walk (each second): every running kernel's tree, from one read of /proc for them all."""
+    running = [kernel for kernel in kernels if kernel.pid is not None and kernel.state == "running"]
+    if running:
+        snapshot = proctree.Snapshot()
+        for kernel in running:
+            kernel.remember_tree(snapshot)
 
 
 def describe_exit(status: int, context: Optional[str]) -> wire.KernelExit:

@@ -14,7 +14,7 @@ import ctypes
 import os
 import signal
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -67,25 +67,44 @@ Known = Set[Tuple[int, int]]
 """(pid, start time) pairs seen in a kernel's tree: a pid reused by another process never matches."""
 
 
-def _carries(pid: int, tag: bytes) -> bool:
+def _environment(pid: int) -> FrozenSet[bytes]:
     try:
         with open(f"/proc/{pid}/environ", "rb") as environ:
-            return tag in environ.read().split(b"\0")
+            return frozenset(environ.read().split(b"\0"))
     except OSError:
-        return False
+        return frozenset()
 
 
-def tree(leader: int, known: Known, tag: Optional[bytes] = None, procs: Optional[Dict[int, Proc]] = None) -> Dict[int, Proc]:
+class Snapshot:
+    """One read of /proc for several trees: the agent walks every kernel's tree each second, and with
+    60 kernels a read of /proc per kernel (and of the other kernels' environments, the agent's own
+    children, per kernel) took half a core from the kernels. Each process's stat is read once, and
+    each environment at most once."""
+
+    def __init__(self) -> None:
+        self.procs = all_procs()
+        self._environments: Dict[int, FrozenSet[bytes]] = {}
+
+    def carries(self, pid: int, tag: bytes) -> bool:
+        environment = self._environments.get(pid)
+        if environment is None:
+            environment = self._environments[pid] = _environment(pid)
+        return tag in environment
+
+
+def tree(leader: int, known: Known, tag: Optional[bytes] = None, snapshot: Optional[Snapshot] = None) -> Dict[int, Proc]:
     """The living processes of the tree led by ``leader`` (see the module's doc); ``known`` grows.
 
     ``tag`` (``NAME=value`` in the kernel's environment, inherited by everything it starts) ties
     an orphan re-parented to the agent to its kernel even when no walk saw it before its parent
-    died (a double fork): only the agent's own children are read for it."""
-    procs = all_procs() if procs is None else procs
+    died (a double fork): only the agent's own children are read for it. ``snapshot``: a read of
+    /proc shared with other trees of the same moment (a new one by default)."""
+    snapshot = Snapshot() if snapshot is None else snapshot
+    procs = snapshot.procs
     me = os.getpid()
     members = {pid: p for pid, p in procs.items()
                if p.pgid == leader or p.sid == leader or pid == leader or (pid, p.start) in known
-               or (tag is not None and p.ppid == me and _carries(pid, tag))}
+               or (tag is not None and p.ppid == me and snapshot.carries(pid, tag))}
     children: Dict[int, Set[int]] = {}
     for p in procs.values():
         children.setdefault(p.ppid, set()).add(p.pid)
