@@ -12,6 +12,7 @@ import base64
 import binascii
 import collections
 import faulthandler
+import gc
 import importlib
 import json
 import os
@@ -201,6 +202,14 @@ class Kernel:
                     importlib.import_module(name)
                 except BaseException as exc:  # noqa: BLE001 - a module that cannot load is the cell's to report
                     failed.append(f"{name} ({type(exc).__name__}: {exc})")
+            # What the imports made lives as long as the kernel. Left to the cyclic collector, every full
+            # collection walks it again (torch and the toolkit: about 100,000 objects, 15 ms on a quiet core),
+            # and a full collection falls in whichever cell allocates past the threshold: for a nice-19 kernel
+            # among a class's 60 on two cores, 15 ms of CPU is hundreds of ms of waiting (BENCHMARKS.md, issue
+            # 29: the workshop's trivial cell p99 486 -> 366 ms). Frozen, they are left out of every later
+            # collection. The garbage the imports left goes first, so none is frozen.
+            gc.collect()
+            gc.freeze()
             if failed:
                 self._log("warning", f"preload: could not import {', '.join(failed)}")
             else:
