@@ -205,9 +205,9 @@ class Kernel:
             # What the imports made lives as long as the kernel. Left to the cyclic collector, every full
             # collection walks it again (torch and the toolkit: about 100,000 objects, 15 ms on a quiet core),
             # and a full collection falls in whichever cell allocates past the threshold: for a nice-19 kernel
-            # among a class's 60 on two cores, 15 ms of CPU is hundreds of ms of waiting (BENCHMARKS.md, issue
-            # 29: the workshop's trivial cell p99 486 -> 366 ms). Frozen, they are left out of every later
-            # collection. The garbage the imports left goes first, so none is frozen.
+            # among a class's 60 on two cores, 15 ms of CPU can be hundreds of ms of waiting. Frozen, they are
+            # left out of every later collection (0.01 ms then). The garbage the imports left goes first, so
+            # none is frozen.
             gc.collect()
             gc.freeze()
             if failed:
