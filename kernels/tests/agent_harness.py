@@ -208,12 +208,8 @@ def wait_until(condition, timeout=15):
 
 
 def wait_gone(pids, timeout=15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [pid for pid in pids if pid_alive(pid)]
-        if not alive:
-            return []
-        time.sleep(0.05)
+    """The pids still alive at the deadline ([] once all are gone)."""
+    wait_until(lambda: not any(pid_alive(pid) for pid in pids), timeout)
     return [pid for pid in pids if pid_alive(pid)]
 
 

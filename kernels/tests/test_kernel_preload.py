@@ -1,8 +1,8 @@
 """A `preload` request imports modules in the background (a guided scenario's kernel: torch and the toolkit),
 and then leaves what they made to no later collection: those objects live as long as the kernel, and every
-full collection would walk them again (about 100,000 with torch, 15 ms on a quiet core; under a class's
-contention a trivial cell that met one took hundreds of ms). What a cell makes afterwards is collected as
-always."""
+full collection would walk them again (about 100,000 with torch, 15 ms on a quiet core, which a nice-19
+kernel under a class's contention can wait hundreds of ms for). What a cell makes afterwards is collected
+as always."""
 from kernel_run import run_kernel
 
 _WAIT_FOR_PRELOAD = "import threading\n[t.join() for t in threading.enumerate() if t.name == 'mgpulab-preload']\n"
