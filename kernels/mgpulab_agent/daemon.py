@@ -284,8 +284,9 @@ class Agent:
         if mask & selectors.EVENT_WRITE:
             kernel.flush_input()
         if mask & selectors.EVENT_READ and kernel.master is not None:
-            # A bounded number of chunks per event (other kernels and links get their turn),
-            # each streamed at once: a link that keeps up never sees the buffer's bound.
+            # A bounded number of chunks per event (other kernels and links get their turn), then
+            # streamed at once as one message (a PTY read gives at most 4 KB; the lab pays per
+            # message): a link that keeps up never sees the buffer's bound.
             for _ in range(16):
                 got = kernel.read_pty()
                 if got == 0:
@@ -296,9 +297,9 @@ class Agent:
                 if got is None:
                     break
                 self.escalation.after_output(kernel)
-                self.pump(kernel)
                 if got < _DRAINED_BELOW:
                     break
+            self.pump(kernel)
         self.watch(kernel)
 
     def watch(self, kernel: KernelProc) -> None:

@@ -2,11 +2,13 @@
 process a kernel started, GPU slots leased by UUID with a queue or a refusal, crashes
 freeing slots, and health from cached facts."""
 import json
+import os
+import signal
 import time
 
 import pytest
 
-from agent_harness import AgentSession, execute_line, frame_json, pid_alive, stream_text, wait_gone
+from agent_harness import AgentSession, execute_line, frame_json, pid_alive, stream_text, wait_gone, wait_until
 
 
 @pytest.fixture
@@ -174,3 +176,27 @@ def test_a_kernel_yields_the_cpu_to_the_lab_under_contention(agent):
     assert "nice 19" in out
     group = out.split("group ", 1)[1].strip()
     assert group == "none" or group.endswith("nice 19"), group
+
+
+def test_output_waiting_in_the_pty_reaches_the_lab_as_one_message(agent, tmp_path):
+    # What one wake-up reads (up to 16 of the PTY's 4 KB reads) goes out as one message: a lab that
+    # got one message per read paid its per-message cost several times per 16 KB, and on a busy
+    # host more, smaller reads made a flood slower still (BENCHMARKS.md, issue 29).
+    link, hello = agent.connect()
+    _start(link)
+    go, written = tmp_path / "go", tmp_path / "written"
+    _send_cell(link, "k1", "c1", "import os, sys, time\n"
+               "print('ready', flush=True)\n"
+               f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
+               "sys.stdout.write('x' * 15000 + '\\n')\nsys.stdout.flush()\n"
+               f"open({str(written)!r}, 'w').close()")
+    _printed(link, "k1", "ready")
+    os.kill(hello["pid"], signal.SIGSTOP)  # the agent reads nothing while the kernel writes 15 KB into the PTY
+    try:
+        go.touch()
+        wait_until(written.exists)
+    finally:
+        os.kill(hello["pid"], signal.SIGCONT)
+    messages = link.kernel_frames("k1", until=lambda m: (frame_json(m) or {}).get("type") == "execute_reply")
+    floods = [m for m in messages if m["type"] == "kernel_console" and "x" in m["text"]]
+    assert [m["text"].count("x") for m in floods] == [15000]
