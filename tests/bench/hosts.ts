@@ -44,9 +44,9 @@ function rssMiB(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-async function cellFigures(host: KernelLauncher, rounds: number, megabytes: number): Promise<{ median: number; p99: number; mbps: number; warmMbps: number }> {
+async function cellFigures(host: KernelLauncher, rounds: number, megabytes: number): Promise<{ median: number; p99: number; mbps: number; warmMbps: number; newKernelMbps: number }> {
   const traffic = await measureTraffic(() => ({ host, gpus: 0 }), rounds, megabytes);
-  return { median: percentile(traffic.latencies, 0.5), p99: percentile(traffic.latencies, 0.99), mbps: traffic.throughputMBps, warmMbps: traffic.warmThroughputMBps };
+  return { median: percentile(traffic.latencies, 0.5), p99: percentile(traffic.latencies, 0.99), mbps: traffic.throughputMBps, warmMbps: traffic.warmThroughputMBps, newKernelMbps: traffic.newKernelThroughputMBps };
 }
 
 /** The agent's RSS alone, then with `count` idle kernels (and theirs). */
@@ -144,6 +144,7 @@ async function main(): Promise<void> {
       `| trivial cell round trip, p99 of ${rounds} | ${local.p99.toFixed(2)} ms | ${overSsh.p99.toFixed(2)} ms | ${(overSsh.p99 / local.p99).toFixed(1)}× |`,
       `| output throughput, ${megabytes} MB printed | ${local.mbps.toFixed(1)} MB/s | ${overSsh.mbps.toFixed(1)} MB/s | ${(overSsh.mbps / local.mbps).toFixed(2)}× |`,
       `| output throughput, the same again (warm) | ${local.warmMbps.toFixed(1)} MB/s | ${overSsh.warmMbps.toFixed(1)} MB/s | ${(overSsh.warmMbps / local.warmMbps).toFixed(2)}× |`,
+      `| output throughput, a new kernel's first flood after those | ${local.newKernelMbps.toFixed(1)} MB/s | ${overSsh.newKernelMbps.toFixed(1)} MB/s | ${(overSsh.newKernelMbps / local.newKernelMbps).toFixed(2)}× |`,
       "",
       "| memory (RSS) | MiB |",
       "| --- | ---: |",

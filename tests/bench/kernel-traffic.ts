@@ -1,10 +1,13 @@
 /**
  * One kernel's traffic figures, as every kernel benchmark measures them:
- * trivial round trips, then output throughput twice. The first flood is the
- * figure recorded since the first benchmark; the second ("warm") shows what
- * the first paid for warm-up: a host agent's kernel runs at nice 19 and
- * yields the CPU while the lab's own processes warm up their output path
- * (BENCHMARKS.md, issue 29).
+ * trivial round trips, then output throughput twice, then a new kernel's
+ * first flood. The first flood is the figure recorded since the first
+ * benchmark; the second ("warm") shows what the first paid for warm-up: a
+ * host agent's kernel runs at nice 19 and yields the CPU while the lab's own
+ * processes warm up their output path (BENCHMARKS.md, issue 29). The third
+ * tells those apart: a new kernel (new process, PTY and agent state) in a lab
+ * process that has relayed a flood before, as every kernel of a running
+ * server but the first meets it.
  */
 import type { KernelLaunch } from "../../server/kernel/kernel-session";
 import { TestKernel } from "../helpers/test-kernel";
@@ -16,6 +19,8 @@ export interface TrafficFigures {
   throughputMBps: number;
   /** The same flood again, right after. */
   warmThroughputMBps: number;
+  /** The first flood of a new kernel started after those two (the lab's side is warm, the kernel is not). */
+  newKernelThroughputMBps: number;
   bytesReceived: number;
 }
 
@@ -33,7 +38,11 @@ export async function measureTraffic(launch: () => KernelLaunch, rounds: number,
   const first = await flood(kernel, megabytes);
   const warm = await flood(kernel, megabytes);
   await kernel.close();
-  return { latencies, throughputMBps: first.mbps, warmThroughputMBps: warm.mbps, bytesReceived: first.bytes };
+  const next = await TestKernel.start({ launch });
+  for (let i = 0; i < 20; i++) await next.run("1");
+  const newKernel = await flood(next, megabytes);
+  await next.close();
+  return { latencies, throughputMBps: first.mbps, warmThroughputMBps: warm.mbps, newKernelThroughputMBps: newKernel.mbps, bytesReceived: first.bytes };
 }
 
 /** Prints `megabytes` MB in 1,000-byte lines; MB/s as the bytes arrive. */
