@@ -188,10 +188,10 @@ def test_output_waiting_in_the_pty_reaches_the_lab_as_one_message(agent, tmp_pat
     _send_cell(link, "k1", "c1", "import os, sys, time\n"
                "print('ready', flush=True)\n"
                f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
-               "sys.stdout.write('x' * 15000 + '\\n')\nsys.stdout.flush()\n"
+               "sys.stdout.write('x' * 12000 + '\\n')\nsys.stdout.flush()\n"
                f"open({str(written)!r}, 'w').close()")
     _printed(link, "k1", "ready")
-    os.kill(hello["pid"], signal.SIGSTOP)  # the agent reads nothing while the kernel writes 15 KB into the PTY
+    os.kill(hello["pid"], signal.SIGSTOP)  # the agent reads nothing while the kernel writes 12 KB into the PTY (which holds about 22 KB)
     try:
         go.touch()
         wait_until(written.exists)
@@ -199,4 +199,4 @@ def test_output_waiting_in_the_pty_reaches_the_lab_as_one_message(agent, tmp_pat
         os.kill(hello["pid"], signal.SIGCONT)
     messages = link.kernel_frames("k1", until=lambda m: (frame_json(m) or {}).get("type") == "execute_reply")
     floods = [m for m in messages if m["type"] == "kernel_console" and "x" in m["text"]]
-    assert [m["text"].count("x") for m in floods] == [15000]
+    assert [m["text"].count("x") for m in floods] == [12000]
