@@ -178,7 +178,7 @@ def test_a_kernel_yields_the_cpu_to_the_lab_under_contention(agent):
     assert group == "none" or group.endswith("nice 19"), group
 
 
-def test_output_waiting_in_the_pty_reaches_the_lab_as_one_message(agent, tmp_path):
+def test_output_waiting_in_the_pty_reaches_the_lab_in_fewer_messages_than_reads(agent, tmp_path):
     # What one wake-up reads (up to 16 of the PTY's 4 KB reads) goes out as one message: a lab that
     # got one message per read paid its per-message cost several times per 16 KB, and on a busy
     # host more, smaller reads made a flood slower still (BENCHMARKS.md, issue 29).
@@ -188,15 +188,19 @@ def test_output_waiting_in_the_pty_reaches_the_lab_as_one_message(agent, tmp_pat
     _send_cell(link, "k1", "c1", "import os, sys, time\n"
                "print('ready', flush=True)\n"
                f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
-               "sys.stdout.write('x' * 12000 + '\\n')\nsys.stdout.flush()\n"
+               "sys.stdout.write('x' * 16000 + '\\n')\nsys.stdout.flush()\n"
                f"open({str(written)!r}, 'w').close()")
     _printed(link, "k1", "ready")
-    os.kill(hello["pid"], signal.SIGSTOP)  # the agent reads nothing while the kernel writes 12 KB into the PTY (which holds about 22 KB)
+    os.kill(hello["pid"], signal.SIGSTOP)  # the agent reads nothing while the kernel writes 16 KB into the PTY (which holds about 22 KB)
     try:
         go.touch()
         wait_until(written.exists)
     finally:
         os.kill(hello["pid"], signal.SIGCONT)
     messages = link.kernel_frames("k1", until=lambda m: (frame_json(m) or {}).get("type") == "execute_reply")
-    floods = [m for m in messages if m["type"] == "kernel_console" and "x" in m["text"]]
-    assert [m["text"].count("x") for m in floods] == [12000]
+    floods = [m["text"].count("x") for m in messages if m["type"] == "kernel_console" and "x" in m["text"]]
+    assert sum(floods) == 16000
+    # At least 4 reads of at most 4,095 bytes: one message per read was 4 or more. Usually all of it
+    # is one message; the tty's worker can lag behind a read on a busy host, so a wake-up may end
+    # early and the rest come with the next.
+    assert len(floods) < 4, floods
