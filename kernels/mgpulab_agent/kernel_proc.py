@@ -215,10 +215,6 @@ class KernelProc:
     def signal_tree(self, signum: int) -> int:
         return proctree.signal_tree(self.pid, self.known, signum, self.tag) if self.pid is not None else 0
 
-    def remember_tree(self, snapshot: proctree.Snapshot) -> None:
-        if self.pid is not None and self.state == "running":
-            proctree.tree(self.pid, self.known, self.tag, snapshot)
-
     def finish(self, status: int) -> wire.KernelExit:
         """The process was reaped: drain the PTY, end what is left of its tree, number kernel_exit."""
         while self.master is not None and self.read_pty():
@@ -261,11 +257,11 @@ class KernelProc:
 
 def remember_trees(kernels: Iterable[KernelProc]) -> None:
     """The agent's walk (each second): every running kernel's tree, from one read of /proc for them all."""
-    running = [kernel for kernel in kernels if kernel.pid is not None and kernel.state == "running"]
+    running = [(kernel, kernel.pid) for kernel in kernels if kernel.pid is not None and kernel.state == "running"]
     if running:
         snapshot = proctree.Snapshot()
-        for kernel in running:
-            kernel.remember_tree(snapshot)
+        for kernel, pid in running:
+            proctree.tree(pid, kernel.known, kernel.tag, snapshot)
 
 
 def describe_exit(status: int, context: Optional[str]) -> wire.KernelExit:
