@@ -163,7 +163,13 @@ class Sampler:
             self._stop.wait(SAMPLE_SECONDS)
 
 
-_PROBE = ("import json, platform\n"
+# The probe imports torch (seconds of CPU on a GPU host, and it starts with the agent, beside the first
+# kernels): at the lowest priority it takes only CPU no kernel wants, so a class's first cells never wait on it.
+_PROBE = ("import json, os, platform\n"
+          "try:\n"
+          "    os.nice(19)\n"
+          "except OSError:\n"
+          "    pass\n"
           "facts = {'python': platform.python_version(), 'torch': None, 'cuda': None}\n"
           "try:\n"
           "    import torch\n"
