@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Literal, Optional, Tuple
 
 from mgpulab_wire import agent_protocol_generated as wire
 
+from .kernel_proc import KERNEL_NICE
+
 GpuSource = Literal["nvml", "nvidia-smi", "declared", "none"]
 Probe = Literal["pending", "done", "failed"]
 
@@ -163,11 +165,17 @@ class Sampler:
             self._stop.wait(SAMPLE_SECONDS)
 
 
-# The probe imports torch (seconds of CPU on a GPU host, and it starts with the agent, beside the first
-# kernels): at the lowest priority it takes only CPU no kernel wants, so a class's first cells never wait on it.
+# The probe imports torch: seconds of CPU on a GPU host, from the agent's start, beside the first kernels.
+# It yields the CPU as a kernel does (kernel_proc._yield_cpu): its own session, so its own autogroup (in the
+# agent's, it took the agent's share), at the kernels' nice. It never waits on anyone: only the health reply reads it.
 _PROBE = ("import json, os, platform\n"
           "try:\n"
-          "    os.nice(19)\n"
+          "    with open('/proc/self/autogroup', 'w') as autogroup:\n"
+          f"        autogroup.write('{KERNEL_NICE}')\n"
+          "except OSError:\n"
+          "    pass\n"
+          "try:\n"
+          f"    os.nice({KERNEL_NICE} - os.nice(0))\n"
           "except OSError:\n"
           "    pass\n"
           "facts = {'python': platform.python_version(), 'torch': None, 'cuda': None}\n"
@@ -195,7 +203,7 @@ class VersionProbe:
     def _run(self) -> None:
         started = time.monotonic()
         try:
-            done = subprocess.run([self.python, "-c", _PROBE], capture_output=True, text=True, timeout=180)
+            done = subprocess.run([self.python, "-c", _PROBE], capture_output=True, text=True, timeout=180, start_new_session=True)
             facts = json.loads(done.stdout.strip().splitlines()[-1])
             self.facts = {key: (None if facts.get(key) is None else str(facts[key])[:4000]) for key in ("python", "torch", "cuda")}
             self.facts["seconds"] = f"{time.monotonic() - started:.1f}"

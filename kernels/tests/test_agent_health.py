@@ -5,6 +5,7 @@ import sys
 
 from agent_parts import gpus, holding, quiet_queue, waiting
 from mgpulab_agent import health, host
+from mgpulab_agent.kernel_proc import KERNEL_NICE
 from mgpulab_agent.links import Links
 
 
@@ -44,37 +45,47 @@ def test_the_health_reply_marks_held_and_reserved_gpus():
     assert (reply["type"], reply["requestId"], reply["codeHash"]) == ("health", "h1", "c" * 16)
 
 
-def _children_niceness(parent: int, marker: str) -> dict:
-    """Niceness of each live child of ``parent`` whose command line contains ``marker``."""
-    found = {}
+def _read(path: str):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None  # /proc/<pid>/autogroup without autogroup scheduling in the kernel
+
+
+def _children_priority(parent: int, marker: str) -> list:
+    """(nice, autogroup) of each live child of ``parent`` whose command line contains ``marker``."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
+            fields = _read(f"/proc/{entry}/stat").rsplit(")", 1)[1].split()
+            cmdline = _read(f"/proc/{entry}/cmdline")
+            autogroup = _read(f"/proc/{entry}/autogroup")
+        except (OSError, AttributeError):
             continue  # ended meanwhile
-        if int(fields[1]) == parent and marker.encode() in cmdline:
-            found[int(entry)] = int(fields[16])  # stat's 19th field: nice
+        if int(fields[1]) == parent and marker in cmdline:
+            found.append((int(fields[16]), autogroup))  # stat's 19th field: nice
     return found
 
 
-def test_the_version_probe_imports_torch_at_the_lowest_priority_and_reports_it():
-    # It starts with the agent, beside the first kernels: at normal priority its torch import took half a
-    # second of CPU from the first cell's output on two cores (BENCHMARKS.md, output through the agent).
-    assert os.nice(0) < 19, "the test needs to run above the lowest priority to see the probe lower its own"
+def test_the_version_probe_imports_torch_yielding_the_cpu_as_a_kernel_does():
+    # It starts with the agent, beside the first kernels: in the agent's autogroup at nice 0, its torch import
+    # took half a second of CPU from the first cell's output on two cores (BENCHMARKS.md, output through the agent).
+    ours = _read("/proc/self/autogroup")
+    assert os.nice(0) < KERNEL_NICE and not (ours or "").endswith(f"nice {KERNEL_NICE}"), "the test must run above the kernels' priority"
+
+    def yields(nice, autogroup):
+        return nice == KERNEL_NICE and (autogroup is None or autogroup.endswith(f"nice {KERNEL_NICE}"))
+
     probe = host.VersionProbe(sys.executable)
     probe.start()
-    seen = set()
-    while not probe.finished.is_set():
-        seen.update(_children_niceness(os.getpid(), "facts = {").values())
-        if 19 in seen:
-            break
+    seen = []
+    while not probe.finished.is_set() and not any(yields(*p) for p in seen):
+        seen += _children_priority(os.getpid(), "facts = {")
         probe.finished.wait(0.001)
     assert probe.finished.wait(180)
-    assert 19 in seen, f"the probe ran at niceness {sorted(seen)}, not 19"
+    assert any(yields(*p) for p in seen), f"the probe ran as {sorted(set(seen))}; this test as nice {os.nice(0)}, {ours}"
     import torch
     assert probe.state == "done" and probe.facts["torch"] == torch.__version__
