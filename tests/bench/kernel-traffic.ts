@@ -4,7 +4,9 @@
  * first flood. The first flood is the figure recorded since the first
  * benchmark; the second ("warm") shows what the first paid for warm-up: a
  * host agent's kernel runs at nice 19 and yields the CPU while the lab's own
- * processes warm up their output path (BENCHMARKS.md, issue 29). The third
+ * processes warm up their output path, and (until it yielded as a kernel does)
+ * the agent's version probe imported torch beside it (BENCHMARKS.md, issue 29,
+ * seventh round). The third
  * tells those apart: a new kernel (new process, PTY and agent state) in a lab
  * process that has relayed a flood before, as every kernel of a running
  * server but the first meets it.
