@@ -14,10 +14,19 @@ export interface JournalLimits {
 
 export const DEFAULT_JOURNAL_LIMITS: JournalLimits = { maxEvents: 20_000, maxChars: 8 * 1024 * 1024 };
 
+type Entry = SequencedEvent & { chars: number };
+
+/** Dropped entries are compacted away once at least this many lead the array and they outnumber the kept ones. */
+const COMPACT_AFTER = 1024;
+
 export class EventJournal {
   readonly epoch = randomUUID();
   private seq = 0;
-  private readonly entries: Array<SequencedEvent & { chars: number }> = [];
+  // Oldest first, from `head` on; what is before `head` was dropped. Not `shift()`: a full journal's array
+  // (20,000 entries) lives in V8's large-object space, which cannot trim its start, so every shift copied
+  // the whole array: 20 µs an event, 16 % of the server's CPU per trivial cell (BENCHMARKS.md, issue 29).
+  private entries: Array<Entry | undefined> = [];
+  private head = 0;
   private chars = 0;
 
   constructor(private readonly limits: JournalLimits = DEFAULT_JOURNAL_LIMITS) {}
@@ -26,13 +35,24 @@ export class EventJournal {
     return { epoch: this.epoch, seq: this.seq };
   }
 
+  private get size(): number {
+    return this.entries.length - this.head;
+  }
+
   record(event: NotebookEvent): number {
     this.seq += 1;
     const chars = approximateSize(event);
     this.entries.push({ seq: this.seq, event, chars });
     this.chars += chars;
-    while (this.entries.length > this.limits.maxEvents || (this.chars > this.limits.maxChars && this.entries.length > 1)) {
-      this.chars -= this.entries.shift()!.chars;
+    while (this.size > this.limits.maxEvents || (this.chars > this.limits.maxChars && this.size > 1)) {
+      this.chars -= this.entries[this.head]!.chars;
+      this.entries[this.head] = undefined; // its event (up to megabytes of output) is garbage now, not at compaction
+      this.head += 1;
+    }
+    // One copy of the kept entries per as many drops: constant time per event, amortized.
+    if (this.head >= COMPACT_AFTER && this.head >= this.size) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
     }
     return this.seq;
   }
@@ -41,9 +61,9 @@ export class EventJournal {
   since(from: JournalPosition): SequencedEvent[] | null {
     if (from.epoch !== this.epoch || from.seq > this.seq) return null;
     if (from.seq === this.seq) return [];
-    const first = this.entries[0];
+    const first = this.entries[this.head];
     if (!first || first.seq > from.seq + 1) return null;
-    return this.entries.slice(from.seq + 1 - first.seq).map(({ seq, event }) => ({ seq, event }));
+    return this.entries.slice(this.head + from.seq + 1 - first.seq).map((entry) => ({ seq: entry!.seq, event: entry!.event }));
   }
 }
 
