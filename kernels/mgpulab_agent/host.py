@@ -13,8 +13,6 @@ from typing import Any, Dict, List, Literal, Optional, Tuple
 
 from mgpulab_wire import agent_protocol_generated as wire
 
-from .kernel_proc import KERNEL_NICE
-
 GpuSource = Literal["nvml", "nvidia-smi", "declared", "none"]
 Probe = Literal["pending", "done", "failed"]
 
@@ -166,18 +164,12 @@ class Sampler:
 
 
 # The probe imports torch: seconds of CPU on a GPU host, from the agent's start, beside the first kernels.
-# It yields the CPU as a kernel does (kernel_proc._yield_cpu): its own session, so its own autogroup (in the
-# agent's, it took the agent's share), at the kernels' nice. It never waits on anyone: only the health reply reads it.
-_PROBE = ("import json, os, platform\n"
-          "try:\n"
-          "    with open('/proc/self/autogroup', 'w') as autogroup:\n"
-          f"        autogroup.write('{KERNEL_NICE}')\n"
-          "except OSError:\n"
-          "    pass\n"
-          "try:\n"
-          f"    os.nice({KERNEL_NICE} - os.nice(0))\n"
-          "except OSError:\n"
-          "    pass\n"
+# It yields the CPU as a kernel does: its own session, so its own autogroup (in the agent's, it took the
+# agent's share), at the kernels' nice. It never waits on anyone: only the health reply reads it.
+_CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PROBE = ("from mgpulab_agent.kernel_proc import yield_cpu\n"
+          "yield_cpu()\n"
+          "import json, platform\n"
           "facts = {'python': platform.python_version(), 'torch': None, 'cuda': None}\n"
           "try:\n"
           "    import torch\n"
@@ -203,7 +195,8 @@ class VersionProbe:
     def _run(self) -> None:
         started = time.monotonic()
         try:
-            done = subprocess.run([self.python, "-c", _PROBE], capture_output=True, text=True, timeout=180, start_new_session=True)
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [_CODE_DIR, os.environ.get("PYTHONPATH")]))}
+            done = subprocess.run([self.python, "-c", _PROBE], capture_output=True, text=True, timeout=180, env=env, start_new_session=True)
             facts = json.loads(done.stdout.strip().splitlines()[-1])
             self.facts = {key: (None if facts.get(key) is None else str(facts[key])[:4000]) for key in ("python", "torch", "cuda")}
             self.facts["seconds"] = f"{time.monotonic() - started:.1f}"

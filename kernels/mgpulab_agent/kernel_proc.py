@@ -41,7 +41,8 @@ KERNEL_NICE = 19
 """How far kernels yield the CPU to the lab's own processes (agent, lab server) when they compete."""
 
 
-def _yield_cpu() -> None:
+def yield_cpu() -> None:
+    """Lower the calling process (and its session's autogroup) to the kernels' share of the CPU."""
     # Each kernel leads its own session (its PTY), and with Linux's autogroup scheduling every
     # session is a scheduling group with the same share as the whole lab server: 60 workshop
     # kernels importing torch left the server and this agent 2/62 of two cores (a trivial cell's
@@ -61,7 +62,7 @@ def _yield_cpu() -> None:
 
 def _kernel_child() -> None:
     _controlling_tty()
-    _yield_cpu()
+    yield_cpu()
 
 
 @dataclass
