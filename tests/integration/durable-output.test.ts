@@ -59,19 +59,26 @@ async function agentGone(dataDir: string): Promise<void> {
   }
 }
 
-/** What a fresh server on the same database serves of the notebook (the server is stopped again after). */
-async function reopen(dataDir: string, notebookId: string): Promise<NotebookDocument> {
+/** What a fresh server on the same database serves of the notebook (the server is stopped again after); `logs`: what it said. */
+async function reopen(dataDir: string, notebookId: string, logs: string[] = []): Promise<NotebookDocument> {
   await agentGone(dataDir);
   const server = await LabServer.start(agentEnv(dataDir));
   try {
     const viewer = await connectClient(server.url);
     const opened = await viewer.send({ op: "open", notebookId });
     viewer.close();
-    assert.ok(opened.ok && opened.notebook);
+    assert.ok(opened.ok && opened.notebook, `the notebook opens on the next server: ${JSON.stringify(opened)}`);
     return opened.notebook;
   } finally {
     await server.stop("SIGKILL");
+    logs.push(...server.logs);
   }
+}
+
+/** A server's log lines that are not routine (pino's warnings and errors, and anything on stderr), for a failure's message. */
+function unusualLogs(logs: readonly string[]): string {
+  const unusual = logs.filter((line) => !line.startsWith('{"level":30,'));
+  return unusual.length === 0 ? "nothing unusual" : unusual.slice(-12).join("\n");
 }
 
 describe("what a viewer has seen survives the server", () => {
@@ -123,47 +130,64 @@ describe("what a viewer has seen survives the server", () => {
   }
 
   it("SIGKILL while a cell floods past its output budget: the tail the client was shown is served afterwards", LIMIT, async () => {
-    const server = await LabServer.start(agentEnv(dataDir));
-    const client = await connectClient(server.url);
-    const created = await client.sendLab({ op: "create-notebook", title: "flood" });
-    assert.ok(created.ok && created.notebook);
-    const notebookId = created.notebook.id;
-    const opened = await client.send({ op: "open", notebookId });
-    assert.ok(opened.ok && opened.notebook);
-    const cellId = opened.notebook.cells[0]!.id;
-    const flood = "import time\nfor i in range(10**7):\n    print(f'line {i:08d} ' + 'x' * 70)\n    if i % 200 == 0: time.sleep(0.01)";
-    await client.run(notebookId, { [cellId]: flood });
-    const tails = () => client.events.filter((event): event is Extract<NotebookEvent, { type: "cell-stream-tail" }> => event.type === "cell-stream-tail" && event.cellId === cellId);
-    await client.waitFor(() => tails().length >= 4);
-    await server.stop("SIGKILL");
-    const lastTail = tails().at(-1)!;
-    client.close();
-    // The agent reads the tty in chunks that end anywhere, so the tail shown may end inside a line, even
-    // right after a line's last "x" and before its "\n": only lines followed by "\n" were shown whole.
-    const shownText = lastTail.tail.map((segment) => segment.text).join("");
-    const shownPieces = shownText.split("\n");
-    const shownPartial = shownPieces.pop()!;
-    const shownLines = shownPieces.filter((line) => /^line \d{8} x{70}$/.test(line));
-    assert.ok(lastTail.elidedBytes > 0 && shownLines.length > 10);
+    // A database and host agent of its own: no agent of the tests before it is still ending its lease here.
+    const floodDir = mkdtempSync(path.join(tmpdir(), "mgpulab-durable-flood-"));
+    const server = await LabServer.start(agentEnv(floodDir));
+    const reopenLogs: string[] = [];
+    try {
+      const client = await connectClient(server.url);
+      const created = await client.sendLab({ op: "create-notebook", title: "flood" });
+      assert.ok(created.ok && created.notebook);
+      const notebookId = created.notebook.id;
+      const opened = await client.send({ op: "open", notebookId });
+      assert.ok(opened.ok && opened.notebook);
+      const cellId = opened.notebook.cells[0]!.id;
+      const flood = "import time\nfor i in range(10**7):\n    print(f'line {i:08d} ' + 'x' * 70)\n    if i % 200 == 0: time.sleep(0.01)";
+      const ran = await client.run(notebookId, { [cellId]: flood });
+      assert.ok(ran.ok, JSON.stringify(ran));
+      const tails = () => client.events.filter((event): event is Extract<NotebookEvent, { type: "cell-stream-tail" }> => event.type === "cell-stream-tail" && event.cellId === cellId);
+      // Past the budget by a few tails, however fast this machine lets the kernel print (a tail goes out every 250 ms).
+      await client.waitFor(() => tails().filter((tail) => tail.elidedBytes > 0).length >= 3);
+      await server.stop("SIGKILL");
+      const lastTail = tails().at(-1)!;
+      client.close();
+      // The agent reads the tty in chunks that end anywhere, so the tail shown may end inside a line, even
+      // right after a line's last "x" and before its "\n": only lines followed by "\n" were shown whole.
+      const shownText = lastTail.tail.map((segment) => segment.text).join("");
+      const shownPieces = shownText.split("\n");
+      const shownPartial = shownPieces.pop()!;
+      const shownLines = shownPieces.filter((line) => /^line \d{8} x{70}$/.test(line));
+      const shown = `${tails().length} tails shown, the last with ${lastTail.elidedBytes} bytes elided and ${shownLines.length} whole lines, ending ${JSON.stringify(shownText.slice(-40))}`;
+      assert.ok(lastTail.elidedBytes > 0 && shownLines.length > 10, shown);
 
-    const doc = await reopen(dataDir, notebookId);
-    const cell = doc.cells.find((candidate) => candidate.id === cellId)!;
-    const elided = cell.outputs.find((output) => output.kind === "elided");
-    assert.ok(elided && elided.kind === "elided" && elided.elidedBytes >= lastTail.elidedBytes, "the stored output says what was elided");
-    const stored = storedText(doc, cellId);
-    const lineNumber = (line: string): number => Number(line.slice(5, 13));
-    const lastShown = lineNumber(shownLines.at(-1)!);
-    const storedNumbers = stored.split("\n").filter((line) => /^line \d{8} x{70}$/.test(line)).map(lineNumber);
-    const storedTailFirst = storedNumbers.find((n, i) => i > 0 && n !== storedNumbers[i - 1]! + 1);
-    assert.ok(storedNumbers.at(-1)! >= lastShown, `stored reaches the last tail line shown (line ${lastShown}); stored ends ${JSON.stringify(stored.slice(-100))}`);
-    // The cell ran on between that tail and the kill (a tail goes out every 250 ms): where the stored tail still
-    // covers the last line shown, it holds that line and what followed it verbatim; where the run outgrew the
-    // tail's budget first, those lines are among the elided bytes, as they would be without the kill.
-    if (storedTailFirst !== undefined && storedTailFirst <= lastShown) {
-      const shownEnd = `${shownLines.at(-1)!}\n${shownPartial}`;
-      assert.ok(stored.includes(shownEnd), `the last tail line shown (line ${lastShown}) and what followed it (${JSON.stringify(shownPartial.slice(0, 20))}) are stored; stored ends ${JSON.stringify(stored.slice(-100))}`);
+      const doc = await reopen(floodDir, notebookId, reopenLogs);
+      const cell = doc.cells.find((candidate) => candidate.id === cellId)!;
+      const stored = storedText(doc, cellId);
+      const lineNumber = (line: string): number => Number(line.slice(5, 13));
+      const lastShown = lineNumber(shownLines.at(-1)!);
+      const storedNumbers = stored.split("\n").filter((line) => /^line \d{8} x{70}$/.test(line)).map(lineNumber);
+      const storedTailFirst = storedNumbers.find((n, i) => i > 0 && n !== storedNumbers[i - 1]! + 1);
+      // Everything a failure needs to be understood from CI's output alone.
+      const story = (): string =>
+        `${shown}; stored: outputs ${JSON.stringify(cell.outputs.map((output) => (output.kind === "stream" ? `${output.name} ${output.text.length}` : output.kind === "elided" ? `elided ${output.elidedBytes}` : output.kind)))}, ` +
+        `lines ${storedNumbers[0]}..${storedNumbers.at(-1)} with the tail from line ${storedTailFirst}, ending ${JSON.stringify(stored.slice(-40))}; ` +
+        `the flooding server said: ${unusualLogs(server.logs)}; the next server said: ${unusualLogs(reopenLogs)}`;
+      const elided = cell.outputs.find((output) => output.kind === "elided");
+      assert.ok(elided && elided.kind === "elided" && elided.elidedBytes >= lastTail.elidedBytes, `the stored output says what was elided: ${story()}`);
+      assert.ok(storedNumbers.at(-1)! >= lastShown, `stored reaches the last tail line shown (line ${lastShown}): ${story()}`);
+      // The cell ran on between that tail and the kill (a tail goes out every 250 ms): where the stored tail still
+      // covers the last line shown, it holds that line and what followed it verbatim; where the run outgrew the
+      // tail's budget first, those lines are among the elided bytes, as they would be without the kill.
+      if (storedTailFirst !== undefined && storedTailFirst <= lastShown) {
+        const shownEnd = `${shownLines.at(-1)!}\n${shownPartial}`;
+        assert.ok(stored.includes(shownEnd), `the last tail line shown (line ${lastShown}) and what followed it (${JSON.stringify(shownPartial.slice(0, 20))}) are stored: ${story()}`);
+      }
+      assert.ok(stored.length <= 256 * 1024 + 64 * 1024 + 100, `the stored output keeps the budget (${stored.length} characters): ${story()}`);
+    } finally {
+      await server.stop("SIGKILL");
+      await agentGone(floodDir);
+      rmSync(floodDir, { recursive: true, force: true });
     }
-    assert.ok(stored.length <= 256 * 1024 + 64 * 1024 + 100, `the stored output keeps the budget (${stored.length} characters)`);
   });
 
   it("SIGTERM while a cell streams: the cell is not ended (its kernel stays with the host agent), and everything shown is stored", LIMIT, async () => {
