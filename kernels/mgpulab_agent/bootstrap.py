@@ -124,27 +124,8 @@ def connect(path: str) -> Optional[socket.socket]:
     except OSError:
         s.close()
         return None
-def main() -> None:
-    signal.signal(signal.SIGHUP, lambda *_: os._exit(0))
-    if os.isatty(0):
-        raw_tty()
-    os.write(1, MARKER)
-    line, pending = read_line()
-    boot = read_boot(line)
-    base = boot.get("runtimeDir") or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    if boot.get("runtimeDir"):
-        # A configured directory may not exist yet (a fresh data dir): made private, as the levels below it.
-        try:
-            os.makedirs(base, 0o700, exist_ok=True)
-        except OSError as exc:
-            fail("cannot create the runtime directory %s: %s" % (base, exc.strerror))
-    top = os.path.join(base, "mgpulab-%d" % os.getuid())
-    directory = os.path.join(top, boot["agentId"])
-    private_dir(top)
-    private_dir(directory)
-    path = os.path.join(directory, "agent.sock")
-    if len(os.fsencode(path)) > 107:
-        fail("socket path %s is %d bytes; a Unix socket path may have at most 107: choose a shorter runtimeDir" % (path, len(os.fsencode(path))))
+def agent_socket(boot: Dict[str, Any], directory: str, path: str) -> socket.socket:
+    """A connection to the agent daemon of this directory, started first when none answers."""
     lock_path = os.path.join(directory, "launch.lock")
     while True:
         lock = open(lock_path, "a")
@@ -166,17 +147,60 @@ def main() -> None:
             s = connect(path)
             if s is None:
                 fail("the agent daemon started but its socket %s does not answer" % path)
+    return s
+def first_words(s: socket.socket, first: bytes, direct: bool) -> bytes:
+    """Sends the first line of the link (with the two sockets of the lab when direct) and returns the first
+    bytes of the agent: its DIRECT word, or the start of its hello; empty when it closed without a word."""
+    try:
+        if direct:
+            sent = s.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1]).tobytes())])
+            s.sendall(first[sent:])
+        else:
+            s.sendall(first)
+        return s.recv(4096)
+    except (ConnectionResetError, BrokenPipeError):
+        return b""
+def main() -> None:
+    signal.signal(signal.SIGHUP, lambda *_: os._exit(0))
+    if os.isatty(0):
+        raw_tty()
+    os.write(1, MARKER)
+    line, pending = read_line()
+    boot = read_boot(line)
+    base = boot.get("runtimeDir") or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    if boot.get("runtimeDir"):
+        # A configured directory may not exist yet (a fresh data dir): made private, as the levels below it.
+        try:
+            os.makedirs(base, 0o700, exist_ok=True)
+        except OSError as exc:
+            fail("cannot create the runtime directory %s: %s" % (base, exc.strerror))
+    top = os.path.join(base, "mgpulab-%d" % os.getuid())
+    directory = os.path.join(top, boot["agentId"])
+    private_dir(top)
+    private_dir(directory)
+    path = os.path.join(directory, "agent.sock")
+    if len(os.fsencode(path)) > 107:
+        fail("socket path %s is %d bytes; a Unix socket path may have at most 107: choose a shorter runtimeDir" % (path, len(os.fsencode(path))))
     keys = ("leaseSeconds", "bufferBytes", "gpus", "whenFull", "interruptGraceMs", "python")
     settings = dict((key, boot.get(key)) for key in keys)
     hello = {"nonce": boot["nonce"], "codeHash": boot["codeHash"], "leaseSeconds": boot["leaseSeconds"], "settings": settings}
     first = json.dumps(hello).encode("ascii") + b"\n" + pending
-    if sockets_both_ways():
-        # A local link: the lab holds the other ends of stdin and stdout. The daemon takes them and talks to the
-        # lab itself (two fewer process hops each way); this process only lives as long as the link, so that
-        # its end (killed, or the lab closing it) ends the link as a dropped ssh does.
-        sent = s.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1]).tobytes())])
-        s.sendall(first[sent:])
-        said = b""
+    # A local link: the lab holds the other ends of stdin and stdout. The daemon takes them and talks to the
+    # lab itself (two fewer process hops each way); this process only lives as long as the link, so that
+    # its end (killed, or the lab closing it) ends the link as a dropped ssh does.
+    direct = sockets_both_ways()
+    # An agent that ends (its lease, a SIGTERM) closes its socket: a connection still waiting in the
+    # queue of that socket, connected but never accepted, is reset before the agent says a word. Such a link
+    # tries again; the socket is gone by then, so the next try starts a fresh agent.
+    for _ in range(3):
+        s = agent_socket(boot, directory, path)
+        said = first_words(s, first, direct)
+        if said:
+            break
+        s.close()
+    else:
+        fail("the agent daemon closed the link three times before it answered (log: %s)" % os.path.join(directory, "agent.log"))
+    if direct:
         while len(said) < len(DIRECT) and DIRECT.startswith(said):
             chunk = s.recv(4096)
             if not chunk:
@@ -190,11 +214,9 @@ def main() -> None:
                 pass
             os._exit(0)
         # An agent from before direct links dropped the sockets and answered here: relay, as to it always.
-        view = memoryview(said)
-        while view:
-            view = view[os.write(1, view):]
-    else:
-        s.sendall(first)
+    view = memoryview(said)
+    while view:
+        view = view[os.write(1, view):]
     while True:
         readable = select.select([0, s], [], [])[0]
         if 0 in readable:

@@ -231,12 +231,14 @@ class Agent:
             return
         self.shutting_down = why
         _log(f"shutting down: {why}")
-        # No new link from here: a bootstrap arriving now starts a fresh agent.
+        # No new link from here: a bootstrap arriving now starts a fresh agent. The path goes first, so that
+        # no new agent can have bound it by the time this one unlinks it; a link already in the queue when
+        # the listener closes is reset, and its bootstrap tries again (bootstrap.py).
         if self.listener is not None:
+            self._remove_socket()
             self.sel.unregister(self.listener)
             self.listener.close()
             self.listener = None
-            self._remove_socket()
         self.queue.close(why)
         for kernel in self.kernels.values():
             if kernel.state == "running":

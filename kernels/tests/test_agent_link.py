@@ -1,12 +1,13 @@
 """The host agent over a real PTY link: hello, a cell through kernel_input, resume after a
 dropped link, ack and gaps, one daemon for concurrent bootstraps, bootstrap failures."""
 import os
+import signal
 import stat
 import threading
 
 import pytest
 
-from agent_harness import AgentLink, AgentSession, execute_line, frame_json, stream_text
+from agent_harness import AgentLink, AgentSession, execute_line, frame_json, stream_text, wait_gone, wait_until
 
 
 @pytest.fixture
@@ -164,3 +165,45 @@ def test_a_socket_path_too_long_is_refused_with_a_clear_error(agent):
     assert "a Unix socket path may have at most 107" in text
     assert link.proc.wait(10) == 2
     link.kill()
+
+
+def _connected_sockets(pid):
+    """Inodes of the Unix sockets `pid` holds past its stdio that are connected (state 03 in /proc/net/unix)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        if int(fd) <= 2:
+            continue
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    with open("/proc/net/unix", encoding="ascii") as table:
+        rows = [line.split() for line in table.read().splitlines()[1:]]
+    return [row[6] for row in rows if len(row) > 6 and row[6] in inodes and row[5] == "03"]
+
+
+@pytest.mark.parametrize("sockets", [False, True], ids=["pty relay", "direct sockets"])
+def test_a_link_that_arrives_as_the_agent_ends_is_served_by_a_fresh_agent(agent, sockets):
+    # The agent's lease (or a SIGTERM) ends it while a bootstrap's connection waits in its socket's queue:
+    # connected, never accepted, so reset when the agent closes its socket. That link must not fail (the
+    # lab would report a kernel that could not start): the bootstrap tries again, and starts a fresh agent.
+    first, hello = agent.connect(sockets=sockets)
+    old = hello["pid"]
+    first.kill()
+    os.kill(old, signal.SIGSTOP)
+    try:
+        late = AgentLink(agent.boot(), sockets=sockets)
+        agent.links.append(late)
+        # Stopped, the agent cannot accept: the bootstrap's connect waits in the queue (and it then waits for a word).
+        assert wait_until(lambda: len(_connected_sockets(late.proc.pid)) == 1, timeout=20), "the late bootstrap connected"
+        os.kill(old, signal.SIGTERM)
+    finally:
+        os.kill(old, signal.SIGCONT)
+    hello_again = late.of_type("agent_hello", timeout=30)
+    agent.daemon_pids.add(hello_again["pid"])
+    assert hello_again["pid"] != old, "a fresh agent answers"
+    assert wait_gone([old]) == [], "the old agent ended"
+    late.send({"type": "start_kernel", "requestId": "s", "kernel": "k1", "gpus": 0, "cwd": None, "env": {}})
+    assert late.of_type("kernel_state", requestId="s")["kernel"]["state"] == "running"
