@@ -24,7 +24,8 @@ const LIMIT = { timeout: 180_000 };
 /** Prints numbered lines steadily, forever: the server dies under it. */
 const TICKS = "import time\nfor i in range(10**6):\n    print(f'tick {i}', flush=True)\n    time.sleep(0.002)";
 
-async function startTicking(server: LabServer, title: string): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
+/** A new notebook on `server` whose first cell runs `source` (the ticking loop unless told). */
+async function startRunning(server: LabServer, title: string, source = TICKS): Promise<{ client: TestClient; notebookId: string; cellId: string }> {
   const client = await connectClient(server.url);
   const created = await client.sendLab({ op: "create-notebook", title });
   assert.ok(created.ok && created.notebook);
@@ -32,7 +33,7 @@ async function startTicking(server: LabServer, title: string): Promise<{ client:
   const opened = await client.send({ op: "open", notebookId });
   assert.ok(opened.ok && opened.notebook);
   const cellId = opened.notebook.cells[0]!.id;
-  const ran = await client.run(notebookId, { [cellId]: TICKS });
+  const ran = await client.run(notebookId, { [cellId]: source });
   assert.ok(ran.ok, JSON.stringify(ran));
   return { client, notebookId, cellId };
 }
@@ -93,7 +94,7 @@ describe("what a viewer has seen survives the server", () => {
   for (const attempt of [1, 2, 3]) {
     it(`SIGKILL while a cell streams: every line the client saw is served afterwards, and the run ends where the lab last heard it (attempt ${attempt})`, LIMIT, async () => {
       const server = await LabServer.start(agentEnv(dataDir));
-      const { client, notebookId, cellId } = await startTicking(server, `sigkill ${attempt}`);
+      const { client, notebookId, cellId } = await startRunning(server, `sigkill ${attempt}`);
       await waitForLines(client, cellId, 100 * attempt);
       // Killed at whatever point the stream has reached; the client keeps what it was shown.
       const killedAt = Date.now();
@@ -135,16 +136,8 @@ describe("what a viewer has seen survives the server", () => {
     const server = await LabServer.start(agentEnv(floodDir));
     const reopenLogs: string[] = [];
     try {
-      const client = await connectClient(server.url);
-      const created = await client.sendLab({ op: "create-notebook", title: "flood" });
-      assert.ok(created.ok && created.notebook);
-      const notebookId = created.notebook.id;
-      const opened = await client.send({ op: "open", notebookId });
-      assert.ok(opened.ok && opened.notebook);
-      const cellId = opened.notebook.cells[0]!.id;
       const flood = "import time\nfor i in range(10**7):\n    print(f'line {i:08d} ' + 'x' * 70)\n    if i % 200 == 0: time.sleep(0.01)";
-      const ran = await client.run(notebookId, { [cellId]: flood });
-      assert.ok(ran.ok, JSON.stringify(ran));
+      const { client, notebookId, cellId } = await startRunning(server, "flood", flood);
       const tails = () => client.events.filter((event): event is Extract<NotebookEvent, { type: "cell-stream-tail" }> => event.type === "cell-stream-tail" && event.cellId === cellId);
       // Past the budget by a few tails, however fast this machine lets the kernel print (a tail goes out every 250 ms).
       await client.waitFor(() => tails().filter((tail) => tail.elidedBytes > 0).length >= 3);
@@ -192,7 +185,7 @@ describe("what a viewer has seen survives the server", () => {
 
   it("SIGTERM while a cell streams: the cell is not ended (its kernel stays with the host agent), and everything shown is stored", LIMIT, async () => {
     const server = await LabServer.start(agentEnv(dataDir));
-    const { client, notebookId, cellId } = await startTicking(server, "sigterm");
+    const { client, notebookId, cellId } = await startRunning(server, "sigterm");
     await waitForLines(client, cellId, 50);
     const disconnected = new Promise<void>((resolve) => client.socket.once("disconnect", () => resolve()));
     await server.stop("SIGTERM");
