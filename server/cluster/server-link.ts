@@ -40,13 +40,18 @@ export interface ServerLinkOptions {
   serverId: string;
   /** How long a request waits for its reply. */
   timeoutMs?: number;
+  /** How long a stopping server waits for the replies to requests it has sent (see close()). */
+  closeDrainMs?: number;
   log?: Log;
 }
 
 const DEFAULT_TIMEOUT_MS = 8_000;
+const DEFAULT_CLOSE_DRAIN_MS = 2_000;
 
 export class ServerLink {
-  private readonly pending = new Map<string, { resolve: (reply: ClusterReply) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { resolve: (reply: ClusterReply) => void; timer: NodeJS.Timeout; serverId: string }>();
+  /** Woken when the last pending request is settled (close() waits on it). */
+  private drained: Array<() => void> = [];
   private handler: RequestHandler = async () => {
     throw new CommandError("unavailable", "this lab server is still starting");
   };
@@ -87,11 +92,8 @@ export class ServerLink {
   async request(serverId: string, request: ClusterRequest, timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS): Promise<unknown> {
     const id = randomUUID();
     const replied = new Promise<ClusterReply>((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        resolve({ ok: false, code: "unavailable", error: `lab server ${serverId} did not answer within ${timeoutMs} ms` });
-      }, timeoutMs);
-      this.pending.set(id, { resolve, timer });
+      const timer = setTimeout(() => this.settle(id, { ok: false, code: "unavailable", error: `lab server ${serverId} did not answer within ${timeoutMs} ms` }), timeoutMs);
+      this.pending.set(id, { resolve, timer, serverId });
     });
     const envelope: ClusterEnvelope = { type: "request", id, from: this.options.serverId, request };
     let receivers: number;
@@ -105,8 +107,24 @@ export class ServerLink {
     return unwrap(await replied);
   }
 
+  /**
+   * A request already sent may be carried out by the other server (an execute forwarded to a notebook's driver),
+   * so it is never answered as refused: the replies still on their way are waited for (a few ms, as a rule),
+   * up to `closeDrainMs`; a request still unanswered then is what a timeout is, an answer that may have been lost.
+   */
   async close(): Promise<void> {
-    for (const [id] of this.pending) this.settle(id, { ok: false, code: "unavailable", error: "this lab server is stopping" });
+    const drainMs = this.options.closeDrainMs ?? DEFAULT_CLOSE_DRAIN_MS;
+    if (this.pending.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.drained.push(resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    for (const [id, { serverId }] of this.pending) {
+      this.settle(id, { ok: false, code: "unavailable", error: `lab server ${serverId} did not answer within ${drainMs} ms, before this server stopped: it may have been done` });
+    }
     await Promise.all([closeRedis(this.subscriber), closeRedis(this.publisher)]);
   }
 
@@ -120,6 +138,7 @@ export class ServerLink {
     this.pending.delete(id);
     clearTimeout(waiting.timer);
     waiting.resolve(reply);
+    if (this.pending.size === 0) for (const wake of this.drained.splice(0)) wake();
   }
 
   private onMessage(raw: string): void {

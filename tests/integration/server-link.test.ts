@@ -99,6 +99,47 @@ describe("requests between lab servers", () => {
     assert.ok(warnings.filter((line) => line.includes("malformed")).length >= 2);
   });
 
+  it("a server that stops with a request in flight waits for its answer: never told 'refused' for what the other server did", async () => {
+    const stopping = await ServerLink.open({ redisUrl: redis.url, labId: "lab1", serverId: "stopping", timeoutMs: 10_000, closeDrainMs: 10_000 });
+    const driver = await open("driver");
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let heard!: () => void;
+    const served = new Promise<void>((resolve) => (heard = resolve));
+    driver.serve(async () => {
+      heard();
+      await released; // the execute is being carried out while its sender stops
+      return "ran";
+    });
+    const answer = stopping.request("driver", { kind: "list-kernels" });
+    await served;
+    const closed = stopping.close();
+    release();
+    assert.equal(await answer, "ran", "the answer that came while stopping is the one given");
+    await closed;
+  });
+
+  it("a stopping server whose request gets no answer within its drain says the answer may be lost, not that nothing was done", async () => {
+    const stopping = await ServerLink.open({ redisUrl: redis.url, labId: "lab1", serverId: "stopping2", timeoutMs: 10_000, closeDrainMs: 300 });
+    const silent = await open("silent");
+    let heard!: () => void;
+    const served = new Promise<void>((resolve) => (heard = resolve));
+    silent.serve(() => {
+      heard();
+      return new Promise(() => undefined); // never answers
+    });
+    const answer = stopping.request("silent", { kind: "list-kernels" });
+    await served;
+    const refused = assert.rejects(answer, (error: unknown) => {
+      assert.ok(error instanceof CommandError);
+      assert.equal(error.code, "unavailable");
+      assert.match(error.message, /lab server silent did not answer within 300 ms, before this server stopped: it may have been done/);
+      return true;
+    });
+    await stopping.close();
+    await refused;
+  });
+
   it("while Redis is away a request fails at once with 'unavailable'; once it is back, requests work again", async () => {
     const [a, b] = [await open("a3"), await open("b3")];
     b.serve(async () => "pong");
