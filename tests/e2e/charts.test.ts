@@ -53,7 +53,10 @@ describe("charts", () => {
 
     const timing = charts.getByTestId("chart-timing");
     for (const [variant, devices] of [["1 device", 1], ["DataParallel x2", 2], ["DataParallel x4", 4], ["DDP x4", 4]] as const) {
-      assert.equal(await timing.locator(`[data-testid="chart-bar"][data-variant="${variant}"]`).count(), devices, `${variant}: one bar per device`);
+      const bars = timing.locator(`[data-testid="chart-bar"][data-variant="${variant}"]`);
+      // Waited for, then counted: once the legend was there, a CI run counted no bar of DDP x4 (0 of 4) at once. A chart that never draws them still fails here.
+      await bars.nth(devices - 1).waitFor({ timeout: 15_000 }).catch(() => undefined);
+      assert.equal(await bars.count(), devices, `${variant}: one bar per device`);
     }
 
     // The speed-up chart shows the spread too: a whisker per drawn point (noise-flagged points are crosses instead), inside the CSV's range columns.
